@@ -1,0 +1,30 @@
+"""Exception hierarchy of the evaluator.
+
+::
+
+    EvaluatorError
+    ├── InputFormatError (also ValueError)      unreadable file, wrong schema, bad record
+    ├── InvalidParameterError (also ValueError) a parameter outside its domain
+    └── PhaseOrderError (also RuntimeError)     a result asked for before it was computed
+
+Every message names what was expected, what was found and, where it helps, how to fix it.
+Invalid polygon geometry is *not* an error: it is evaluated and counted as a topology failure.
+"""
+
+__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "PhaseOrderError"]
+
+
+class EvaluatorError(Exception):
+    """Root of every error the evaluator raises on purpose."""
+
+
+class InputFormatError(EvaluatorError, ValueError):
+    """An input file, record or feature cannot be read as polygons."""
+
+
+class InvalidParameterError(EvaluatorError, ValueError):
+    """A parameter is outside the domain the metric definitions allow."""
+
+
+class PhaseOrderError(EvaluatorError, RuntimeError):
+    """A phase of the evaluation was run before the phase it depends on."""

@@ -1,0 +1,63 @@
+"""Pre-evaluation filters applied to both sides: score, instance area and hole area.
+
+Areas are px² of the region each ring bounds (a self-crossing ring is measured by its
+largest valid part, see :func:`.repair.largest_polygon`).
+"""
+
+import shapely
+
+from .repair import largest_polygon, occupied_region
+
+__all__ = ["hole_area_px2", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area"]
+
+
+def hole_area_px2(ring):
+    """Area in px² of the region one ring bounds on its own (0 when it bounds none)."""
+    polygon = largest_polygon(shapely.Polygon(ring))
+    return float(polygon.area) if polygon is not None else 0.0
+
+
+def drop_small_holes(instance_set, min_hole_area_px2):
+    """Remove holes whose area is below ``min_hole_area_px2`` (kept when ``>=``).
+
+    Returns
+    -------
+    InstanceSet, dict
+        The filtered set and counts ``holes_before``, ``holes_after``, ``holes_removed``,
+        ``buildings_changed``.
+    """
+    before = instance_set.hole_count
+    if min_hole_area_px2 <= 0:
+        return instance_set, _hole_counts(min_hole_area_px2, before, before, 0)
+    instances, changed = [], 0
+    for instance in instance_set.instances:
+        kept = [hole for hole in instance.holes if hole_area_px2(hole) >= min_hole_area_px2]
+        if len(kept) != instance.hole_count:
+            changed += 1
+            instance = instance.with_holes(kept)
+        instances.append(instance)
+    result = instance_set.replaced(instances)
+    return result, _hole_counts(min_hole_area_px2, before, result.hole_count, changed)
+
+
+def _hole_counts(threshold, before, after, changed):
+    return {"min_hole_area": float(threshold), "holes_before": int(before), "holes_after": int(after),
+            "holes_removed": int(before - after), "buildings_changed": int(changed)}
+
+
+def apply_score_threshold(instance_set, threshold):
+    """Drop predictions with score below ``threshold`` (counted as ``below_score_threshold``)."""
+    kept = [instance for instance in instance_set.instances if instance.score >= threshold]
+    return instance_set.replaced(kept, below_score_threshold=len(instance_set) - len(kept))
+
+
+def apply_min_instance_area(instance_set, min_area_px2, inclusive):
+    """Keep instances with area ``>= A`` (``inclusive``, ground truth) or ``> A`` (predictions)."""
+    if min_area_px2 <= 0:
+        return instance_set
+    kept = []
+    for instance in instance_set.instances:
+        area = occupied_region([instance.polygon()])[0].area
+        if area >= min_area_px2 if inclusive else area > min_area_px2:
+            kept.append(instance)
+    return instance_set.replaced(kept, below_min_area=len(instance_set) - len(kept))

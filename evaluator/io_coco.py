@@ -1,0 +1,184 @@
+"""Read PolyTopoBench / HiSup COCO-style JSON into :class:`InstanceSet` objects.
+
+Ground truth is a COCO object with ``images`` and ``annotations``; each annotation's
+``segmentation`` is a list of flat rings ``[x0, y0, x1, y1, ...]`` in pixels, ring 0 the
+exterior and the rest holes. Predictions are a list of
+``{image_id, category_id, segmentation, score}`` records in the same ring format.
+Annotations with ``iscrowd`` = 1 are skipped and counted (``"crowd"``).
+"""
+
+import json
+from pathlib import Path
+
+from .errors import InputFormatError
+from .instances import Instance, InstanceSet, ring_from_flat
+
+__all__ = ["read_json", "load_coco_ground_truth", "load_coco_predictions"]
+
+
+def read_json(path):
+    """Parse a JSON file, turning every failure into an :class:`InputFormatError`."""
+    path = Path(path)
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise InputFormatError(f"{path}: file not found; check the path") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"{path}: expected JSON but it cannot be parsed ({exc})") from None
+    except OSError as exc:
+        raise InputFormatError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def _instance(record, where, score):
+    segmentation = record.get("segmentation")
+    if segmentation is None or segmentation == []:
+        return None
+    if isinstance(segmentation, dict):
+        raise InputFormatError(
+            f"{where} field 'segmentation': expected a list of flat polygon rings but got an RLE "
+            "mask; convert masks to polygons first"
+        )
+    if not isinstance(segmentation, list) or not all(isinstance(ring, list) for ring in segmentation):
+        raise InputFormatError(
+            f"{where} field 'segmentation': expected a list of rings [[x0, y0, x1, y1, ...], ...] "
+            f"but got {str(segmentation)[:60]}"
+        )
+    rings = [
+        ring_from_flat(ring, f"{where} field 'segmentation' ring {index}")
+        for index, ring in enumerate(segmentation)
+    ]
+    return Instance(
+        image_id=_image_id(record, where),
+        source_id=record.get("id", None),
+        exterior=rings[0],
+        holes=tuple(rings[1:]),
+        score=score,
+        category_id=record.get("category_id"),
+    )
+
+
+def _image_id(record, where):
+    if "image_id" not in record:
+        raise InputFormatError(f"{where}: expected an 'image_id' field but the record has none")
+    image_id = record["image_id"]
+    if not isinstance(image_id, (int, str)) or isinstance(image_id, bool):
+        raise InputFormatError(f"{where} field 'image_id': expected an integer or string but got {image_id!r}")
+    return image_id
+
+
+def load_coco_ground_truth(path, categories=None):
+    """Load ground truth from a COCO-style JSON file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The GT file.
+    categories : collection of int, optional
+        Keep only these ``category_id`` values.
+
+    Returns
+    -------
+    InstanceSet
+        Instances with score 1.0; ``image_ids`` lists every image of ``images`` followed by
+        image ids that only annotations mention.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
+        raise InputFormatError(
+            f"{path}: expected a COCO object with an 'annotations' list (and 'images') but got "
+            f"{type(data).__name__}{' without annotations' if isinstance(data, dict) else ''}"
+        )
+    image_ids = []
+    for index, image in enumerate(data.get("images", [])):
+        if not isinstance(image, dict) or "id" not in image:
+            raise InputFormatError(f"{path} images[{index}]: expected an object with an 'id' field")
+        image_ids.append(image["id"])
+    instances, skipped = [], {}
+    for index, record in enumerate(data["annotations"]):
+        where = f"{path} annotations[{index}]"
+        if not isinstance(record, dict):
+            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
+        if categories is not None and record.get("category_id") not in categories:
+            _count(skipped, "other_category")
+            continue
+        if record.get("iscrowd", 0):
+            _count(skipped, "crowd")
+            continue
+        instance = _instance(record, where, 1.0)
+        if instance is None:
+            _count(skipped, "empty_geometry")
+            continue
+        instances.append(instance)
+    known = set(image_ids)
+    for instance in instances:
+        if instance.image_id not in known:
+            known.add(instance.image_id)
+            image_ids.append(instance.image_id)
+    return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
+
+
+def load_coco_predictions(path, categories=None, default_score=None):
+    """Load predictions from a JSON list of ``{image_id, category_id, segmentation, score}``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The prediction file.
+    categories : collection of int, optional
+        Keep only these ``category_id`` values.
+    default_score : float, optional
+        Score for records without one; without it a missing score is an error.
+
+    Returns
+    -------
+    InstanceSet
+        ``source_id`` is the record's position in the list.
+    """
+    data = read_json(path)
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        data = data["annotations"]
+    if not isinstance(data, list):
+        raise InputFormatError(
+            f"{path}: expected a list of prediction records {{image_id, segmentation, score}} "
+            f"but got {type(data).__name__}"
+        )
+    instances, skipped, image_ids = [], {}, []
+    for index, record in enumerate(data):
+        where = f"{path} record [{index}]"
+        if not isinstance(record, dict):
+            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
+        if categories is not None and record.get("category_id") not in categories:
+            _count(skipped, "other_category")
+            continue
+        score = _score(record, where, default_score)
+        instance = _instance(record, where, score)
+        if instance is None:
+            _count(skipped, "empty_geometry")
+            continue
+        instances.append(Instance(instance.image_id, index, instance.exterior, instance.holes,
+                                  score, instance.category_id))
+    seen = set()
+    for instance in instances:
+        if instance.image_id not in seen:
+            seen.add(instance.image_id)
+            image_ids.append(instance.image_id)
+    return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
+
+
+def _score(record, where, default_score):
+    if "score" not in record or record["score"] is None:
+        if default_score is None:
+            raise InputFormatError(
+                f"{where}: expected a 'score' field but the record has none; "
+                "pass --default-score to give unscored predictions a score"
+            )
+        return float(default_score)
+    score = record["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != score:
+        raise InputFormatError(f"{where} field 'score': expected a number but got {score!r}")
+    return float(score)
+
+
+def _count(counts, reason):
+    counts[reason] = counts.get(reason, 0) + 1

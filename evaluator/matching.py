@@ -1,0 +1,118 @@
+"""Instance and ring matching.
+
+* :func:`iou_candidates` finds every (ground truth, prediction) pair of the same image
+  whose regions overlap, with one STRtree query and one vectorized intersection.
+* :func:`greedy_match` is Definition 3: predictions in descending score order take the
+  unmatched ground truth of highest IoU at or above the threshold.
+* :func:`hungarian_match` is a one-to-one assignment maximizing total similarity, keeping
+  the assigned pairs whose similarity passes a threshold (``>`` or ``>=``).
+"""
+
+import numpy as np
+import shapely
+from scipy.optimize import linear_sum_assignment
+
+__all__ = ["iou_candidates", "greedy_match", "hungarian_match", "score_order"]
+
+
+def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
+    """IoU of every overlapping same-image pair.
+
+    Parameters
+    ----------
+    gt_regions, pred_regions : numpy.ndarray of shapely geometries
+        Valid occupied regions in pixels.
+    gt_image, pred_image : numpy.ndarray
+        Image key of each region (integers; matching never crosses images).
+
+    Returns
+    -------
+    gt_index, pred_index, iou : numpy.ndarray
+        Pairs with positive intersection, sorted by prediction then ground truth.
+    """
+    if len(gt_regions) == 0 or len(pred_regions) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    tree = shapely.STRtree(gt_regions)
+    pred_index, gt_index = tree.query(pred_regions)
+    same = gt_image[gt_index] == pred_image[pred_index]
+    gt_index, pred_index = gt_index[same], pred_index[same]
+    inter = shapely.area(shapely.intersection(pred_regions[pred_index], gt_regions[gt_index]))
+    union = shapely.area(pred_regions[pred_index]) + shapely.area(gt_regions[gt_index]) - inter
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0))
+    keep = iou > 0
+    order = np.lexsort((gt_index[keep], pred_index[keep]))
+    return gt_index[keep][order], pred_index[keep][order], iou[keep][order]
+
+
+def score_order(scores):
+    """Prediction indices by descending score; equal scores keep their input order."""
+    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+
+
+def greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred):
+    """Greedy score-ordered matching (Definition 3, with fallback to the next-best GT).
+
+    Parameters
+    ----------
+    order : numpy.ndarray
+        Prediction indices in the order they pick (descending score).
+    gt_index, pred_index, iou : numpy.ndarray
+        Candidate pairs from :func:`iou_candidates`.
+    threshold : float
+        Minimum IoU of a match.
+    n_gt, n_pred : int
+        Numbers of ground-truth and predicted instances.
+
+    Returns
+    -------
+    numpy.ndarray
+        For each prediction, the matched ground-truth index or -1 (an internal sentinel;
+        callers turn it into NaN/None for output).
+    """
+    matched_gt = np.full(n_pred, -1, dtype=np.int64)
+    taken = np.zeros(n_gt, dtype=bool)
+    ok = iou >= threshold
+    gt_index, pred_index, iou = gt_index[ok], pred_index[ok], iou[ok]
+    # Candidates of each prediction by descending IoU (ties: lower GT index first).
+    by_pred = np.lexsort((gt_index, -iou, pred_index))
+    gt_sorted, pred_sorted = gt_index[by_pred], pred_index[by_pred]
+    starts = np.searchsorted(pred_sorted, np.arange(n_pred), side="left")
+    stops = np.searchsorted(pred_sorted, np.arange(n_pred), side="right")
+    for p in order:
+        for g in gt_sorted[starts[p]:stops[p]]:
+            if not taken[g]:
+                taken[g] = True
+                matched_gt[p] = g
+                break
+    return matched_gt
+
+
+def hungarian_match(similarity, threshold, inclusive):
+    """One-to-one assignment maximizing the summed similarity.
+
+    Parameters
+    ----------
+    similarity : numpy.ndarray
+        ``(n_gt, n_pred)`` similarities in [0, 1].
+    threshold : float
+        Acceptance threshold of an assigned pair.
+    inclusive : bool
+        Accept at ``>= threshold`` (True) or ``> threshold`` (False).
+
+    Returns
+    -------
+    list of (int, int, float)
+        Accepted ``(gt, pred, similarity)`` triples.
+
+    Examples
+    --------
+    >>> hungarian_match(np.array([[0.9, 0.2], [0.8, 0.1]]), 0.5, True)
+    [(0, 0, 0.9)]
+    """
+    if similarity.size == 0:
+        return []
+    rows, cols = linear_sum_assignment(1.0 - similarity)
+    values = similarity[rows, cols]
+    accept = values >= threshold if inclusive else values > threshold
+    return [(int(r), int(c), float(v)) for r, c, v in zip(rows[accept], cols[accept], values[accept])]

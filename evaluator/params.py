@@ -1,0 +1,148 @@
+"""Evaluation parameters and the named profiles that set them.
+
+A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
+
+``paper`` (default)
+    The PolyTopoBench paper's definitions (Appendix A.1): greedy score-ordered instance
+    matching, exteriors of a matched pair paired directly, holes by Hungarian matching,
+    ring matches accepted when BIoU > γ = 0.1, validity check of Definition 15.
+``reference-code``
+    Reproduces the public PolyTopoBench evaluator: ring matches at BIoU >= 0.5, rings
+    pooled per image, invalid input repaired (largest part kept), no validity check.
+``coco``
+    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges).
+``p3``
+    The P3 card's metrics, averaged per tile.
+
+All lengths are pixels of the evaluation raster and all areas px².
+"""
+
+from dataclasses import dataclass, fields, replace
+
+from .errors import InvalidParameterError
+
+__all__ = ["EvaluationParams", "PROFILES", "params_for", "DEFAULT_AP_THRESHOLDS"]
+
+DEFAULT_AP_THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
+PROFILES = ("paper", "reference-code", "coco", "p3")
+
+
+@dataclass(frozen=True)
+class EvaluationParams:
+    """Every parameter of an evaluation.
+
+    Parameters
+    ----------
+    profile : str
+        One of :data:`PROFILES`.
+    iou_threshold : float
+        β, minimum full-polygon IoU of an instance match (Definition 3).
+    ap_iou_thresholds : tuple of float
+        IoU thresholds averaged into AP.
+    boundary_radius_px : float
+        r, half width of the BIoU boundary band in pixels.
+    ring_match_threshold : float
+        γ, BIoU needed for an exterior or hole ring match.
+    ring_match_inclusive : bool
+        Accept ring matches at ``>= γ`` (True) or ``> γ`` (False).
+    sample_spacing_px : float
+        Boundary sampling step for MTA and HD95, pixels.
+    mta_min_precision : float
+        Minimum ``|P ∩ G| / |P|`` for MTA to be measured.
+    mta_max_stretch : float
+        Maximum length ratio of a sampled segment and its projection in MTA.
+    corner_simplify_px : float
+        Douglas–Peucker tolerance before corner extraction, pixels.
+    corner_thresholds_px : tuple of float
+        Distances at which corners count as matched, pixels.
+    score_threshold : float
+        Predictions scoring below this are dropped before evaluation.
+    min_instance_area_px2 : float
+        Ground truth with area >= A and predictions with area > A are kept (SpaceNet rule).
+    min_hole_area_px2 : float
+        A_min: holes with area below it are removed from both sides first.
+    max_detections : int or None
+        Per-image cap on predictions (highest scores kept) for AP; None for no cap.
+    check_validity : bool
+        Apply Definition 15 and count invalid predictions as topology failures.
+    bootstrap_resamples : int
+        Image-level bootstrap resamples for confidence intervals (0 disables).
+    bootstrap_seed : int
+        Seed of the bootstrap generator.
+    bootstrap_level : float
+        Confidence level of the bootstrap intervals.
+    """
+
+    profile: str = "paper"
+    iou_threshold: float = 0.5
+    ap_iou_thresholds: tuple = DEFAULT_AP_THRESHOLDS
+    boundary_radius_px: float = 1.0
+    ring_match_threshold: float = 0.1
+    ring_match_inclusive: bool = False
+    sample_spacing_px: float = 2.0
+    mta_min_precision: float = 0.5
+    mta_max_stretch: float = 2.0
+    corner_simplify_px: float = 1.0
+    corner_thresholds_px: tuple = (2.0, 5.0)
+    score_threshold: float = 0.0
+    min_instance_area_px2: float = 0.0
+    min_hole_area_px2: float = 0.0
+    max_detections: object = None
+    check_validity: bool = True
+    bootstrap_resamples: int = 500
+    bootstrap_seed: int = 0
+    bootstrap_level: float = 0.95
+
+    def __post_init__(self):
+        if self.profile not in PROFILES:
+            raise InvalidParameterError(f"Expected profile to be one of {list(PROFILES)} but got {self.profile!r}")
+        for name in ("iou_threshold", "ring_match_threshold", "mta_min_precision", "bootstrap_level"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise InvalidParameterError(f"Expected {name} in [0, 1] but got {value}")
+        for name in ("boundary_radius_px", "sample_spacing_px"):
+            if not getattr(self, name) > 0:
+                raise InvalidParameterError(f"Expected {name} > 0 pixels but got {getattr(self, name)}")
+        for name in ("corner_simplify_px", "min_instance_area_px2", "min_hole_area_px2"):
+            if getattr(self, name) < 0:
+                raise InvalidParameterError(f"Expected {name} >= 0 but got {getattr(self, name)}")
+        if self.mta_max_stretch <= 1:
+            raise InvalidParameterError(f"Expected mta_max_stretch > 1 but got {self.mta_max_stretch}")
+        if not self.ap_iou_thresholds or not all(0 < t <= 1 for t in self.ap_iou_thresholds):
+            raise InvalidParameterError(
+                f"Expected ap_iou_thresholds to be IoU values in (0, 1] but got {self.ap_iou_thresholds}")
+        if self.max_detections is not None and int(self.max_detections) < 1:
+            raise InvalidParameterError(f"Expected max_detections >= 1 or None but got {self.max_detections}")
+        if self.bootstrap_resamples < 0:
+            raise InvalidParameterError(f"Expected bootstrap_resamples >= 0 but got {self.bootstrap_resamples}")
+
+    def as_dict(self):
+        """Parameters as a JSON-ready dict."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+
+_PROFILE_DEFAULTS = {
+    "paper": {},
+    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False},
+    "coco": {"max_detections": 100},
+    "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
+}
+
+
+def params_for(profile="paper", **overrides):
+    """Parameters of a profile with explicit overrides applied.
+
+    Examples
+    --------
+    >>> params_for("reference-code").ring_match_threshold
+    0.5
+    >>> params_for("paper", ring_match_threshold=0.3).ring_match_threshold
+    0.3
+    """
+    if profile not in PROFILES:
+        raise InvalidParameterError(f"Expected profile to be one of {list(PROFILES)} but got {profile!r}")
+    unknown = set(overrides) - {f.name for f in fields(EvaluationParams)}
+    if unknown:
+        raise InvalidParameterError(f"Expected parameters of EvaluationParams but got unknown {sorted(unknown)}")
+    values = {**_PROFILE_DEFAULTS[profile], **{k: v for k, v in overrides.items() if v is not None}}
+    return replace(EvaluationParams(profile=profile), **values)
