@@ -14,7 +14,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .repair import largest_polygon
 
-__all__ = ["ring_corners", "match_corners"]
+__all__ = ["ring_corners", "match_corners", "corner_counts"]
 
 
 def ring_corners(rings, tolerance_px=1.0):
@@ -57,4 +57,25 @@ def match_corners(gt_corners, pred_corners, thresholds_px):
     for index, threshold in enumerate(thresholds_px):
         tp = int(np.count_nonzero(matched <= threshold))
         counts[index] = (tp, len(pred_corners) - tp, len(gt_corners) - tp)
+    return counts
+
+
+def corner_counts(gt_rings, pred_rings, matched_gt, matched_pred, tolerance_px, thresholds_px):
+    """Corner ``[tp, fp, fn]`` per threshold over matched ring pairs.
+
+    Corners of unmatched ground-truth rings count as false negatives and those of
+    unmatched predicted rings as false positives.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(thresholds_px), 3)`` integer counts.
+    """
+    gt_corners = ring_corners(gt_rings, tolerance_px)
+    pred_corners = ring_corners(pred_rings, tolerance_px)
+    counts = np.zeros((len(thresholds_px), 3), dtype=np.int64)
+    for g, p in zip(matched_gt, matched_pred):
+        counts += match_corners(gt_corners[g], pred_corners[p], thresholds_px)
+    counts[:, 2] += sum(len(gt_corners[i]) for i in np.setdiff1d(np.arange(len(gt_rings)), matched_gt))
+    counts[:, 1] += sum(len(pred_corners[i]) for i in np.setdiff1d(np.arange(len(pred_rings)), matched_pred))
     return counts

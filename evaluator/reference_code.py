@@ -22,16 +22,20 @@ import shapely
 
 from .average_precision import interpolated_ap
 from .boundary import hd95, pairwise_band_iou, polis
-from .corners import match_corners, ring_corners
+from .corners import corner_counts
 from .filters import apply_score_threshold, hole_area_px2
 from .instances import Instance
-from .matching import hungarian_match, iou_candidates
+from .matching import hungarian_match, iou_candidates, score_order
+from .outcome import DetectionRanking, Outcome
+from .paper import image_codes
 from .mta import max_tangent_angle
 from .pairs import evaluate_pairs
 from .repair import largest_polygon, largest_polygons
 from .rings import RingTable
+from .validity import validity_reasons
+from .stats import nanmean, prf_summary
 
-__all__ = ["normalize_like_reference", "evaluate_reference_code", "image_grouped_order"]
+__all__ = ["normalize_like_reference", "evaluate_reference_code", "image_grouped_order", "flat_metrics"]
 
 
 def _from_polygon(instance, polygon):
@@ -52,23 +56,23 @@ def normalize_like_reference(instance_set, min_hole_area_px2=0.0):
         Their repaired polygons.
     hole_filter : dict
         Counts before and after the hole filter, as the reference reports them.
-    dropped : int
-        Instances whose polygon repaired to nothing.
+    kept : numpy.ndarray
+        Index in ``instance_set`` of each returned instance (the others repaired to nothing).
     """
     raw = [instance.polygon() for instance in instance_set.instances]
     repaired = largest_polygons(raw)
-    instances, regions = [], []
-    for instance, polygon in zip(instance_set.instances, repaired):
+    instances, regions, kept_index = [], [], []
+    for index, (instance, polygon) in enumerate(zip(instance_set.instances, repaired)):
         if polygon is not None:
             instances.append(_from_polygon(instance, polygon))
             regions.append(polygon)
-    dropped = len(instance_set) - len(instances)
+            kept_index.append(index)
     before = sum(instance.hole_count for instance in instances)
     counts = {"min_hole_area": float(min_hole_area_px2), "holes_before": before, "holes_after": before,
               "holes_removed": 0, "buildings_changed": 0}
     if min_hole_area_px2 > 0:
-        filtered, filtered_regions, changed = [], [], 0
-        for instance, region in zip(instances, regions):
+        filtered, filtered_regions, filtered_index, changed = [], [], [], 0
+        for instance, region, source in zip(instances, regions, kept_index):
             kept = [hole for hole in instance.holes if hole_area_px2(hole) >= min_hole_area_px2]
             if len(kept) != instance.hole_count:
                 changed += 1
@@ -80,10 +84,11 @@ def normalize_like_reference(instance_set, min_hole_area_px2=0.0):
                 instance = _from_polygon(instance, region)
             filtered.append(instance)
             filtered_regions.append(region)
-        instances, regions = filtered, filtered_regions
+            filtered_index.append(source)
+        instances, regions, kept_index = filtered, filtered_regions, filtered_index
         after = sum(instance.hole_count for instance in instances)
         counts.update(holes_after=after, holes_removed=before - after, buildings_changed=changed)
-    return instances, np.array(regions, dtype=object), counts, dropped
+    return instances, np.array(regions, dtype=object), counts, np.array(kept_index, dtype=np.int64)
 
 
 def _closed(ring):
@@ -99,51 +104,31 @@ def image_grouped_order(instances):
     return np.argsort(keys, kind="stable")
 
 
-def _image_codes(gt, pred):
-    codes = {}
-    for instance in (*gt, *pred):
-        codes.setdefault(instance.image_id, len(codes))
-    return (np.array([codes[i.image_id] for i in gt], dtype=np.int64),
-            np.array([codes[i.image_id] for i in pred], dtype=np.int64))
+def _ap_by_threshold(order, cand, thresholds, n_gt, n_pred):
+    """AP per threshold with the reference's argmax-GT rule (no fallback).
 
-
-def _summary(tp, fp, fn):
-    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
-    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return {"tp": int(tp), "fp": int(fp), "fn": int(fn), "precision": float(precision),
-            "recall": float(recall), "f1": float(f1)}
-
-
-def _nanmean(values):
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    return float(values.mean()) if values.size else float("nan")
-
-
-def _ap_by_threshold(gt_image, pred_scores, cand, thresholds, n_gt, n_pred):
-    """AP per threshold with the reference's argmax-GT rule (no fallback)."""
+    Returns the AP values and, per threshold, the 0/1 outcome of the ranked predictions.
+    """
     gt_index, pred_index, iou = cand
     best_gt = np.full(n_pred, -1, dtype=np.int64)
     best_iou = np.zeros(n_pred)
     if iou.size:
         # Highest IoU per prediction; ties go to the earliest GT of the image.
-        order = np.lexsort((gt_index, -iou, pred_index))
-        first = np.unique(pred_index[order], return_index=True)[1]
-        chosen = order[first]
+        by_pred = np.lexsort((gt_index, -iou, pred_index))
+        first = np.unique(pred_index[by_pred], return_index=True)[1]
+        chosen = by_pred[first]
         best_gt[pred_index[chosen]] = gt_index[chosen]
         best_iou[pred_index[chosen]] = iou[chosen]
-    order = pred_scores
-    values = {}
+    values, outcomes = {}, {}
     for threshold in thresholds:
-        eligible = order[best_iou[order] >= threshold]
-        _, first_claim = np.unique(best_gt[eligible], return_index=True)
+        # A GT is claimed by the first ranked prediction whose best GT it is; later ones are FPs.
+        eligible = np.flatnonzero(best_iou[order] >= threshold)
+        _, first_claim = np.unique(best_gt[order][eligible], return_index=True)
         tp = np.zeros(n_pred)
-        position = np.full(n_pred, -1, dtype=np.int64)
-        position[order] = np.arange(n_pred)
-        tp[position[eligible[first_claim]]] = 1.0
+        tp[eligible[first_claim]] = 1.0
         values[f"AP@{threshold:.2f}"] = interpolated_ap(tp, 1.0 - tp, n_gt)
-    return values
+        outcomes[threshold] = tp
+    return values, outcomes
 
 
 def evaluate_reference_code(gt_set, pred_set, params, progress=None):
@@ -152,7 +137,7 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     Parameters
     ----------
     gt_set, pred_set : InstanceSet
-        Ground truth and predictions in pixels.
+        Ground truth and predictions in pixels (not yet filtered).
     params : EvaluationParams
         Parameters of the ``reference-code`` profile.
     progress : callable, optional
@@ -160,25 +145,28 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
 
     Returns
     -------
-    dict
-        ``metrics`` (the reference's metrics object), ``ground_truth`` and ``predictions``
-        (loader counts), and the internal ``state`` used for per-feature records.
+    Outcome
+        ``details["reference_metrics"]`` is the reference's ``metrics`` object;
+        ``details["ground_truth"]`` / ``["predictions"]`` its loader counts.
     """
     step = progress or (lambda name: None)
     step("repair")
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
-    gt, gt_regions, gt_holes, gt_dropped = normalize_like_reference(gt_set, params.min_hole_area_px2)
-    pred, pred_regions, pred_holes, pred_dropped = normalize_like_reference(pred_set, params.min_hole_area_px2)
+    raw_gt_reasons = validity_reasons(gt_set.instances)
+    raw_pred_reasons = validity_reasons(pred_set.instances)
+    gt, gt_regions, gt_holes, gt_kept = normalize_like_reference(gt_set, params.min_hole_area_px2)
+    pred, pred_regions, pred_holes, pred_kept = normalize_like_reference(pred_set, params.min_hole_area_px2)
     grouped = image_grouped_order(pred)
     pred = [pred[i] for i in grouped]
-    pred_regions = pred_regions[grouped] if len(pred) else pred_regions
-    gt_image, pred_image = _image_codes(gt, pred)
+    pred_regions, pred_kept = pred_regions[grouped], pred_kept[grouped]
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     n_gt, n_pred = len(gt), len(pred)
 
     step("instance IoU")
     cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
-    score_order = np.argsort(-np.array([p.score for p in pred]), kind="stable")
-    ap = _ap_by_threshold(gt_image, score_order, cand, params.ap_iou_thresholds, n_gt, n_pred)
+    scores = np.array([p.score for p in pred], dtype=float)
+    order = score_order(scores)
+    ap, tp_at = _ap_by_threshold(order, cand, params.ap_iou_thresholds, n_gt, n_pred)
     ap_values = list(ap.values())
     ap["AP"] = float(np.mean(ap_values)) if ap_values else float("nan")
     for name, key in (("AP50", "AP@0.50"), ("AP75", "AP@0.75")):
@@ -186,8 +174,7 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
             ap[name] = ap[key]
 
     step("instance pairs")
-    matches = _hungarian_per_image(cand, gt_image, pred_image, params.iou_threshold, inclusive=True)
-    pairs_gt, pairs_pred, pairs_iou = matches
+    pairs_gt, pairs_pred, pairs_iou = _hungarian_per_image(cand, gt_image, pred_image, params.iou_threshold)
     step("ring bands")
     gt_table = RingTable(gt, params.boundary_radius_px)
     pred_table = RingTable(pred, params.boundary_radius_px)
@@ -195,9 +182,9 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, pairs_iou, params)
     gt_h = np.diff(gt_table.hole_start)[pairs_gt]
     pred_h = np.diff(pred_table.hole_start)[pairs_pred]
-    topo = (pairs.e_biou >= params.ring_match_threshold) & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
-    unmatched = (n_gt - len(pairs_gt)) + (n_pred - len(pairs_pred))
-    topo_count = len(pairs_gt) + unmatched
+    ext_matched = pairs.e_biou >= params.ring_match_threshold
+    topo = ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+    topo_count = n_gt + n_pred - len(pairs_gt)
 
     step("exterior rings")
     exterior = _role_metrics(
@@ -212,33 +199,57 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     hole["count_mae"] = float(np.mean(np.abs(gt_h - pred_h))) if len(gt_h) else float("nan")
     hole["count_mae_aggregation"] = "matched_building_pairs_only"
 
-    metrics = {
+    reference = {
         "poly_ap": ap,
         "meta": {"gt_building_total": n_gt, "pred_building_total": n_pred,
                  "matched_building_pairs": int(len(pairs_gt))},
         "overall": {
             "aggregation": "matched_building_pairs_only",
-            "boundary_iou": _nanmean(pairs.o_biou),
-            "polis": _nanmean(pairs.o_polis),
-            "hd95": _nanmean(pairs.o_hd95),
-            "mta": _nanmean(pairs.o_mta),
+            "boundary_iou": nanmean(pairs.o_biou),
+            "polis": nanmean(pairs.o_polis),
+            "hd95": nanmean(pairs.o_hd95),
+            "mta": nanmean(pairs.o_mta),
             "topology_exact_match_rate": float(topo.sum() / topo_count) if topo_count else float("nan"),
         },
         "exterior": exterior,
         "hole": hole,
     }
-    state = {"gt": gt, "pred": pred, "gt_regions": gt_regions, "pred_regions": pred_regions,
-             "gt_table": gt_table, "pred_table": pred_table, "pairs": pairs, "topo": topo,
-             "dropped": {"gt": gt_dropped, "pred": pred_dropped}}
-    return {
-        "metrics": metrics,
-        "ground_truth": {"num_annotations": len(gt_set), "kept": n_gt, "hole_area_filter": gt_holes},
-        "predictions": {"num_predictions": len(pred_set), "kept": n_pred, "hole_area_filter": pred_holes},
-        "state": state,
+    closest = min(tp_at, key=lambda t: abs(t - params.iou_threshold))
+    ranking = DetectionRanking(closest, scores[order], tp_at[closest], pred_image[order],
+                               np.bincount(gt_image, minlength=len(ids)))
+    details = {
+        "reference_metrics": reference,
+        "ground_truth": {"num_annotations": len(gt_set), "num_kept": n_gt, "hole_area_filter": gt_holes},
+        "predictions": {"num_predictions": len(pred_set), "num_kept_predictions": n_pred,
+                        "hole_area_filter": pred_holes},
     }
+    return Outcome(params, gt, pred, gt_regions, pred_regions, gt_table, pred_table, pairs, ext_matched,
+                   topo.astype(bool), [raw_pred_reasons[i] for i in pred_kept], [raw_gt_reasons[i] for i in gt_kept],
+                   (gt_image, pred_image), ids, flat_metrics(reference), ranking, details)
 
 
-def _hungarian_per_image(cand, gt_image, pred_image, threshold, inclusive):
+def flat_metrics(reference):
+    """The reference's nested metrics under the paper's Table 3 names."""
+    ap, overall, exterior, hole = (reference[k] for k in ("poly_ap", "overall", "exterior", "hole"))
+    flat = {key: value for key, value in ap.items()}
+    flat.update({
+        "O-BIoU": overall["boundary_iou"], "E-BIoU": exterior["boundary_iou"], "H-BIoU": hole["boundary_iou"],
+        "O-POLIS": overall["polis"], "E-POLIS": exterior["polis"], "H-POLIS": hole["polis"],
+        "O-MTA": overall["mta"], "E-MTA": exterior["mta"], "H-MTA": hole["mta"],
+        "Hole-F1": hole["f1"], "Hole-P": hole["precision"], "Hole-R": hole["recall"],
+        "Hole-TP": hole["tp"], "Hole-FP": hole["fp"], "Hole-FN": hole["fn"],
+        "Topo-EM": overall["topology_exact_match_rate"],
+        "E-F1": exterior["f1"], "E-P": exterior["precision"], "E-R": exterior["recall"],
+        "O-HD95": overall["hd95"], "E-HD95": exterior["hd95"], "H-HD95": hole["hd95"],
+        "HoleCount-MAE": hole["count_mae"],
+        "matched_pairs": reference["meta"]["matched_building_pairs"],
+    })
+    for key, value in exterior.get("corner_f1", {}).items():
+        flat[f"Corner-F1@{key}"] = value["f1"]
+    return flat
+
+
+def _hungarian_per_image(cand, gt_image, pred_image, threshold):
     """Per-image Hungarian assignment on ``1 - IoU`` (dense per image, zeros where disjoint)."""
     gt_index, pred_index, iou = cand
     out_gt, out_pred, out_iou = [], [], []
@@ -255,7 +266,7 @@ def _hungarian_per_image(cand, gt_image, pred_image, threshold, inclusive):
         matrix = np.zeros((len(g), len(p)))
         sel = order[lo:hi]
         matrix[np.searchsorted(g, gt_index[sel]), np.searchsorted(p, pred_index[sel])] = iou[sel]
-        for r, c, value in hungarian_match(matrix, threshold, inclusive):
+        for r, c, value in hungarian_match(matrix, threshold, inclusive=True):
             out_gt.append(g[r])
             out_pred.append(p[c])
             out_iou.append(value)
@@ -288,12 +299,12 @@ def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_r
     mta = max_tangent_angle(p_sets, g_sets, pred_regions[mp], gt_regions[mg], spacing_px=params.sample_spacing_px,
                             min_precision=params.mta_min_precision, max_stretch=params.mta_max_stretch)
     result = {
-        **_summary(len(mg), len(pred_rings) - len(mg), len(gt_rings) - len(mg)),
+        **prf_summary(len(mg), len(pred_rings) - len(mg), len(gt_rings) - len(mg)),
         "aggregation": "direct_ring_matching_by_image",
-        "boundary_iou": _nanmean(matched_biou),
-        "polis": _nanmean(polis(g_sets, p_sets)),
-        "hd95": _nanmean(hd95(g_sets, p_sets, params.sample_spacing_px)),
-        "mta": _nanmean(mta),
+        "boundary_iou": nanmean(matched_biou),
+        "polis": nanmean(polis(g_sets, p_sets)),
+        "hd95": nanmean(hd95(g_sets, p_sets, params.sample_spacing_px)),
+        "mta": nanmean(mta),
     }
     if corners:
         result["corner_f1"] = _corner_f1(gt_rings, pred_rings, mg, mp, params)
@@ -301,17 +312,8 @@ def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_r
 
 
 def _corner_f1(gt_rings, pred_rings, mg, mp, params):
-    thresholds = params.corner_thresholds_px
-    gt_corners = ring_corners(gt_rings, params.corner_simplify_px)
-    pred_corners = ring_corners(pred_rings, params.corner_simplify_px)
-    counts = np.zeros((len(thresholds), 3), dtype=np.int64)
-    for g, p in zip(mg, mp):
-        counts += match_corners(gt_corners[g], pred_corners[p], thresholds)
-    unmatched_gt = np.setdiff1d(np.arange(len(gt_rings)), mg)
-    unmatched_pred = np.setdiff1d(np.arange(len(pred_rings)), mp)
-    counts[:, 2] += sum(len(gt_corners[i]) for i in unmatched_gt)
-    counts[:, 1] += sum(len(pred_corners[i]) for i in unmatched_pred)
-    return {_threshold_key(t): _summary(*counts[k]) for k, t in enumerate(thresholds)}
+    counts = corner_counts(gt_rings, pred_rings, mg, mp, params.corner_simplify_px, params.corner_thresholds_px)
+    return {_threshold_key(t): prf_summary(*counts[k]) for k, t in enumerate(params.corner_thresholds_px)}
 
 
 def _threshold_key(value):

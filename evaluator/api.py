@@ -1,0 +1,222 @@
+"""The evaluator's entry points: :func:`evaluate` on instance sets, :func:`load_inputs` for files.
+
+An evaluation runs in phases: ``load`` (files to pixel-unit instances) → profile
+(``match`` and metrics, :mod:`.paper`, :mod:`.reference_code`, :mod:`.coco`, :mod:`.p3`) →
+analyses (breakdowns, WrongTopo, bootstrap, optional sweeps) → records. Inputs are never
+modified; every phase returns new objects.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
+from .errors import InputFormatError
+from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+from .params import EvaluationParams, params_for
+from .records import build_records
+
+__all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "MIN_HOLE_AREA_SWEEP",
+           "RING_THRESHOLD_SWEEP", "versions"]
+
+MIN_HOLE_AREA_SWEEP = (0.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+RING_THRESHOLD_SWEEP = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+_SWEPT = ("AP50", "Hole-F1", "H-BIoU", "Topo-EM", "E-F1")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation produced.
+
+    Attributes
+    ----------
+    params : EvaluationParams
+    summary : dict
+        JSON-ready summary: profile, parameters, versions, counts, ``metrics`` under the
+        paper's Table 3 names, breakdowns, WrongTopo, bootstrap, PR curve, timings.
+    records : dict
+        ``predictions``, ``references``, ``missed_holes``, ``hallucinated_holes``
+        (see :mod:`.records`), geometry in pixels.
+    outcome : Outcome
+        The profile's full result, for further analysis.
+    """
+
+    params: EvaluationParams
+    summary: dict
+    records: dict
+    outcome: object
+
+
+def versions():
+    """Versions of the evaluator and the libraries whose numerics it depends on."""
+    import numpy
+    import scipy
+    import shapely
+
+    from .. import __version__
+
+    return {"polytopo": __version__, "shapely": shapely.__version__,
+            "geos": ".".join(str(v) for v in shapely.geos_version), "numpy": numpy.__version__,
+            "scipy": scipy.__version__}
+
+
+def run_profile(gt_set, pred_set, params, progress=None):
+    """Run the profile named by ``params.profile`` and return its Outcome."""
+    if params.profile == "reference-code":
+        from .reference_code import evaluate_reference_code
+
+        return evaluate_reference_code(gt_set, pred_set, params, progress)
+    from .paper import prepare
+
+    gt_set, pred_set, _ = prepare(gt_set, pred_set, params)
+    if params.profile == "coco":
+        from .coco import evaluate_coco
+
+        return evaluate_coco(gt_set, pred_set, params, progress)
+    if params.profile == "p3":
+        from .p3 import evaluate_p3
+
+        return evaluate_p3(gt_set, pred_set, params, progress)
+    from .paper import evaluate_paper
+
+    return evaluate_paper(gt_set, pred_set, params, progress)
+
+
+def _counts(gt_set, pred_set, outcome):
+    gt_images = {i.image_id for i in gt_set.instances} | set(gt_set.image_ids)
+    pred_images = {i.image_id for i in pred_set.instances}
+    only_pred = sorted(map(str, pred_images - gt_images))
+    if only_pred:
+        warnings.warn(
+            f"{len(only_pred)} image id(s) appear only in the predictions (e.g. {only_pred[:3]}); their "
+            "predictions all count as false positives. Check that both files use the same image ids.",
+            stacklevel=3)
+    return {
+        "images": len(outcome.image_ids),
+        "images_only_in_predictions": len(only_pred),
+        "images_without_predictions": len(gt_images - pred_images),
+        "gt_instances": len(outcome.gt), "pred_instances": len(outcome.pred),
+        "gt_holes": len(outcome.gt_table.holes), "pred_holes": len(outcome.pred_table.holes),
+        "gt_input_instances": len(gt_set), "pred_input_instances": len(pred_set),
+        "gt_input_holes": gt_set.hole_count, "pred_input_holes": pred_set.hole_count,
+        "invalid_predictions": sum(1 for r in outcome.pred_reasons if r),
+        "skipped": {"gt": dict(gt_set.skipped), "pred": dict(pred_set.skipped)},
+    }
+
+
+def _sweep(gt_set, pred_set, params, field, values):
+    rows = []
+    for value in values:
+        outcome = run_profile(gt_set, pred_set, replace(params, **{field: value}))
+        rows.append({field: value, **{name: outcome.metrics.get(name) for name in _SWEPT}})
+    return rows
+
+
+def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **overrides):
+    """Evaluate predictions against ground truth.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        Instances in pixels (see :mod:`.io_coco` and :mod:`.io_vector`).
+    params : EvaluationParams, optional
+        Defaults to the ``paper`` profile; ``overrides`` (``profile=...``, any field) are
+        applied on top with :func:`.params.params_for` semantics.
+    progress : callable, optional
+        Called with a phase name as each phase starts.
+    sweeps : bool
+        Also run the minimum-hole-area sweep (A_min in :data:`MIN_HOLE_AREA_SWEEP` px²) and
+        the ring-threshold sweep (γ in :data:`RING_THRESHOLD_SWEEP`); each point is a full
+        re-evaluation.
+
+    Returns
+    -------
+    Evaluation
+    """
+    if params is None or overrides:
+        base = params.as_dict() if params is not None else {}
+        base.update(overrides)
+        profile = base.pop("profile", "paper")
+        base = {k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
+        params = params_for(profile, **base)
+    step = progress or (lambda name: None)
+    started = time.perf_counter()
+    outcome = run_profile(gt_set, pred_set, params, step)
+    timings = {"profile_s": time.perf_counter() - started}
+    step("analyses")
+    summary = {
+        "profile": params.profile,
+        "parameters": params.as_dict(),
+        "versions": versions(),
+        "inputs": {"gt": gt_set.source, "pred": pred_set.source},
+        "counts": _counts(gt_set, pred_set, outcome),
+        "metrics": outcome.metrics,
+        "simple_to_complex": simple_to_complex(outcome),
+        "wrong_topo": wrong_topo(outcome),
+        "pr_curve": _pr_curve(outcome),
+    }
+    if params.bootstrap_resamples and params.profile != "reference-code":
+        step("bootstrap")
+        summary["bootstrap"] = bootstrap_intervals(outcome, params.bootstrap_resamples, params.bootstrap_seed,
+                                                   params.bootstrap_level)
+    summary.update({key: value for key, value in outcome.details.items()})
+    if sweeps:
+        step("sweeps")
+        summary["min_hole_area_sweep"] = _sweep(gt_set, pred_set, params, "min_hole_area_px2", MIN_HOLE_AREA_SWEEP)
+        summary["ring_threshold_sweep"] = _sweep(gt_set, pred_set, params, "ring_match_threshold",
+                                                 RING_THRESHOLD_SWEEP)
+    step("records")
+    records = build_records(outcome)
+    timings["total_s"] = time.perf_counter() - started
+    summary["timings"] = timings
+    return Evaluation(params, summary, records, outcome)
+
+
+def _pr_curve(outcome):
+    from .average_precision import precision_recall
+
+    ranking = outcome.ranking
+    total = int(ranking.gt_per_image.sum())
+    precision, recall = precision_recall(ranking.tp, 1.0 - ranking.tp, total)
+    return {"iou_threshold": ranking.iou_threshold, "precision": precision.tolist(), "recall": recall.tolist()}
+
+
+def _is_coco(path):
+    if Path(path).suffix.lower() != ".json":
+        return False
+    data = read_json(path)
+    return not (isinstance(data, dict) and data.get("type") == "FeatureCollection")
+
+
+def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
+                image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None):
+    """Load ground truth and predictions from files.
+
+    COCO-style JSON (pixel coordinates) is read by :mod:`.io_coco`; any other file, and
+    GeoJSON, through OGR by :mod:`.io_vector` (map coordinates turned into pixels of size
+    ``pixel_size`` map units; the prediction layer reprojected to the reference CRS).
+
+    Returns
+    -------
+    gt_set, pred_set : InstanceSet
+    frame : PixelFrame or None
+        The pixel frame of vector inputs (None for COCO JSON).
+    """
+    gt_coco, pred_coco = _is_coco(gt_path), _is_coco(pred_path)
+    if gt_coco != pred_coco:
+        raise InputFormatError(
+            f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
+            f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
+    if gt_coco:
+        return (load_coco_ground_truth(gt_path, categories),
+                load_coco_predictions(pred_path, categories, default_score), None)
+    from .io_vector import load_vector_layer
+
+    gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
+                                      pixel_size=pixel_size, categories=categories, role="gt")
+    pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
+                                    default_score=default_score, image_field=image_field,
+                                    patch_size_px=patch_size_px, pixel_size=pixel_size, categories=categories,
+                                    frame=frame, role="pred")
+    return gt_set, pred_set, frame

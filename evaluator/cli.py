@@ -1,0 +1,172 @@
+"""Command line: ``python -m polytopo.evaluator --gt GT --pred PRED [options]``.
+
+Exit status 0 on success; 2 with a one-line reason on bad input or parameters; 1 with a
+one-line reason on an unexpected failure (``--debug`` shows the traceback).
+"""
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from .errors import EvaluatorError
+from .params import PROFILES
+
+__all__ = ["build_parser", "main", "run"]
+
+_PHASES = ("load", "validity", "repair", "instance IoU", "instance pairs", "ring bands", "pair metrics",
+           "corners", "exterior rings", "hole rings", "analyses", "bootstrap", "sweeps", "records", "write")
+
+
+def _floats(text):
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers but got {text!r}") from None
+
+
+def _ints(text):
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers but got {text!r}") from None
+
+
+def build_parser():
+    """The argument parser (every option states its unit)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m polytopo.evaluator",
+        description="Score predicted polygons (with holes) against reference polygons with the PolyTopoBench "
+                    "metrics (AP50, ring-aware BIoU/POLIS/MTA, Hole-F1, Topo-EM) and the P3 metrics. Inputs: "
+                    "PolyTopoBench/HiSup COCO JSON (pixel coordinates) or any OGR vector layer (GeoPackage, "
+                    "GeoJSON, Shapefile; map coordinates, scaled by --pixel-size). All thresholds are in pixels "
+                    "of the evaluation raster.",
+    )
+    io = parser.add_argument_group("inputs and outputs")
+    io.add_argument("--gt", required=True, type=Path, help="reference (ground truth): COCO JSON or vector layer")
+    io.add_argument("--pred", required=True, type=Path, help="predictions: COCO result JSON or vector layer")
+    io.add_argument("--out", type=Path, default=Path("polytopo-evaluation"),
+                    help="output folder (default: ./polytopo-evaluation); written under a temporary name and "
+                         "moved into place when complete")
+    io.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    io.add_argument("--gt-layer", help="layer name inside a multi-layer reference file")
+    io.add_argument("--pred-layer", help="layer name inside a multi-layer prediction file")
+    io.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    io.add_argument("--no-gpkg", action="store_true", help="skip the GeoPackage of scored and error layers")
+    io.add_argument("--quiet", action="store_true", help="no progress bar and no table on stdout")
+    io.add_argument("--debug", action="store_true", help="show the full traceback on failure")
+    data = parser.add_argument_group("how features are read")
+    data.add_argument("--pixel-size", type=float,
+                      help="map units per pixel of the evaluation raster (vector layers only; required for them)")
+    data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers)")
+    data.add_argument("--default-score", type=float,
+                      help="score given to predictions that have none (otherwise a missing score is an error)")
+    data.add_argument("--image-field", help="attribute that groups features into images/tiles (vector layers)")
+    data.add_argument("--patch-size", type=int,
+                      help="group vector features into square patches of this many pixels instead")
+    data.add_argument("--categories", type=_ints, help="comma-separated category ids to keep (COCO JSON)")
+    rules = parser.add_argument_group("profile and thresholds")
+    rules.add_argument("--profile", choices=PROFILES, default="paper",
+                       help="metric definitions: paper (default), reference-code (public PolyTopoBench "
+                            "evaluator), coco (pycocotools AP), p3 (P3 card)")
+    rules.add_argument("--score-threshold", type=float, help="drop predictions scoring below this (default 0)")
+    rules.add_argument("--min-area", type=float, dest="min_instance_area_px2",
+                       help="minimum instance area in px²: GT with area >= A and predictions with area > A kept")
+    rules.add_argument("--min-hole-area", type=float, dest="min_hole_area_px2",
+                       help="A_min in px²: holes smaller than this are removed from both sides first (default 0)")
+    rules.add_argument("--iou-threshold", type=float, help="β, instance IoU needed for a match (default 0.5)")
+    rules.add_argument("--ring-threshold", type=float, dest="ring_match_threshold",
+                       help="γ, ring BIoU needed for an exterior/hole match (paper 0.1, reference-code 0.5)")
+    rules.add_argument("--boundary-radius", type=float, dest="boundary_radius_px",
+                       help="r, BIoU boundary band radius in pixels (default 1)")
+    rules.add_argument("--sample-spacing", type=float, dest="sample_spacing_px",
+                       help="boundary sampling step in pixels for MTA and HD95 (default 2)")
+    rules.add_argument("--ap-thresholds", type=_floats, dest="ap_iou_thresholds",
+                       help="comma-separated IoU thresholds averaged into AP (default 0.50:0.05:0.95)")
+    rules.add_argument("--max-detections", type=int, help="per-image prediction cap for AP (coco: 100)")
+    rules.add_argument("--bootstrap", type=int, dest="bootstrap_resamples",
+                       help="image-level bootstrap resamples for confidence intervals (default 500, 0 = off)")
+    rules.add_argument("--seed", type=int, dest="bootstrap_seed", help="bootstrap random seed (default 0)")
+    rules.add_argument("--sweeps", action="store_true",
+                       help="also run the minimum-hole-area (0..64 px²) and ring-threshold (0.1..0.9) sweeps")
+    return parser
+
+
+_PARAM_OPTIONS = ("score_threshold", "min_instance_area_px2", "min_hole_area_px2", "iou_threshold",
+                  "ring_match_threshold", "boundary_radius_px", "sample_spacing_px", "ap_iou_thresholds",
+                  "max_detections", "bootstrap_resamples", "bootstrap_seed")
+
+
+class _Progress:
+    """A phase progress bar on stderr (tqdm), silent when quiet."""
+
+    def __init__(self, quiet):
+        self.bar = None
+        if not quiet:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=len(_PHASES), desc="evaluate", unit="phase", file=sys.stderr, leave=False)
+
+    def __call__(self, phase):
+        if self.bar is not None:
+            self.bar.set_postfix_str(phase)
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(args):
+    """Run one evaluation from parsed arguments; returns the written file paths."""
+    from .api import evaluate, load_inputs
+    from .report import format_table, write_report
+
+    progress = _Progress(args.quiet)
+    try:
+        progress("load")
+        gt, pred, frame = load_inputs(
+            args.gt, args.pred, categories=args.categories, default_score=args.default_score,
+            score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
+            pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer)
+        overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
+        evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps, **overrides)
+        progress("write")
+        files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
+                             inputs=(args.gt, args.pred), plots=not args.no_plots, geopackage=not args.no_gpkg)
+    finally:
+        progress.close()
+    if not args.quiet:
+        print(format_table(evaluation.summary))
+        print(f"\nwrote {len(files)} files to {args.out}/ (summary.json, per-feature CSV, "
+              f"{'evaluation.gpkg, ' if not args.no_gpkg else ''}{'plots' if not args.no_plots else ''})")
+    return files
+
+
+def main(argv=None):
+    """Entry point; returns the process exit status."""
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            run(args)
+        except (EvaluatorError, FileExistsError) as exc:
+            _report_warnings(caught)
+            print(f"polytopo.evaluator: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("polytopo.evaluator: interrupted; no output folder was written", file=sys.stderr)
+            return 130
+        except Exception as exc:  # noqa: BLE001 - one line for the user, traceback with --debug
+            if args.debug:
+                raise
+            print(f"polytopo.evaluator: unexpected failure: {type(exc).__name__}: {exc} (rerun with --debug)",
+                  file=sys.stderr)
+            return 1
+    _report_warnings(caught)
+    return 0
+
+
+def _report_warnings(caught):
+    for warning in caught:
+        print(f"polytopo.evaluator: warning: {warning.message}", file=sys.stderr)

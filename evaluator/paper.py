@@ -1,0 +1,154 @@
+"""The ``paper`` profile: PolyTopoBench's metrics as Appendix A.1 defines them.
+
+Pipeline (all lengths in pixels):
+
+1. filters: score threshold, minimum instance area (GT ``>=``, predictions ``>``), holes
+   below A_min removed from both sides;
+2. validity of each prediction by Definition 15 (invalid polygons are evaluated, and fail
+   Topo-EM); regions for IoU are the occupied regions (``make_valid``, every part kept);
+3. instance matching by Definition 3 at β (greedy by score, each GT once); AP/AR over
+   the AP thresholds;
+4. for each matched pair: exterior rings paired directly and *matched* when E-BIoU > γ;
+   holes matched one-to-one by Hungarian assignment on per-hole BIoU, accepted when
+   BIoU > γ; Overall/Exterior scope BIoU, POLIS, MTA, HD95 per pair; Hole scope per
+   accepted hole match;
+5. Hole-F1 micro-averaged over the dataset (holes of unmatched instances count as FP/FN);
+   Topo-EM over matched pairs plus unmatched GT and predictions (Definition 16).
+"""
+
+import numpy as np
+
+from .corners import corner_counts
+from .detection import detection_metrics
+from .filters import apply_min_instance_area, apply_score_threshold, drop_small_holes
+from .matching import greedy_match, iou_candidates, score_order
+from .outcome import DetectionRanking, Outcome
+from .pairs import evaluate_pairs
+from .repair import occupied_region
+from .rings import RingTable
+from .stats import f1_score, nanmean
+from .validity import validity_reasons
+
+__all__ = ["evaluate_paper", "prepare", "image_codes"]
+
+
+def image_codes(gt, pred, image_ids):
+    """Integer code per instance image, codes following ``image_ids`` then first appearance."""
+    codes = {}
+    for image in image_ids:
+        codes.setdefault(image, len(codes))
+    for instance in (*gt, *pred):
+        codes.setdefault(instance.image_id, len(codes))
+    ids = list(codes)
+    return (np.array([codes[i.image_id] for i in gt], dtype=np.int64),
+            np.array([codes[i.image_id] for i in pred], dtype=np.int64), ids)
+
+
+def prepare(gt_set, pred_set, params):
+    """Apply the profile-independent filters; returns the filtered sets and hole counts."""
+    pred_set = apply_score_threshold(pred_set, params.score_threshold)
+    gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
+    pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
+    gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
+    pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
+    return gt_set, pred_set, {"gt": gt_holes, "pred": pred_holes}
+
+
+def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):
+    """Run the ``paper`` profile (also the base of ``coco``).
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        Ground truth and predictions in pixels, already filtered by :func:`prepare`.
+    params : EvaluationParams
+    progress : callable, optional
+        Called with a phase name as each phase starts.
+    detection : callable
+        Computes the AP/AR metrics (``coco`` passes its own).
+
+    Returns
+    -------
+    Outcome
+    """
+    step = progress or (lambda name: None)
+    gt, pred = list(gt_set.instances), list(pred_set.instances)
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    step("validity")
+    pred_reasons = validity_reasons(pred)
+    gt_reasons = validity_reasons(gt)
+    gt_regions = occupied_region([i.polygon() for i in gt])
+    pred_regions = occupied_region([i.polygon() for i in pred])
+    scores = np.array([i.score for i in pred], dtype=float)
+
+    step("instance IoU")
+    cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
+    det, ranked = detection(cand, scores, pred_image, len(gt), params.ap_iou_thresholds, params.max_detections)
+    matched = greedy_match(score_order(scores), *cand, params.iou_threshold, len(gt), len(pred))
+    pairs_pred = np.flatnonzero(matched >= 0)
+    pairs_gt = matched[pairs_pred]
+    iou = _pair_iou(cand, pairs_gt, pairs_pred)
+
+    step("ring bands")
+    gt_table = RingTable(gt, params.boundary_radius_px)
+    pred_table = RingTable(pred, params.boundary_radius_px)
+    step("pair metrics")
+    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, params)
+
+    gamma = params.ring_match_threshold
+    ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
+    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
+    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
+    valid = np.array([pred_reasons[p] == "" for p in pairs_pred], dtype=bool)
+    if not params.check_validity:
+        valid[:] = True
+    topo = valid & ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+
+    hole_tp = int(pairs.hole_tp.sum())
+    hole_fp = len(pred_table.holes) - hole_tp
+    hole_fn = len(gt_table.holes) - hole_tp
+    k = len(pairs_gt) + (len(gt) - len(pairs_gt)) + (len(pred) - len(pairs_pred))
+    ext_tp = int(ext_matched.sum())
+
+    step("corners")
+    corner = _corner_f1(gt_table, pred_table, pairs_gt, pairs_pred, params)
+
+    metrics = {
+        **det,
+        "O-BIoU": nanmean(pairs.o_biou), "E-BIoU": nanmean(pairs.e_biou), "H-BIoU": nanmean(pairs.holes.biou),
+        "O-POLIS": nanmean(pairs.o_polis), "E-POLIS": nanmean(pairs.e_polis), "H-POLIS": nanmean(pairs.holes.polis),
+        "O-MTA": nanmean(pairs.o_mta), "E-MTA": nanmean(pairs.e_mta), "H-MTA": nanmean(pairs.holes.mta),
+        "Hole-F1": f1_score(hole_tp, hole_fp, hole_fn),
+        "Hole-P": hole_tp / (hole_tp + hole_fp) if hole_tp + hole_fp else float("nan"),
+        "Hole-R": hole_tp / (hole_tp + hole_fn) if hole_tp + hole_fn else float("nan"),
+        "Hole-TP": hole_tp, "Hole-FP": hole_fp, "Hole-FN": hole_fn,
+        "Topo-EM": float(topo.sum() / k) if k else float("nan"),
+        "E-F1": f1_score(ext_tp, len(pred) - ext_tp, len(gt) - ext_tp),
+        "O-HD95": nanmean(pairs.o_hd95), "E-HD95": nanmean(pairs.e_hd95), "H-HD95": nanmean(pairs.holes.hd95),
+        **corner,
+        "HoleCount-MAE": float(np.mean(np.abs(gt_h - pred_h))) if len(gt_h) else float("nan"),
+        "matched_pairs": int(len(pairs_gt)),
+        "unmatched_gt": int(len(gt) - len(pairs_gt)),
+        "unmatched_pred": int(len(pred) - len(pairs_pred)),
+        "invalid_pred": int(sum(1 for r in pred_reasons if r)),
+    }
+    order, tp = ranked[min(ranked, key=lambda t: abs(t - params.iou_threshold))]
+    ranking = DetectionRanking(params.iou_threshold, scores[order], tp, pred_image[order],
+                               np.bincount(gt_image, minlength=len(ids)))
+    return Outcome(params, gt, pred, gt_regions, pred_regions, gt_table, pred_table, pairs,
+                   ext_matched, topo, pred_reasons, gt_reasons, (gt_image, pred_image), ids,
+                   metrics, ranking)
+
+
+def _pair_iou(cand, pairs_gt, pairs_pred):
+    gt_index, pred_index, iou = cand
+    lookup = dict(zip(zip(gt_index.tolist(), pred_index.tolist()), iou.tolist()))
+    return np.array([lookup[(g, p)] for g, p in zip(pairs_gt.tolist(), pairs_pred.tolist())], dtype=float)
+
+
+def _corner_f1(gt_table, pred_table, pairs_gt, pairs_pred, params):
+    """Corner F1 of exterior rings over matched pairs; unmatched instances' corners count."""
+    counts = corner_counts([s[0] for s in gt_table.exterior_sets], [s[0] for s in pred_table.exterior_sets],
+                           pairs_gt, pairs_pred, params.corner_simplify_px, params.corner_thresholds_px)
+    return {f"Corner-F1@{t:g}": f1_score(*(int(v) for v in counts[k]))
+            for k, t in enumerate(params.corner_thresholds_px)}

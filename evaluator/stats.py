@@ -1,0 +1,33 @@
+"""Small aggregation helpers shared by the profiles."""
+
+import numpy as np
+
+__all__ = ["nanmean", "f1_score", "prf_summary"]
+
+
+def nanmean(values):
+    """Mean of the non-NaN values; NaN when there are none.
+
+    Examples
+    --------
+    >>> nanmean([1.0, float("nan"), 3.0])
+    2.0
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def f1_score(tp, fp, fn):
+    """``2TP / (2TP + FP + FN)``; NaN when all three are 0."""
+    denominator = 2 * tp + fp + fn
+    return 2 * tp / denominator if denominator else float("nan")
+
+
+def prf_summary(tp, fp, fn):
+    """Counts with precision, recall and F1, 0 where a denominator is 0 (reference-code style)."""
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return {"tp": int(tp), "fp": int(fp), "fn": int(fn), "precision": float(precision),
+            "recall": float(recall), "f1": float(f1)}

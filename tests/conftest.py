@@ -1,0 +1,35 @@
+"""Fixtures shared by the whole test suite.
+
+QGIS is started only for tests that ask for ``qgis_app``, so tests of the pure
+packages (``evaluator``, ``models``) never pay for it.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+__all__ = ["qgis_app", "repo_root"]
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    """Return the repository root: the QGIS plugin folder and package ``polytopo``."""
+    return Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def qgis_app(tmp_path_factory):
+    """Start a headless ``QgsApplication`` once per test session.
+
+    It runs with the offscreen Qt platform and a throw-away profile folder, so
+    tests never read or write the user's QGIS settings.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from qgis.core import QgsApplication
+
+    profile_dir = tmp_path_factory.mktemp("qgis-profile")
+    app = QgsApplication([], True, str(profile_dir))
+    app.initQgis()
+    yield app
+    app.exitQgis()

@@ -1,0 +1,43 @@
+"""Hand-made polygons and small builders for the evaluator tests (pixels, y down)."""
+
+import numpy as np
+import pytest
+
+from polytopo.evaluator.instances import Instance, InstanceSet
+
+__all__ = ["square", "make_set", "fixtures_dir"]
+
+
+def _square(x, y, size, height=None):
+    h = size if height is None else height
+    return np.array([[x, y], [x + size, y], [x + size, y + h], [x, y + h]], dtype=float)
+
+
+def _make_set(polygons, image_id=0, scores=None, image_ids=None):
+    """InstanceSet of ``(exterior, [holes])`` tuples, all in one image unless ``image_ids``."""
+    instances = []
+    for index, (exterior, holes) in enumerate(polygons):
+        image = image_id if image_ids is None else image_ids[index]
+        score = 1.0 if scores is None else scores[index]
+        instances.append(Instance(image, index, np.asarray(exterior, float),
+                                  tuple(np.asarray(h, float) for h in holes), float(score)))
+    ids = sorted({i.image_id for i in instances}) or [image_id]
+    return InstanceSet(tuple(instances), tuple(ids), {}, "test")
+
+
+@pytest.fixture
+def square():
+    """``square(x, y, size[, height])``: an axis-aligned rectangle ring, counter-clockwise in y-down pixels."""
+    return _square
+
+
+@pytest.fixture
+def make_set():
+    """``make_set([(exterior, [holes]), ...], image_id=0, scores=None, image_ids=None)``."""
+    return _make_set
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir(repo_root):
+    """The bundled test fixtures folder."""
+    return repo_root / "tests" / "fixtures"

@@ -1,0 +1,147 @@
+"""The pure packages never import QGIS or Qt.
+
+``evaluator/`` and ``models/`` must run outside QGIS (command line, notebooks,
+clusters), so no module there may import ``qgis``, ``PyQt5``, ``PyQt6`` (which
+also covers ``qgis.PyQt``) or PolyTopo's own ``plugin`` package, the one place
+that does. The scan reads the source with :mod:`ast`: nothing is imported.
+"""
+
+import ast
+
+import pytest
+
+PURE_PACKAGES = ("evaluator", "models")
+FORBIDDEN_TOP_LEVEL = frozenset({"qgis", "PyQt5", "PyQt6"})
+PLUGIN_PACKAGE = "plugin"
+DYNAMIC_IMPORTERS = frozenset({"import_module", "__import__"})
+
+
+def resolve_relative(module, level, package_parts):
+    """Return the absolute dotted parts that ``from <level dots><module>`` names.
+
+    ``package_parts`` is the importing module's package inside the repository
+    root (e.g. ``["evaluator"]``); the root itself is the package ``polytopo``.
+    """
+    base = ["polytopo", *package_parts]
+    if level > len(base):
+        return None
+    parts = base[: len(base) - level + 1]
+    return parts + (module.split(".") if module else [])
+
+
+def is_forbidden(parts):
+    """Tell whether the dotted name ``parts`` is QGIS, Qt or ``polytopo.plugin``."""
+    if not parts:
+        return False
+    if parts[0] in FORBIDDEN_TOP_LEVEL:
+        return True
+    return parts[:2] == ["polytopo", PLUGIN_PACKAGE]
+
+
+def imported_names(tree, package_parts):
+    """Yield ``(line, dotted name)`` for every import in ``tree``.
+
+    Covers ``import x``, ``from x import y``, relative imports, and calls of
+    ``importlib.import_module("x")`` / ``__import__("x")`` with a literal name.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name.split(".")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = resolve_relative(node.module, node.level, package_parts)
+            else:
+                parts = node.module.split(".")
+            if parts is not None:
+                yield node.lineno, parts
+                for alias in node.names:
+                    yield node.lineno, [*parts, alias.name]
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            first = node.args[0]
+            if (
+                name in DYNAMIC_IMPORTERS
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+            ):
+                yield node.lineno, first.value.split(".")
+
+
+def find_violations(source, filename, package_parts):
+    """Return ``"file:line imports name"`` for each forbidden import in ``source``."""
+    tree = ast.parse(source, filename=filename)
+    return [
+        f"{filename}:{line} imports {'.'.join(parts)}"
+        for line, parts in imported_names(tree, package_parts)
+        if is_forbidden(parts)
+    ]
+
+
+def pure_modules(repo_root):
+    """Return every ``.py`` file under the pure packages, sorted."""
+    return sorted(
+        path
+        for package in PURE_PACKAGES
+        for path in (repo_root / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def test_pure_packages_import_neither_qgis_nor_qt(repo_root):
+    """No module under evaluator/ or models/ imports QGIS, Qt or polytopo.plugin."""
+    modules = pure_modules(repo_root)
+    assert modules, (
+        f"Expected Python modules under {', '.join(PURE_PACKAGES)} but found none; "
+        "run the tests from a complete checkout."
+    )
+    violations = []
+    for path in modules:
+        relative = path.relative_to(repo_root)
+        violations += find_violations(
+            path.read_text(encoding="utf-8"), str(relative), list(relative.parent.parts)
+        )
+    assert violations == [], (
+        "Expected evaluator/ and models/ to stay free of QGIS and Qt but got:\n"
+        + "\n".join(violations)
+        + "\nMove QGIS-facing code to plugin/ and pass plain data in."
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import qgis.core",
+        "import PyQt5.QtCore as qtc",
+        "from PyQt6 import QtGui",
+        "from qgis.PyQt.QtCore import QVariant",
+        "from ..plugin import provider",
+        "from .. import plugin",
+        "from polytopo.plugin.provider import PolyTopoProvider",
+        "import importlib\nimportlib.import_module('qgis.core')",
+        "def f():\n    return __import__('PyQt5')",
+    ],
+)
+def test_scanner_reports_each_forbidden_import_with_file_and_line(source):
+    """Every import form of a forbidden module is caught and located."""
+    violations = find_violations(source, "evaluator/example.py", ["evaluator"])
+    last_line = source.count("\n") + 1
+    assert violations
+    assert all(v.startswith(f"evaluator/example.py:{last_line} imports ") for v in violations)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as np",
+        "from osgeo import gdal",
+        "from . import boundary",
+        "from ..evaluator import matching",
+        "from .qgis_free import helper",
+        "import importlib\nimportlib.import_module('onnxruntime')",
+    ],
+)
+def test_scanner_accepts_imports_of_pure_code(source):
+    """Imports of pure libraries and sibling modules are not reported."""
+    assert find_violations(source, "models/example.py", ["models"]) == []
