@@ -15,27 +15,23 @@ Conventions
 * POLIS is the symmetric mean vertex-to-boundary distance in pixels (Definition 8), NaN
   when either set is empty.
 * HD95 is the larger of the two directed 95th-percentile distances between boundary
-  samples taken every ``spacing`` px (:mod:`.sampling`), in pixels.
+  samples taken every ``spacing`` px (:func:`.kernels.sample_flat_rings`), in pixels.
 """
 
 import numpy as np
 import shapely
-from scipy.spatial import cKDTree
 
-from .sampling import sample_rings
+from .construct import ring_linestrings
+from .kernels import (flatten_rings, grouped_quantile, nearest_points, nearest_segments, ring_segments,
+                      sample_flat_rings)
 
 __all__ = [
     "ring_lines",
     "boundary_bands",
     "band_iou",
-    "pairwise_band_iou",
     "polis",
     "hd95",
 ]
-
-
-def _closed(ring):
-    return np.vstack([ring, ring[:1]])
 
 
 def ring_lines(ring_sets):
@@ -46,15 +42,14 @@ def ring_lines(ring_sets):
     numpy.ndarray of shapely geometries
         None for an empty set.
     """
-    lines = np.empty(len(ring_sets), dtype=object)
-    for index, rings in enumerate(ring_sets):
-        closed = [_closed(ring) for ring in rings]
-        if not closed:
-            lines[index] = None
-        elif len(closed) == 1:
-            lines[index] = shapely.linestrings(closed[0])
-        else:
-            lines[index] = shapely.multilinestrings([shapely.linestrings(ring) for ring in closed])
+    sizes = np.array([len(rings) for rings in ring_sets], dtype=np.int64)
+    lines = np.full(len(ring_sets), None, dtype=object)
+    single, multi = np.flatnonzero(sizes == 1), np.flatnonzero(sizes > 1)
+    if single.size:
+        lines[single] = ring_linestrings([ring_sets[i][0] for i in single])
+    if multi.size:
+        parts = ring_linestrings([ring for i in multi for ring in ring_sets[i]])
+        lines[multi] = shapely.multilinestrings(parts, indices=np.repeat(np.arange(multi.size), sizes[multi]))
     return lines
 
 
@@ -108,35 +103,17 @@ def band_iou(bands_a, bands_b):
     return result
 
 
-def pairwise_band_iou(bands_a, bands_b):
-    """Dense ``(len(a), len(b))`` BIoU matrix; only pairs whose bands' boxes overlap are computed.
-
-    Non-overlapping pairs are exactly 0, so the matrix equals the full pairwise one.
-    """
-    matrix = np.zeros((len(bands_a), len(bands_b)))
-    if len(bands_a) == 0 or len(bands_b) == 0:
-        return matrix
-    tree = shapely.STRtree(np.asarray(bands_b, dtype=object))
-    left, right = tree.query(np.asarray(bands_a, dtype=object))
-    if left.size:
-        matrix[left, right] = band_iou(np.asarray(bands_a, dtype=object)[left], np.asarray(bands_b, dtype=object)[right])
-    return matrix
-
-
-def _vertices(ring_sets):
-    """Flat vertex array and the owning set index of each vertex."""
-    counts = np.array([sum(len(ring) for ring in rings) for rings in ring_sets], dtype=np.int64)
-    if counts.sum() == 0:
-        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64), counts
-    coords = np.concatenate([ring for rings in ring_sets for ring in rings])
-    return coords, np.repeat(np.arange(len(ring_sets)), counts), counts
-
-
-def _mean_vertex_distance(source_sets, target_lines):
-    coords, owner, counts = _vertices(source_sets)
-    distances = shapely.distance(shapely.points(coords), target_lines[owner])
-    sums = np.bincount(owner, weights=distances, minlength=len(source_sets))
-    return np.divide(sums, counts, out=np.full(len(source_sets), np.nan), where=counts > 0)
+def _directed_mean_distance(source_sets, target_sets):
+    """Mean distance of each source set's vertices to the target set's ring lines, per set."""
+    n = len(source_sets)
+    coords, vertex_ring, ring_owner = flatten_rings(source_sets)
+    t_coords, t_vertex_ring, t_ring_owner = flatten_rings(target_sets)
+    a, b, seg_ring = ring_segments(t_coords, t_vertex_ring)
+    owner = ring_owner[vertex_ring]
+    distance, _ = nearest_segments(coords, owner, a, b, t_ring_owner[seg_ring], n)
+    sums = np.bincount(owner, weights=distance, minlength=n)
+    counts = np.bincount(owner, minlength=n)
+    return np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
 
 
 def polis(sets_a, sets_b):
@@ -148,25 +125,32 @@ def polis(sets_a, sets_b):
     >>> float(polis([[a]], [[a + [1.0, 0.0]]])[0])
     0.5
     """
-    lines_a, lines_b = ring_lines(sets_a), ring_lines(sets_b)
-    result = np.full(len(sets_a), np.nan)
-    present = ~(shapely.is_missing(lines_a) | shapely.is_missing(lines_b))
-    if present.any():
-        index = np.flatnonzero(present)
-        a_to_b = _mean_vertex_distance([sets_a[i] for i in index], lines_b[index])
-        b_to_a = _mean_vertex_distance([sets_b[i] for i in index], lines_a[index])
-        result[index] = 0.5 * (a_to_b + b_to_a)
+    result = 0.5 * (_directed_mean_distance(sets_a, sets_b) + _directed_mean_distance(sets_b, sets_a))
+    empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
+    result[empty] = np.nan
     return result
 
 
 def hd95(sets_a, sets_b, spacing_px):
-    """Element-wise symmetric 95th-percentile Hausdorff distance in pixels (NaN if a set is empty)."""
-    result = np.full(len(sets_a), np.nan)
-    for index, (rings_a, rings_b) in enumerate(zip(sets_a, sets_b)):
-        points_a, points_b = sample_rings(rings_a, spacing_px), sample_rings(rings_b, spacing_px)
-        if len(points_a) == 0 or len(points_b) == 0:
-            continue
-        b_to_a = cKDTree(points_a).query(points_b, k=1)[0]
-        a_to_b = cKDTree(points_b).query(points_a, k=1)[0]
-        result[index] = max(np.quantile(b_to_a, 0.95), np.quantile(a_to_b, 0.95))
+    """Element-wise symmetric 95th-percentile Hausdorff distance in pixels (NaN if a set is empty).
+
+    Both boundaries are sampled every ``spacing_px`` px; the result is the larger of the two
+    directed 95th percentiles of nearest-sample distances.
+    """
+    n = len(sets_a)
+
+    def samples(sets):
+        coords, vertex_ring, ring_owner = flatten_rings(sets)
+        points, point_ring = sample_flat_rings(coords, vertex_ring, spacing_px)
+        return points, ring_owner[point_ring] if len(point_ring) else point_ring
+
+    pa, oa = samples(sets_a)
+    pb, ob = samples(sets_b)
+    a_to_b = nearest_points(pa, oa, pb, ob, n)
+    b_to_a = nearest_points(pb, ob, pa, oa, n)
+    q_ab = grouped_quantile(a_to_b, oa, n, 0.95)
+    q_ba = grouped_quantile(b_to_a, ob, n, 0.95)
+    result = np.maximum(q_ab, q_ba)
+    empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
+    result[empty] = np.nan
     return result

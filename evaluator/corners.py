@@ -12,23 +12,28 @@ import numpy as np
 import shapely
 from scipy.optimize import linear_sum_assignment
 
-from .repair import largest_polygon
+from .construct import ring_polygons
+from .repair import largest_polygons
 
 __all__ = ["ring_corners", "match_corners", "corner_counts"]
 
 
 def ring_corners(rings, tolerance_px=1.0):
     """Corner arrays ``(k, 2)`` of each ring, simplified with ``tolerance_px`` pixels."""
-    polygons = np.array([largest_polygon(shapely.Polygon(ring)) for ring in rings], dtype=object)
-    simplified = shapely.simplify(polygons, tolerance_px, preserve_topology=True)
-    corners = []
-    for ring, polygon, simple in zip(rings, polygons, simplified):
-        if polygon is None:
-            corners.append(ring)
-            continue
-        simple = largest_polygon(simple) or polygon
-        coords = shapely.get_coordinates(simple.exterior)[:-1]
-        corners.append(coords if len(coords) >= 3 else ring)
+    if len(rings) == 0:
+        return []
+    polygons = largest_polygons(ring_polygons(rings))
+    simplified = largest_polygons(shapely.simplify(polygons, tolerance_px, preserve_topology=True))
+    usable = ~shapely.is_missing(simplified)
+    chosen = np.where(usable, simplified, polygons)
+    present = ~shapely.is_missing(chosen)
+    coords, owner = shapely.get_coordinates(shapely.get_exterior_ring(chosen[present]), return_index=True)
+    counts = np.bincount(owner, minlength=int(present.sum()))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    corners = list(rings)
+    for position, index in enumerate(np.flatnonzero(present)):
+        if counts[position] - 1 >= 3:
+            corners[index] = coords[starts[position]:starts[position] + counts[position] - 1]
     return corners
 
 

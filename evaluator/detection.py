@@ -38,7 +38,7 @@ def detection_metrics(cand, scores, pred_image, n_gt, thresholds, max_detections
     tp_by_threshold : dict
         ``{threshold: (order, tp)}``: the ranked predictions and their 0/1 outcome.
     """
-    gt_index, pred_index, iou = cand
+    gt_index, pred_index, iou = cand.gt_index, cand.pred_index, cand.iou
     n_pred = len(scores)
     order = capped_order(scores, pred_image, max_detections)
     metrics, ranked, recalls = {}, {}, []

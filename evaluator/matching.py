@@ -8,11 +8,13 @@
   the assigned pairs whose similarity passes a threshold (``>`` or ``>=``).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import shapely
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["iou_candidates", "greedy_match", "hungarian_match", "score_order"]
+__all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "score_order"]
 
 
 def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
@@ -27,12 +29,13 @@ def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
 
     Returns
     -------
-    gt_index, pred_index, iou : numpy.ndarray
-        Pairs with positive intersection, sorted by prediction then ground truth.
+    Candidates
+        Pairs with positive intersection, sorted by prediction then ground truth, with
+        their IoU and intersection area (px²).
     """
     if len(gt_regions) == 0 or len(pred_regions) == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(0)
+        return Candidates(empty, empty, np.zeros(0), np.zeros(0), len(gt_regions))
     tree = shapely.STRtree(gt_regions)
     pred_index, gt_index = tree.query(pred_regions)
     same = gt_image[gt_index] == pred_image[pred_index]
@@ -42,7 +45,24 @@ def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
     iou = np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0))
     keep = iou > 0
     order = np.lexsort((gt_index[keep], pred_index[keep]))
-    return gt_index[keep][order], pred_index[keep][order], iou[keep][order]
+    return Candidates(gt_index[keep][order], pred_index[keep][order], iou[keep][order], inter[keep][order],
+                      len(gt_regions))
+
+
+class Candidates(NamedTuple):
+    """Overlapping (gt, pred) pairs sorted by prediction then ground truth."""
+
+    gt_index: np.ndarray
+    pred_index: np.ndarray
+    iou: np.ndarray
+    intersection: np.ndarray
+    n_gt: int
+
+    def lookup(self, gt_index, pred_index):
+        """IoU and intersection area (px²) of the given pairs (each must be a candidate)."""
+        key = self.pred_index * self.n_gt + self.gt_index
+        position = np.searchsorted(key, np.asarray(pred_index) * self.n_gt + np.asarray(gt_index))
+        return self.iou[position], self.intersection[position]
 
 
 def score_order(scores):
@@ -58,7 +78,7 @@ def greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred):
     order : numpy.ndarray
         Prediction indices in the order they pick (descending score).
     gt_index, pred_index, iou : numpy.ndarray
-        Candidate pairs from :func:`iou_candidates`.
+        Candidate pairs from :func:`iou_candidates` (``candidates[:3]``).
     threshold : float
         Minimum IoU of a match.
     n_gt, n_pred : int

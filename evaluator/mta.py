@@ -1,7 +1,7 @@
 """Maximum tangent angle (MTA, Definition 10), vectorized over many polygon pairs.
 
 For each pair the predicted contours (exterior and holes) are sampled every ``spacing`` px
-(:mod:`.sampling`); each sample is projected onto the nearest ground-truth contour. Each
+(:func:`.kernels.sample_flat_rings`); each sample is projected onto the nearest ground-truth contour. Each
 segment between consecutive samples is compared with the segment between their
 projections: the orientation-invariant angle ``arccos(|<dp, dq>| / (|dp| |dq|))``. Segments
 whose length ratio ``|dp| / |dq|`` is not strictly inside ``(1 / max_stretch, max_stretch)``
@@ -12,29 +12,45 @@ NaN. MTA is the largest remaining angle, in degrees; NaN when no segment remains
 import numpy as np
 import shapely
 
-from .sampling import sample_closed_ring
+from .kernels import flatten_rings, grouped_reduce, nearest_segments, ring_segments, sample_flat_rings
 
-__all__ = ["max_tangent_angle"]
-
-
-def _closed(ring):
-    return np.vstack([ring, ring[:1]])
+__all__ = ["max_tangent_angle", "region_precision"]
 
 
-def max_tangent_angle(pred_sets, gt_sets, pred_regions, gt_regions, *, spacing_px=2.0,
-                      min_precision=0.5, max_stretch=2.0):
+def region_precision(pred_regions, gt_regions, intersection=None):
+    """``|P ∩ G| / |P|`` per pair; NaN where a region is missing or has no area.
+
+    ``intersection`` (px²) may be given when already known.
+    """
+    pred = np.asarray(pred_regions, dtype=object)
+    gt = np.asarray(gt_regions, dtype=object)
+    result = np.full(len(pred), np.nan)
+    present = ~(shapely.is_missing(pred) | shapely.is_missing(gt))
+    pred_area = np.zeros(len(pred))
+    pred_area[present] = shapely.area(pred[present])
+    present[present] &= (pred_area[present] > 0) & (shapely.area(gt[present]) > 0)
+    if intersection is None:
+        inter = np.zeros(len(pred))
+        inter[present] = shapely.area(shapely.intersection(pred[present], gt[present]))
+    else:
+        inter = np.asarray(intersection, dtype=float)
+    result[present] = inter[present] / np.maximum(pred_area[present], 1e-8)
+    return result
+
+
+def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_precision=0.5, max_stretch=2.0):
     """Element-wise MTA in degrees between predicted and ground-truth ring sets.
 
     Parameters
     ----------
     pred_sets, gt_sets : sequence of sequence of numpy.ndarray
         Contours of each pair (rings in pixels, first vertex not repeated).
-    pred_regions, gt_regions : sequence of shapely geometry or None
-        Valid regions the contours bound, for the precision filter; None gives NaN.
+    precision : numpy.ndarray
+        ``|P ∩ G| / |P|`` of each pair (:func:`region_precision`); NaN gives NaN.
     spacing_px : float
         Sampling step along predicted contours, pixels.
     min_precision : float
-        Minimum ``|P ∩ G| / |P|`` for a pair to be measured.
+        Minimum precision for a pair to be measured.
     max_stretch : float
         Limit on the length ratio of a sampled segment and its projection.
 
@@ -46,66 +62,32 @@ def max_tangent_angle(pred_sets, gt_sets, pred_regions, gt_regions, *, spacing_p
     Examples
     --------
     >>> square = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
-    >>> region = shapely.Polygon(square)
-    >>> float(max_tangent_angle([[square]], [[square]], [region], [region])[0])
+    >>> float(max_tangent_angle([[square]], [[square]], np.array([1.0]))[0])
     0.0
     """
-    pred = np.asarray(pred_regions, dtype=object)
-    gt = np.asarray(gt_regions, dtype=object)
-    result = np.full(len(pred), np.nan)
-    present = ~(shapely.is_missing(pred) | shapely.is_missing(gt))
-    present[present] = (shapely.area(pred[present]) > 0) & (shapely.area(gt[present]) > 0)
-    if present.any():
-        index = np.flatnonzero(present)
-        inter = shapely.area(shapely.intersection(pred[index], gt[index]))
-        precision = inter / np.maximum(shapely.area(pred[index]), 1e-8)
-        index = index[precision >= min_precision]
-        if index.size:
-            result[index] = _angles([pred_sets[i] for i in index], [gt_sets[i] for i in index],
-                                    spacing_px, max_stretch)
+    precision = np.asarray(precision, dtype=float)
+    result = np.full(len(precision), np.nan)
+    index = np.flatnonzero(precision >= min_precision)
+    if index.size:
+        result[index] = _angles([pred_sets[i] for i in index], [gt_sets[i] for i in index], spacing_px,
+                                max_stretch)
     return result
 
 
 def _angles(pred_sets, gt_sets, spacing, max_stretch):
-    # Samples of every predicted contour, with the pair and contour they belong to.
-    samples, sample_pair, sample_contour = [], [], []
-    targets, target_offset, target_count = [], [], []
-    contour_id = 0
-    for pair, (p, g) in enumerate(zip(pred_sets, gt_sets)):
-        for ring in p:
-            points = sample_closed_ring(ring, spacing)
-            samples.append(points)
-            sample_pair.append(np.full(len(points), pair))
-            sample_contour.append(np.full(len(points), contour_id))
-            contour_id += 1
-        target_offset.append(len(targets))
-        target_count.append(len(g))
-        targets.extend(shapely.linearrings(_closed(ring)) for ring in g)
-    points = np.concatenate(samples)
-    pair_of = np.concatenate(sample_pair)
-    contour_of = np.concatenate(sample_contour)
-    targets = np.asarray(targets, dtype=object)
-    offset = np.asarray(target_offset)[pair_of]
-    count = np.asarray(target_count)[pair_of]
+    n = len(pred_sets)
+    coords, vertex_ring, ring_owner = flatten_rings(pred_sets)
+    points, contour = sample_flat_rings(coords, vertex_ring, spacing)
+    owner = ring_owner[contour]
+    t_coords, t_vertex_ring, t_ring_owner = flatten_rings(gt_sets)
+    a, b, seg_ring = ring_segments(t_coords, t_vertex_ring)
+    # Each sample projects onto the nearest ground-truth segment of its pair (first on ties).
+    _, projected = nearest_segments(points, owner, a, b, t_ring_owner[seg_ring], n, closest=True)
 
-    # Distance of every sample to every target contour of its pair; the first nearest wins.
-    rows = np.repeat(np.arange(len(points)), count)
-    cols = np.repeat(offset, count) + (np.arange(rows.size) - np.repeat(np.cumsum(count) - count, count))
-    geoms = shapely.points(points)
-    distance = shapely.distance(geoms[rows], targets[cols])
-    starts = np.cumsum(count) - count
-    nearest = np.minimum.reduceat(distance, starts)
-    is_min = distance == nearest[rows]
-    first = np.flatnonzero(is_min)
-    _, first_of_row = np.unique(rows[first], return_index=True)
-    chosen = targets[cols[first[first_of_row]]]
-    along = shapely.line_locate_point(chosen, geoms)
-    projected = shapely.get_coordinates(shapely.line_interpolate_point(chosen, along))
-
-    same = contour_of[1:] == contour_of[:-1]
+    same = contour[1:] == contour[:-1]
     edge = (points[1:] - points[:-1])[same]
     proj_edge = (projected[1:] - projected[:-1])[same]
-    owner = pair_of[1:][same]
+    pair = owner[1:][same]
     norm = np.linalg.norm(edge, axis=1)
     proj_norm = np.linalg.norm(proj_edge, axis=1)
     keep = (norm > 0) & (proj_norm > 0)
@@ -114,6 +96,5 @@ def _angles(pred_sets, gt_sets, spacing, max_stretch):
     cosine = np.ones_like(norm)
     cosine[keep] = np.abs(np.sum(edge[keep] * proj_edge[keep], axis=1)) / (norm[keep] * proj_norm[keep])
     cosine = np.clip(cosine, -1.0, 1.0)
-    smallest = np.full(len(pred_sets), np.inf)
-    np.minimum.at(smallest, owner[keep], cosine[keep])
+    smallest = grouped_reduce(np.minimum, cosine[keep], pair[keep], n, np.inf)
     return np.where(np.isfinite(smallest), np.degrees(np.arccos(np.minimum(smallest, 1.0))), np.nan)

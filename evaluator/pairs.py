@@ -9,10 +9,11 @@ own BIoU, POLIS, MTA and HD95. All distances are in pixels, angles in degrees.
 from dataclasses import dataclass
 
 import numpy as np
+import shapely
 
 from .boundary import band_iou, hd95, polis
 from .matching import hungarian_match
-from .mta import max_tangent_angle
+from .mta import max_tangent_angle, region_precision
 
 __all__ = ["PairMetrics", "HoleMatches", "evaluate_pairs", "match_holes_of_pairs"]
 
@@ -88,7 +89,8 @@ def match_holes_of_pairs(gt_table, pred_table, gt_index, pred_index, threshold, 
             np.array(out[2], dtype=np.int64), np.array(out[3], dtype=float))
 
 
-def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pred_index, iou, params):
+def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pred_index, iou, intersection,
+                   params):
     """All pair-level metrics of matched instance pairs.
 
     Parameters
@@ -97,45 +99,66 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
         Ring geometry of both sides.
     gt_regions, pred_regions : numpy.ndarray
         Valid occupied regions of the instances (for the MTA precision filter).
-    gt_index, pred_index, iou : numpy.ndarray
-        The matched pairs.
+    gt_index, pred_index, iou, intersection : numpy.ndarray
+        The matched pairs, their IoU and region intersection area (px²).
     params : EvaluationParams
         Uses ``sample_spacing_px``, ``mta_min_precision``, ``mta_max_stretch``,
         ``ring_match_threshold`` and ``ring_match_inclusive``.
+
+    Notes
+    -----
+    When neither instance of a pair has holes and both regions are exactly their exterior
+    polygons, the Overall scope *is* the Exterior scope: its metrics are copied rather than
+    computed twice.
     """
     g, p = np.asarray(gt_index, dtype=np.int64), np.asarray(pred_index, dtype=np.int64)
-    gt_all = [gt_table.all_sets[i] for i in g]
-    pred_all = [pred_table.all_sets[i] for i in p]
-    gt_ext = [gt_table.exterior_sets[i] for i in g]
-    pred_ext = [pred_table.exterior_sets[i] for i in p]
     spacing = params.sample_spacing_px
     mta_options = dict(spacing_px=spacing, min_precision=params.mta_min_precision,
                        max_stretch=params.mta_max_stretch)
+    gt_ext = [gt_table.exterior_sets[i] for i in g]
+    pred_ext = [pred_table.exterior_sets[i] for i in p]
+    holed = (np.diff(gt_table.hole_start)[g] > 0) | (np.diff(pred_table.hole_start)[p] > 0)
+    same_region = np.zeros(len(g), dtype=bool)
+    if len(g):
+        same_region = (shapely.equals_exact(gt_regions[g], gt_table.exterior_regions[g], 0.0)
+                       & shapely.equals_exact(pred_regions[p], pred_table.exterior_regions[p], 0.0))
+    overall = np.flatnonzero(holed | ~same_region)
+    o_precision = region_precision(pred_regions[p], gt_regions[g], intersection)
+    e_precision = o_precision.copy()
+    e_precision[overall] = region_precision(pred_table.exterior_regions[p[overall]],
+                                            gt_table.exterior_regions[g[overall]])
+
+    e = {
+        "biou": band_iou(gt_table.exterior_bands[g], pred_table.exterior_bands[p]),
+        "polis": polis(gt_ext, pred_ext),
+        "mta": max_tangent_angle(pred_ext, gt_ext, e_precision, **mta_options),
+        "hd95": hd95(gt_ext, pred_ext, spacing),
+    }
+    o = {key: value.copy() for key, value in e.items()}
+    if overall.size:
+        go, po = g[overall], p[overall]
+        gt_all = [gt_table.all_sets[i] for i in go]
+        pred_all = [pred_table.all_sets[i] for i in po]
+        o["biou"][overall] = band_iou(gt_table.all_bands[go], pred_table.all_bands[po])
+        o["polis"][overall] = polis(gt_all, pred_all)
+        o["mta"][overall] = max_tangent_angle(pred_all, gt_all, o_precision[overall], **mta_options)
+        o["hd95"][overall] = hd95(gt_all, pred_all, spacing)
 
     pair, gt_hole, pred_hole, hole_biou = match_holes_of_pairs(
         gt_table, pred_table, g, p, params.ring_match_threshold, params.ring_match_inclusive)
     gh_sets = [[gt_table.holes[i]] for i in gt_hole]
     ph_sets = [[pred_table.holes[i]] for i in pred_hole]
+    hole_precision = region_precision(pred_table.hole_regions[pred_hole], gt_table.hole_regions[gt_hole])
     holes = HoleMatches(
         pair=pair, gt_hole=gt_hole, pred_hole=pred_hole, biou=hole_biou,
         polis=polis(gh_sets, ph_sets),
-        mta=max_tangent_angle(ph_sets, gh_sets, pred_table.hole_regions[pred_hole],
-                              gt_table.hole_regions[gt_hole], **mta_options),
+        mta=max_tangent_angle(ph_sets, gh_sets, hole_precision, **mta_options),
         hd95=hd95(gh_sets, ph_sets, spacing),
     )
     return PairMetrics(
         gt_index=g, pred_index=p, iou=np.asarray(iou, dtype=float),
-        o_biou=band_iou(gt_table.all_bands[g], pred_table.all_bands[p]),
-        e_biou=band_iou(gt_table.exterior_bands[g], pred_table.exterior_bands[p]),
-        o_polis=polis(gt_all, pred_all),
-        e_polis=polis(gt_ext, pred_ext),
-        o_mta=max_tangent_angle(pred_all, gt_all, pred_regions[p], gt_regions[g], **mta_options),
-        e_mta=max_tangent_angle(pred_ext, gt_ext, pred_table.exterior_regions[p],
-                              gt_table.exterior_regions[g], **mta_options),
-        o_hd95=hd95(gt_all, pred_all, spacing),
-        e_hd95=hd95(gt_ext, pred_ext, spacing),
+        o_biou=o["biou"], e_biou=e["biou"], o_polis=o["polis"], e_polis=e["polis"],
+        o_mta=o["mta"], e_mta=e["mta"], o_hd95=o["hd95"], e_hd95=e["hd95"],
         hole_tp=np.bincount(pair, minlength=len(g)).astype(np.int64),
         holes=holes,
     )
-
-

@@ -74,26 +74,28 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     step = progress or (lambda name: None)
     gt, pred = list(gt_set.instances), list(pred_set.instances)
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    step("ring bands")
+    gt_table = RingTable(gt, params.boundary_radius_px)
+    pred_table = RingTable(pred, params.boundary_radius_px)
     step("validity")
-    pred_reasons = validity_reasons(pred)
-    gt_reasons = validity_reasons(gt)
-    gt_regions = occupied_region([i.polygon() for i in gt])
-    pred_regions = occupied_region([i.polygon() for i in pred])
+    pred_reasons = validity_reasons(pred, pred_table.polygons)
+    gt_reasons = validity_reasons(gt, gt_table.polygons)
+    gt_regions = occupied_region(gt_table.polygons)
+    pred_regions = occupied_region(pred_table.polygons)
     scores = np.array([i.score for i in pred], dtype=float)
 
     step("instance IoU")
     cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
     det, ranked = detection(cand, scores, pred_image, len(gt), params.ap_iou_thresholds, params.max_detections)
-    matched = greedy_match(score_order(scores), *cand, params.iou_threshold, len(gt), len(pred))
+    matched = greedy_match(score_order(scores), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
+                           len(gt), len(pred))
     pairs_pred = np.flatnonzero(matched >= 0)
     pairs_gt = matched[pairs_pred]
-    iou = _pair_iou(cand, pairs_gt, pairs_pred)
+    iou, inter = cand.lookup(pairs_gt, pairs_pred)
 
-    step("ring bands")
-    gt_table = RingTable(gt, params.boundary_radius_px)
-    pred_table = RingTable(pred, params.boundary_radius_px)
     step("pair metrics")
-    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, params)
+    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
+                           params)
 
     gamma = params.ring_match_threshold
     ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
@@ -138,12 +140,6 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     return Outcome(params, gt, pred, gt_regions, pred_regions, gt_table, pred_table, pairs,
                    ext_matched, topo, pred_reasons, gt_reasons, (gt_image, pred_image), ids,
                    metrics, ranking)
-
-
-def _pair_iou(cand, pairs_gt, pairs_pred):
-    gt_index, pred_index, iou = cand
-    lookup = dict(zip(zip(gt_index.tolist(), pred_index.tolist()), iou.tolist()))
-    return np.array([lookup[(g, p)] for g, p in zip(pairs_gt.tolist(), pairs_pred.tolist())], dtype=float)
 
 
 def _corner_f1(gt_table, pred_table, pairs_gt, pairs_pred, params):

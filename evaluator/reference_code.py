@@ -21,14 +21,14 @@ import numpy as np
 import shapely
 
 from .average_precision import interpolated_ap
-from .boundary import hd95, pairwise_band_iou, polis
+from .boundary import band_iou, hd95, polis
 from .corners import corner_counts
 from .filters import apply_score_threshold, hole_area_px2
 from .instances import Instance
 from .matching import hungarian_match, iou_candidates, score_order
 from .outcome import DetectionRanking, Outcome
 from .paper import image_codes
-from .mta import max_tangent_angle
+from .mta import max_tangent_angle, region_precision
 from .pairs import evaluate_pairs
 from .repair import largest_polygon, largest_polygons
 from .rings import RingTable
@@ -109,7 +109,7 @@ def _ap_by_threshold(order, cand, thresholds, n_gt, n_pred):
 
     Returns the AP values and, per threshold, the 0/1 outcome of the ranked predictions.
     """
-    gt_index, pred_index, iou = cand
+    gt_index, pred_index, iou = cand.gt_index, cand.pred_index, cand.iou
     best_gt = np.full(n_pred, -1, dtype=np.int64)
     best_iou = np.zeros(n_pred)
     if iou.size:
@@ -175,11 +175,13 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
 
     step("instance pairs")
     pairs_gt, pairs_pred, pairs_iou = _hungarian_per_image(cand, gt_image, pred_image, params.iou_threshold)
+    _, pairs_inter = cand.lookup(pairs_gt, pairs_pred)
     step("ring bands")
     gt_table = RingTable(gt, params.boundary_radius_px)
     pred_table = RingTable(pred, params.boundary_radius_px)
     step("pair metrics")
-    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, pairs_iou, params)
+    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, pairs_iou,
+                           pairs_inter, params)
     gt_h = np.diff(gt_table.hole_start)[pairs_gt]
     pred_h = np.diff(pred_table.hole_start)[pairs_pred]
     ext_matched = pairs.e_biou >= params.ring_match_threshold
@@ -190,7 +192,9 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     exterior = _role_metrics(
         gt_table.exterior_bands, pred_table.exterior_bands, [s[0] for s in gt_table.exterior_sets],
         [s[0] for s in pred_table.exterior_sets], gt_table.exterior_regions, pred_table.exterior_regions,
-        gt_image, pred_image, params, corners=True)
+        gt_image, pred_image, params, corners=True,
+        known=(pairs_gt, pairs_pred, {"biou": pairs.e_biou, "polis": pairs.e_polis, "hd95": pairs.e_hd95,
+                                      "mta": pairs.e_mta}))
     step("hole rings")
     hole = _role_metrics(
         gt_table.hole_bands, pred_table.hole_bands, gt_table.holes, pred_table.holes,
@@ -251,7 +255,7 @@ def flat_metrics(reference):
 
 def _hungarian_per_image(cand, gt_image, pred_image, threshold):
     """Per-image Hungarian assignment on ``1 - IoU`` (dense per image, zeros where disjoint)."""
-    gt_index, pred_index, iou = cand
+    gt_index, pred_index, iou = cand.gt_index, cand.pred_index, cand.iou
     out_gt, out_pred, out_iou = [], [], []
     images = np.union1d(gt_image, pred_image)
     gt_of = {image: np.flatnonzero(gt_image == image) for image in images}
@@ -276,39 +280,83 @@ def _hungarian_per_image(cand, gt_image, pred_image, threshold):
 
 
 def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_regions,
-                  gt_image, pred_image, params, corners):
-    """Rings of one role pooled per image and matched by Hungarian on ``1 - BIoU``."""
+                  gt_image, pred_image, params, corners, known=None):
+    """Rings of one role pooled per image and matched by Hungarian on ``1 - BIoU``.
+
+    ``known`` optionally gives metrics already computed for some ring pairs, as
+    ``(gt ring index, pred ring index, {"biou", "polis", "hd95", "mta"} arrays)``; those
+    pairs are not computed again (the values are identical by construction).
+    """
     threshold = params.ring_match_threshold
+    known_gt, known_pred, known_values = known if known is not None else (np.zeros(0, np.int64),) * 2 + ({},)
+    lookup = {(int(g), int(p)): k for k, (g, p) in enumerate(zip(known_gt, known_pred))}
+    similarity = _pooled_similarity(gt_bands, pred_bands, gt_image, pred_image, lookup, known_values.get("biou"))
     matched_gt, matched_pred, matched_biou = [], [], []
-    gt_rings_idx = np.arange(len(gt_rings))
-    pred_rings_idx = np.arange(len(pred_rings))
-    for image in np.union1d(gt_image, pred_image):
-        g = gt_rings_idx[gt_image == image]
-        p = pred_rings_idx[pred_image == image]
-        if len(g) == 0 or len(p) == 0:
-            continue
-        similarity = pairwise_band_iou(gt_bands[g], pred_bands[p])
-        for r, c, value in hungarian_match(similarity, threshold, inclusive=True):
-            matched_gt.append(g[r])
-            matched_pred.append(p[c])
+    for image, (g, p, matrix) in similarity.items():
+        for row, col, value in hungarian_match(matrix, threshold, inclusive=True):
+            matched_gt.append(g[row])
+            matched_pred.append(p[col])
             matched_biou.append(value)
     mg = np.array(matched_gt, dtype=np.int64)
     mp = np.array(matched_pred, dtype=np.int64)
-    g_sets = [[gt_rings[i]] for i in mg]
-    p_sets = [[pred_rings[i]] for i in mp]
-    mta = max_tangent_angle(p_sets, g_sets, pred_regions[mp], gt_regions[mg], spacing_px=params.sample_spacing_px,
-                            min_precision=params.mta_min_precision, max_stretch=params.mta_max_stretch)
+    reuse = np.array([lookup.get((int(g), int(p)), -1) for g, p in zip(mg, mp)], dtype=np.int64)
+    todo = np.flatnonzero(reuse < 0)
+    values = {}
+    g_sets = [[gt_rings[i]] for i in mg[todo]]
+    p_sets = [[pred_rings[i]] for i in mp[todo]]
+    fresh = {
+        "polis": polis(g_sets, p_sets),
+        "hd95": hd95(g_sets, p_sets, params.sample_spacing_px),
+        "mta": max_tangent_angle(p_sets, g_sets, region_precision(pred_regions[mp[todo]], gt_regions[mg[todo]]),
+                                 spacing_px=params.sample_spacing_px, min_precision=params.mta_min_precision,
+                                 max_stretch=params.mta_max_stretch),
+    }
+    for name, computed in fresh.items():
+        merged = np.full(len(mg), np.nan)
+        merged[todo] = computed
+        if len(todo) < len(mg):
+            merged[reuse >= 0] = known_values[name][reuse[reuse >= 0]]
+        values[name] = merged
     result = {
         **prf_summary(len(mg), len(pred_rings) - len(mg), len(gt_rings) - len(mg)),
         "aggregation": "direct_ring_matching_by_image",
         "boundary_iou": nanmean(matched_biou),
-        "polis": nanmean(polis(g_sets, p_sets)),
-        "hd95": nanmean(hd95(g_sets, p_sets, params.sample_spacing_px)),
-        "mta": nanmean(mta),
+        "polis": nanmean(values["polis"]),
+        "hd95": nanmean(values["hd95"]),
+        "mta": nanmean(values["mta"]),
     }
     if corners:
         result["corner_f1"] = _corner_f1(gt_rings, pred_rings, mg, mp, params)
     return result
+
+
+def _pooled_similarity(gt_bands, pred_bands, gt_image, pred_image, lookup, known_biou):
+    """Per image, the dense BIoU matrix of all its GT rings against all its predicted rings.
+
+    Only intersecting bands of the same image are computed (one STRtree query for all
+    images); pairs in ``lookup`` take their known BIoU.
+    """
+    matrices = {}
+    if len(gt_bands) == 0 or len(pred_bands) == 0:
+        return matrices
+    left, right = shapely.STRtree(pred_bands).query(gt_bands, predicate="intersects")
+    same = gt_image[left] == pred_image[right]
+    left, right = left[same], right[same]
+    values = np.zeros(len(left))
+    known = np.array([lookup.get((int(g), int(p)), -1) for g, p in zip(left, right)], dtype=np.int64)
+    if known_biou is not None and (known >= 0).any():
+        values[known >= 0] = known_biou[known[known >= 0]]
+    todo = np.flatnonzero(known < 0)
+    values[todo] = band_iou(gt_bands[left[todo]], pred_bands[right[todo]])
+    images = np.intersect1d(gt_image, pred_image)
+    for image in images:
+        g = np.flatnonzero(gt_image == image)
+        p = np.flatnonzero(pred_image == image)
+        matrix = np.zeros((len(g), len(p)))
+        sel = gt_image[left] == image
+        matrix[np.searchsorted(g, left[sel]), np.searchsorted(p, right[sel])] = values[sel]
+        matrices[image] = (g, p, matrix)
+    return matrices
 
 
 def _corner_f1(gt_rings, pred_rings, mg, mp, params):

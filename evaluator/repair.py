@@ -57,10 +57,21 @@ def largest_polygon(geometry, valid=None):
 
 
 def largest_polygons(geometries):
-    """:func:`largest_polygon` over an array, checking validity in one vectorized call."""
+    """:func:`largest_polygon` over an array; valid non-degenerate Polygons pass through in bulk."""
     geometries = np.asarray(geometries, dtype=object)
-    valid = shapely.is_valid(geometries)
-    return np.array([largest_polygon(g, bool(v)) for g, v in zip(geometries, valid)], dtype=object)
+    result = np.full(len(geometries), None, dtype=object)
+    if len(geometries) == 0:
+        return result
+    present = ~shapely.is_missing(geometries)
+    simple = present.copy()
+    simple[present] = (shapely.is_valid(geometries[present])
+                       & (shapely.get_type_id(geometries[present]) == shapely.GeometryType.POLYGON)
+                       & (shapely.area(geometries[present]) > 0)
+                       & (shapely.get_num_coordinates(shapely.get_exterior_ring(geometries[present])) >= 4))
+    result[simple] = geometries[simple]
+    for index in np.flatnonzero(present & ~simple):
+        result[index] = largest_polygon(geometries[index])
+    return result
 
 
 def occupied_region(polygons):
@@ -71,6 +82,8 @@ def occupied_region(polygons):
     """
     polygons = np.asarray(polygons, dtype=object)
     result = polygons.copy()
+    if len(polygons) == 0:
+        return result
     for index in np.flatnonzero(~shapely.is_valid(polygons)):
         parts = _polygon_parts(shapely.make_valid(polygons[index]))
         result[index] = shapely.multipolygons(parts) if parts else shapely.Polygon()

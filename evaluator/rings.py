@@ -8,9 +8,9 @@ instead of buffering the same ring twice.
 from functools import cached_property
 
 import numpy as np
-import shapely
 
 from .boundary import boundary_bands
+from .construct import polygons_of, ring_polygons
 from .repair import largest_polygons
 
 __all__ = ["RingTable", "ring_regions"]
@@ -36,9 +36,12 @@ class RingTable:
     exterior_regions, hole_regions : numpy.ndarray
         The region each exterior / hole ring bounds on its own, repaired to its largest
         valid part (None when nothing is left); computed on first use.
+    polygons : numpy.ndarray
+        Each instance's polygon exactly as given (possibly invalid); computed on first use.
     """
 
     def __init__(self, instances, radius_px):
+        self.instances = instances
         self.exterior_sets = [[instance.exterior] for instance in instances]
         self.all_sets = [list(instance.rings) for instance in instances]
         counts = np.array([instance.hole_count for instance in instances], dtype=np.int64)
@@ -57,6 +60,10 @@ class RingTable:
         return range(self.hole_start[instance_index], self.hole_start[instance_index + 1])
 
     @cached_property
+    def polygons(self):
+        return polygons_of(self.instances)
+
+    @cached_property
     def exterior_regions(self):
         return ring_regions([rings[0] for rings in self.exterior_sets])
 
@@ -69,4 +76,4 @@ def ring_regions(rings):
     """Largest valid polygon bounded by each ring alone (None when it bounds no area)."""
     if not rings:
         return np.empty(0, dtype=object)
-    return largest_polygons([shapely.Polygon(ring) for ring in rings])
+    return largest_polygons(ring_polygons(rings))

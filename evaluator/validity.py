@@ -13,6 +13,8 @@ reported, in the order above, joined by ``"; "``.
 import numpy as np
 import shapely
 
+from .construct import polygons_of
+
 __all__ = ["REASONS", "validity_reasons", "is_valid_polygon"]
 
 REASONS = {
@@ -60,12 +62,14 @@ def _holes_overlap(regions):
     return bool(np.any(shapely.area(shapely.intersection(regions[left[keep]], regions[right[keep]])) > 0))
 
 
-def validity_reasons(instances):
+def validity_reasons(instances, polygons=None):
     """Definition 15 reasons of each instance ("" when valid).
 
     Parameters
     ----------
     instances : sequence of Instance
+    polygons : numpy.ndarray, optional
+        The instances' polygons as given, when already built (:func:`.construct.polygons_of`).
 
     Returns
     -------
@@ -78,7 +82,8 @@ def validity_reasons(instances):
     >>> validity_reasons([bowtie])
     ['exterior not simple']
     """
-    polygons = np.array([instance.polygon() for instance in instances], dtype=object)
+    if polygons is None:
+        polygons = polygons_of(instances)
     valid = shapely.is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
     result = [""] * len(instances)
     for index in np.flatnonzero(~valid):
