@@ -5,13 +5,14 @@
     EvaluatorError
     ├── InputFormatError (also ValueError)      unreadable file, wrong schema, bad record
     ├── InvalidParameterError (also ValueError) a parameter outside its domain
+    ├── MissingDependencyError (also ImportError) an optional library (GDAL, matplotlib) is missing
     └── PhaseOrderError (also RuntimeError)     a result asked for before it was computed
 
 Every message names what was expected, what was found and, where it helps, how to fix it.
 Invalid polygon geometry is *not* an error: it is evaluated and counted as a topology failure.
 """
 
-__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "PhaseOrderError"]
+__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "MissingDependencyError", "PhaseOrderError"]
 
 
 class EvaluatorError(Exception):
@@ -24,6 +25,10 @@ class InputFormatError(EvaluatorError, ValueError):
 
 class InvalidParameterError(EvaluatorError, ValueError):
     """A parameter is outside the domain the metric definitions allow."""
+
+
+class MissingDependencyError(EvaluatorError, ImportError):
+    """An optional library needed for this input or output cannot be imported."""
 
 
 class PhaseOrderError(EvaluatorError, RuntimeError):

@@ -23,8 +23,8 @@ __all__ = [
     "Instance",
     "InstanceSet",
     "ring_from_flat",
-    "rings_from_polygon",
     "instances_from_geometry",
+    "instances_from_geometries",
     "ring_area",
 ]
 
@@ -163,51 +163,121 @@ def ring_from_flat(values, where):
 
 
 def _checked_ring(coords, where):
-    if not np.all(np.isfinite(coords)):
+    if not np.isfinite(coords).all():
         raise InputFormatError(f"{where}: expected finite coordinates but got NaN or infinity")
-    if coords.shape[0] >= 2 and np.allclose(coords[0], coords[-1], atol=1e-6):
+    if len(coords) >= 2 and _same_point(coords[0], coords[-1]):
         coords = coords[:-1]
-    if len(np.unique(coords, axis=0)) < 3:
-        raise InputFormatError(
-            f"{where}: expected a ring with at least 3 distinct points but got {len(np.unique(coords, axis=0))}"
-        )
+    if len(coords) < 3 or not _three_distinct(coords):
+        distinct = len(np.unique(coords, axis=0)) if len(coords) else 0
+        if distinct < 3:
+            raise InputFormatError(f"{where}: expected a ring with at least 3 distinct points but got {distinct}")
     return np.ascontiguousarray(coords, dtype=np.float64)
 
 
-def rings_from_polygon(polygon, where):
-    """Rings of a shapely Polygon as ``(exterior, holes)``, closing vertices dropped."""
-    exterior = _checked_ring(shapely.get_coordinates(polygon.exterior), f"{where} exterior")
-    holes = tuple(
-        _checked_ring(shapely.get_coordinates(ring), f"{where} hole {index + 1}")
-        for index, ring in enumerate(polygon.interiors)
-    )
-    return exterior, holes
+def _same_point(a, b):
+    """numpy.allclose(a, b, atol=1e-6) for two points, without its overhead."""
+    return abs(a[0] - b[0]) <= 1e-6 + 1e-5 * abs(b[0]) and abs(a[1] - b[1]) <= 1e-6 + 1e-5 * abs(b[1])
+
+
+def _three_distinct(coords):
+    """Cheap sufficient test: the first three vertices are pairwise different."""
+    a, b, c = coords[0], coords[1], coords[2]
+    return (a != b).any() and (b != c).any() and (a != c).any()
 
 
 def instances_from_geometry(geometry, *, image_id, source_id, score=1.0, category_id=None, where=""):
-    """Instances of a shapely Polygon or MultiPolygon (one per part).
+    """Instances of one shapely Polygon or MultiPolygon (one per part).
 
     Returns an empty list for None or empty geometry; raises InputFormatError for
-    non-polygonal geometry.
+    non-polygonal geometry (see :func:`instances_from_geometries`).
+
+    Examples
+    --------
+    >>> square = shapely.Polygon([(0, 0), (4, 0), (4, 4), (0, 4)], [[(1, 1), (2, 1), (2, 2)]])
+    >>> [i.hole_count for i in instances_from_geometry(square, image_id=0, source_id=0)]
+    [1]
     """
-    if geometry is None or geometry.is_empty:
-        return []
-    if isinstance(geometry, shapely.Polygon):
-        parts = [geometry]
-    elif isinstance(geometry, shapely.MultiPolygon):
-        parts = [part for part in geometry.geoms if not part.is_empty]
-    else:
-        raise InputFormatError(
-            f"{where}: expected a Polygon or MultiPolygon but got {geometry.geom_type}; "
-            "select a polygon layer"
-        )
+    return instances_from_geometries(np.array([geometry], dtype=object), image_ids=[image_id],
+                                     source_ids=[source_id], scores=[score], category_ids=[category_id],
+                                     where=lambda index: where or f"geometry of {source_id}")
+
+
+def instances_from_geometries(geometries, *, image_ids, source_ids, scores, category_ids, where):
+    """Instances of many Polygons / MultiPolygons at once (one per non-empty part).
+
+    Parameters
+    ----------
+    geometries : numpy.ndarray of shapely geometry
+        In pixels; None and empty geometries give no instance.
+    image_ids, source_ids, scores, category_ids : sequence
+        One value per geometry.
+    where : callable
+        ``where(index)`` names geometry ``index`` in error messages (file, feature, field).
+
+    Returns
+    -------
+    list of Instance
+        In input order, parts in order.
+
+    Raises
+    ------
+    InputFormatError
+        For non-polygonal geometry, NaN or infinite coordinates, or a ring with fewer than
+        3 distinct points (the first offending geometry is named).
+    """
+    geometries = np.asarray(geometries, dtype=object)
+    present = np.flatnonzero(~shapely.is_missing(geometries))
+    types = shapely.get_type_id(geometries[present])
+    polygonal = (types == shapely.GeometryType.POLYGON) | (types == shapely.GeometryType.MULTIPOLYGON)
+    if not polygonal.all():
+        bad = present[np.flatnonzero(~polygonal)[0]]
+        raise InputFormatError(f"{where(bad)}: expected a Polygon or MultiPolygon but got "
+                               f"{geometries[bad].geom_type}; select a polygon layer")
+    parts, part_owner = shapely.get_parts(geometries[present], return_index=True)
+    part_owner = present[part_owner]
+    keep = ~shapely.is_empty(parts)
+    parts, part_owner = parts[keep], part_owner[keep]
+    part_rank = np.arange(len(parts)) - np.searchsorted(part_owner, part_owner)
+    rings, ring_part = shapely.get_rings(parts, return_index=True)
+    coords, coord_ring = shapely.get_coordinates(rings, return_index=True)
+    sizes = np.bincount(coord_ring, minlength=len(rings))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    bad_coord = ~np.isfinite(coords).all(axis=1)
+    if bad_coord.any():
+        part = ring_part[coord_ring[np.flatnonzero(bad_coord)[0]]]
+        raise InputFormatError(f"{where(part_owner[part])} part {part_rank[part]}: expected finite coordinates "
+                               "but got NaN or infinity")
+    # GEOS rings are closed: drop each ring's closing vertex.
+    open_sizes = sizes - 1
+    for ring in np.flatnonzero((open_sizes < 3) | ~_first_three_distinct(coords, starts, open_sizes)):
+        ring_coords = coords[starts[ring]:starts[ring] + open_sizes[ring]]
+        distinct = len(np.unique(ring_coords, axis=0)) if len(ring_coords) else 0
+        if distinct < 3:
+            part = ring_part[ring]
+            rank = ring - np.searchsorted(ring_part, part)
+            role = "exterior" if rank == 0 else f"hole {rank}"
+            raise InputFormatError(f"{where(part_owner[part])} part {part_rank[part]} {role}: expected a ring with "
+                                   f"at least 3 distinct points but got {distinct}")
+    ring_start_of_part = np.searchsorted(ring_part, np.arange(len(parts)))
+    ring_stop_of_part = np.searchsorted(ring_part, np.arange(len(parts)), side="right")
     instances = []
-    for index, part in enumerate(parts):
-        exterior, holes = rings_from_polygon(part, f"{where} part {index}")
-        instances.append(
-            Instance(image_id, source_id, exterior, holes, float(score), category_id, index)
-        )
+    for k in range(len(parts)):
+        owner = int(part_owner[k])
+        ring_list = [coords[starts[r]:starts[r] + open_sizes[r]] for r in range(ring_start_of_part[k],
+                                                                              ring_stop_of_part[k])]
+        instances.append(Instance(image_ids[owner], source_ids[owner], ring_list[0], tuple(ring_list[1:]),
+                                  float(scores[owner]), category_ids[owner], int(part_rank[k])))
     return instances
+
+
+def _first_three_distinct(coords, starts, sizes):
+    """Per ring: True when its first three vertices are pairwise different (rings of >= 3 vertices)."""
+    ok = sizes >= 3
+    i = starts[ok]
+    a, b, c = coords[i], coords[i + 1], coords[i + 2]
+    result = np.zeros(len(sizes), dtype=bool)
+    result[ok] = (a != b).any(axis=1) & (b != c).any(axis=1) & (a != c).any(axis=1)
+    return result
 
 
 def ring_area(ring):

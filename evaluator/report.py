@@ -99,6 +99,9 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             write_geopackage(files["geopackage"], layers, frame=frame)
         if plots:
             files.update(_plots(evaluation.summary, staging))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)

@@ -1,0 +1,312 @@
+"""PNG figures of an evaluation, drawn from plain data (dicts, lists, arrays).
+
+Each ``*_figure`` function returns a Matplotlib figure (for notebooks and reports), and
+each ``plot_*`` function writes it as one PNG through :func:`.writers.atomic_output` (same
+``overwrite`` and ``protect`` rules as the other writers). Matplotlib is imported only
+when a figure is drawn, and only its object API is used (``Figure`` with the Agg canvas),
+so the global ``pyplot`` state of a host application such as QGIS is never touched. NaN
+values are left out of the plots; a panel without any value says "no data".
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InvalidParameterError, MissingDependencyError
+from .writers import atomic_output
+
+__all__ = [
+    "plot_precision_recall",
+    "plot_simple_to_complex",
+    "plot_wrong_topo",
+    "plot_sweep",
+    "precision_recall_figure",
+    "simple_to_complex_figure",
+    "wrong_topo_figure",
+    "sweep_figure",
+    "save_png",
+]
+
+_HOLE_BINS = ("0", "1", "2", ">=3")
+_SIMPLE_TO_COMPLEX_TITLE = "Simple-to-complex: ground truth grouped by hole count H"
+_WRONG_TOPO_TITLE = "WrongTopo of matched complex polygons under geometry filters"
+_WRONG_TOPO_FILTERS = (
+    ("IoU", "IoU ≥ τ", "τ (IoU)"),
+    ("E-BIoU", "E-BIoU ≥ τ", "τ (exterior BIoU)"),
+    ("E-POLIS", "E-POLIS ≤ τ", "τ (exterior POLIS, px)"),
+)
+_UNIT_SUFFIXES = (("_px2", "px²"), ("_px", "px"))
+_MAX_MARKER_PT2 = 300.0
+_MIN_MARKER_PT2 = 4.0
+
+
+def plot_precision_recall(curves, path, *, title="Precision–recall", overwrite=False, protect=()):
+    """Write :func:`precision_recall_figure` as a PNG file and return its path."""
+    return save_png(precision_recall_figure(curves, title=title), path, overwrite=overwrite, protect=protect)
+
+
+def precision_recall_figure(curves, *, title="Precision–recall"):
+    """Precision against recall, one line per curve.
+
+    Parameters
+    ----------
+    curves : dict
+        ``{label: (precision, recall)}`` with two equally long 1-D arrays in [0, 1].
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> figure = precision_recall_figure({"model": ([1.0, 0.8, float("nan")], [0.0, 0.5, 1.0])})
+    >>> [len(line.get_xdata()) for line in figure.axes[0].lines]
+    [2]
+    """
+    figure, (axes,) = _new_figure(1, (5.5, 4.5))
+    drawn = 0
+    for label, (precision, recall) in curves.items():
+        precision, recall = _floats(precision), _floats(recall)
+        if precision.shape != recall.shape:
+            raise InvalidParameterError(
+                f"curve {label!r}: expected precision and recall of the same length but got "
+                f"{precision.size} and {recall.size}"
+            )
+        keep = np.isfinite(precision) & np.isfinite(recall)
+        if keep.any():
+            axes.plot(recall[keep], precision[keep], label=str(label))
+            drawn += 1
+    axes.set(xlim=(0.0, 1.0), ylim=(0.0, 1.02), xlabel="Recall", ylabel="Precision", title=title)
+    if drawn:
+        axes.legend(loc="lower left")
+    else:
+        _no_data(axes)
+    return figure
+
+
+def plot_simple_to_complex(rows, path, *, title=_SIMPLE_TO_COMPLEX_TITLE, overwrite=False, protect=()):
+    """Write :func:`simple_to_complex_figure` as a PNG file and return its path."""
+    return save_png(simple_to_complex_figure(rows, title=title), path, overwrite=overwrite, protect=protect)
+
+
+def simple_to_complex_figure(rows, *, title=_SIMPLE_TO_COMPLEX_TITLE):
+    """Overall BIoU and Overall POLIS against the hole count H of the ground truth.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One row per hole-count bin: ``{"H": "0" | "1" | "2" | ">=3", "gt_instances": N,
+        "O-BIoU": float, "O-POLIS": float (px), ...}``; other keys are ignored. Bins are
+        drawn in the order 0, 1, 2, >=3 (other labels after them).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels; each point is annotated with its number of instances N.
+
+    Examples
+    --------
+    >>> rows = [{"H": "0", "gt_instances": 90, "O-BIoU": 0.3, "O-POLIS": 4.0}]
+    >>> [text.get_text() for text in simple_to_complex_figure(rows).axes[0].texts]
+    ['N=90']
+    """
+    order = {label: index for index, label in enumerate(_HOLE_BINS)}
+    rows = sorted(rows, key=lambda row: order.get(str(row["H"]), len(order)))
+    figure, panels = _new_figure(2, (10.0, 4.2))
+    labels = [_bin_label(row["H"]) for row in rows]
+    for axes, key, label in zip(panels, ("O-BIoU", "O-POLIS"), ("Overall BIoU", "Overall POLIS (px)")):
+        values = _floats([row.get(key, math.nan) for row in rows])
+        keep = np.isfinite(values)
+        positions = np.arange(len(rows))
+        axes.set(xlabel="Ground-truth hole count H", ylabel=label, title=f"{label} by H")
+        axes.set_xticks(positions, labels)
+        if not keep.any():
+            _no_data(axes)
+            continue
+        axes.plot(positions[keep], values[keep], marker="o")
+        for position, value, row in zip(positions[keep], values[keep], np.array(rows, dtype=object)[keep]):
+            axes.annotate(f"N={row.get('gt_instances', '?')}", (position, value), textcoords="offset points",
+                          xytext=(0, 7), ha="center", fontsize=8)
+        axes.margins(y=0.15)
+    figure.suptitle(title)
+    return figure
+
+
+def plot_wrong_topo(series, path, *, title=_WRONG_TOPO_TITLE, overwrite=False, protect=()):
+    """Write :func:`wrong_topo_figure` as a PNG file and return its path."""
+    return save_png(wrong_topo_figure(series, title=title), path, overwrite=overwrite, protect=protect)
+
+
+def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE):
+    """WrongTopo rate against the threshold τ of three geometry filters (the paper's Figure 3).
+
+    Parameters
+    ----------
+    series : dict
+        ``{"IoU": [...], "E-BIoU": [...], "E-POLIS": [...]}``, each a list of
+        ``{"tau": τ, "pairs": N, "WrongTopo": rate}``; the E-POLIS τ is in px. A missing
+        filter gives a "no data" panel.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels. Marker area is proportional to the number of pairs N (shared
+        scale over the panels, at least 4 pt² so that small N stay visible).
+
+    Examples
+    --------
+    >>> figure = wrong_topo_figure({"IoU": [{"tau": 0.5, "pairs": 10, "WrongTopo": 0.9}]})
+    >>> [[text.get_text() for text in axes.texts] for axes in figure.axes]
+    [['N=10'], ['no data'], ['no data']]
+    """
+    unknown = set(series) - {key for key, _, _ in _WRONG_TOPO_FILTERS}
+    if unknown:
+        raise InvalidParameterError(
+            f"Expected WrongTopo series among {[key for key, _, _ in _WRONG_TOPO_FILTERS]} but got {sorted(unknown)}"
+        )
+    largest = max([float(point["pairs"]) for points in series.values() for point in points] + [1.0])
+    figure, panels = _new_figure(3, (13.5, 4.2))
+    for axes, (key, panel_title, x_label) in zip(panels, _WRONG_TOPO_FILTERS):
+        points = sorted(series.get(key, []), key=lambda point: point["tau"])
+        tau = _floats([point["tau"] for point in points])
+        rate = _floats([point["WrongTopo"] for point in points])
+        pairs = _floats([point["pairs"] for point in points])
+        keep = np.isfinite(tau) & np.isfinite(rate)
+        axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=panel_title,
+                 ylim=(0.0, 1.05))
+        if not keep.any():
+            _no_data(axes)
+            continue
+        sizes = np.maximum(_MAX_MARKER_PT2 * pairs[keep] / largest, _MIN_MARKER_PT2)
+        axes.plot(tau[keep], rate[keep], linewidth=1.0)
+        axes.scatter(tau[keep], rate[keep], s=sizes, alpha=0.7, zorder=3)
+        for x, y, n in zip(tau[keep], rate[keep], pairs[keep]):
+            axes.annotate(f"N={int(n)}", (x, y), textcoords="offset points", xytext=(0, -18), ha="center",
+                          fontsize=7)
+    figure.suptitle(title)
+    return figure
+
+
+def plot_sweep(rows, x_key, y_keys, path, title, *, x_label=None, y_label="Metric value",
+               overwrite=False, protect=()):
+    """Write :func:`sweep_figure` as a PNG file and return its path."""
+    figure = sweep_figure(rows, x_key, y_keys, title, x_label=x_label, y_label=y_label)
+    return save_png(figure, path, overwrite=overwrite, protect=protect)
+
+
+def sweep_figure(rows, x_key, y_keys, title, *, x_label=None, y_label="Metric value"):
+    """Metrics against a swept parameter (minimum hole area, ring-match threshold, ...).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One row per parameter value, holding ``x_key`` and the ``y_keys``.
+    x_key : str
+        The swept parameter; a name ending in ``_px2`` or ``_px`` gets that unit on the axis.
+    y_keys : sequence of str
+        Metrics drawn as one line each.
+    title : str
+        Figure title.
+    x_label : str, optional
+        Axis label replacing the one made from ``x_key``.
+    y_label : str
+        Label of the metric axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> figure = sweep_figure([], "ring_match_threshold", ["Hole-F1"], "Ring-match threshold")
+    >>> [text.get_text() for text in figure.axes[0].texts], figure.axes[0].get_xlabel()
+    (['no data'], 'ring match threshold')
+    """
+    rows = [row for row in rows if _is_finite(row.get(x_key))]
+    rows.sort(key=lambda row: float(row[x_key]))
+    figure, (axes,) = _new_figure(1, (6.5, 4.5))
+    x = _floats([row[x_key] for row in rows])
+    drawn = 0
+    for key in y_keys:
+        y = _floats([row.get(key, math.nan) for row in rows])
+        keep = np.isfinite(y)
+        if keep.any():
+            axes.plot(x[keep], y[keep], marker="o", label=key)
+            drawn += 1
+    axes.set(xlabel=x_label or _axis_label(x_key), ylabel=y_label, title=title)
+    if drawn:
+        axes.legend()
+    else:
+        _no_data(axes)
+    return figure
+
+
+def _new_figure(columns, size_in):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"Expected matplotlib to draw the evaluation plots but it cannot be imported ({exc}); "
+            "install it (pip install matplotlib, or apt-get install python3-matplotlib)"
+        ) from exc
+    figure = Figure(figsize=size_in, dpi=120, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure, list(figure.subplots(1, columns, squeeze=False)[0])
+
+
+def save_png(figure, path, *, overwrite=False, protect=()):
+    """Write a figure as a PNG file through :func:`.writers.atomic_output`.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        A figure made by one of the ``*_figure`` functions (Agg canvas attached).
+    path : str or Path
+        The PNG file.
+    overwrite : bool
+        Replace an existing file.
+    protect : iterable of str or Path
+        Input paths that must not be written.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
+        figure.savefig(temporary, format="png")
+    return Path(path)
+
+
+def _no_data(axes):
+    axes.text(0.5, 0.5, "no data", transform=axes.transAxes, ha="center", va="center", fontsize=14, color="0.4")
+
+
+def _floats(values):
+    """Values as a float array, None as NaN."""
+    return np.array([math.nan if value is None else float(value) for value in np.ravel(values)], dtype=np.float64)
+
+
+def _is_finite(value):
+    return value is not None and math.isfinite(float(value))
+
+
+def _bin_label(hole_count):
+    """Tick label of a hole-count bin: "H=2", "H≥3"."""
+    text = str(hole_count)
+    return f"H≥{text[2:]}" if text.startswith(">=") else f"H={text}"
+
+
+def _axis_label(key):
+    for suffix, unit in _UNIT_SUFFIXES:
+        if key.endswith(suffix):
+            return f"{key[: -len(suffix)].replace('_', ' ')} ({unit})"
+    return key.replace("_", " ")

@@ -1,0 +1,137 @@
+"""The command line: outputs, exit codes and one-line messages on bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from polytopo.evaluator.cli import main
+
+GT = {
+    "images": [{"id": 1, "width": 64, "height": 64}],
+    "annotations": [{"id": 7, "image_id": 1, "category_id": 100, "iscrowd": 0,
+                     "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}],
+}
+PRED = [{"image_id": 1, "category_id": 100, "score": 0.9,
+         "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}]
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(gt=GT, pred=PRED):
+        gt_path, pred_path = tmp_path / "gt.json", tmp_path / "pred.json"
+        gt_path.write_text(gt if isinstance(gt, str) else json.dumps(gt))
+        pred_path.write_text(pred if isinstance(pred, str) else json.dumps(pred))
+        return gt_path, pred_path
+    return write
+
+
+def _run(capsys, *args):
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_writes_every_output(files, tmp_path, capsys):
+    gt, pred = files()
+    out = tmp_path / "report"
+    status, stdout, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", out, "--bootstrap", "20", "--quiet")
+    assert status == 0, err
+    names = {p.name for p in out.iterdir()}
+    assert {"summary.json", "predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv",
+            "evaluation.gpkg", "precision_recall.png", "simple_to_complex.png", "wrong_topo.png"} <= names
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["Topo-EM"] == 1.0 and summary["metrics"]["Hole-F1"] == 1.0
+    assert summary["parameters"]["ring_match_threshold"] == 0.1 and summary["profile"] == "paper"
+    assert summary["counts"]["gt_holes"] == 1 and "versions" in summary
+    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+
+
+def test_table_on_stdout(files, tmp_path, capsys):
+    gt, pred = files()
+    status, stdout, _ = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--no-plots",
+                             "--bootstrap", "0")
+    assert status == 0
+    assert "Hole-F1" in stdout and "Topo-EM" in stdout and "1.0000" in stdout
+
+
+def test_existing_output_is_kept_without_overwrite(files, tmp_path, capsys):
+    gt, pred = files()
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", out, "--quiet")
+    assert status == 2 and "--overwrite" in err and err.count("\n") == 1
+    assert (out / "keep.txt").read_text() == "mine"
+
+
+def test_never_overwrites_a_folder_holding_an_input(files, tmp_path, capsys):
+    gt, pred = files()
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path, "--overwrite", "--quiet")
+    assert status == 2 and "contains the input" in err
+    assert gt.exists() and pred.exists()
+
+
+@pytest.mark.parametrize("gt, pred, expected", [
+    ("{not json", PRED, "cannot be parsed"),
+    ({"images": []}, PRED, "'annotations' list"),
+    (GT, {"oops": 1}, "list of prediction records"),
+    (GT, [{"image_id": 1, "segmentation": [[0, 0, 20, 0, 20, 20]]}], "'score'"),
+    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 0, 0]]}], "at least 3 distinct points"),
+    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, "NaN", 0, 20, 20]]}], "finite"),
+    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 20]]}], "even number"),
+])
+def test_bad_input_gives_one_line_and_status_2(files, tmp_path, capsys, gt, pred, expected):
+    gt_path, pred_path = files(gt, pred)
+    status, _, err = _run(capsys, "--gt", gt_path, "--pred", pred_path, "--out", tmp_path / "o", "--quiet")
+    assert status == 2
+    line = [line for line in err.splitlines() if "error:" in line]
+    assert len(line) == 1 and expected in line[0], err
+    assert not (tmp_path / "o").exists()
+
+
+def test_default_score_fills_missing_scores(files, tmp_path, capsys):
+    gt, pred = files(pred=[{k: v for k, v in PRED[0].items() if k != "score"}])
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--default-score", "0.5",
+                          "--quiet")
+    assert status == 0, err
+
+
+def test_image_ids_only_in_predictions_warn(files, tmp_path, capsys):
+    gt, pred = files(pred=PRED + [{**PRED[0], "image_id": 99}])
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--quiet")
+    assert status == 0 and "appear only in the predictions" in err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["counts"]["images_only_in_predictions"] == 1
+
+
+def test_help_states_units():
+    result = subprocess.run([sys.executable, "-m", "polytopo.evaluator", "--help"], capture_output=True, text=True,
+                            cwd="/", check=True)
+    for phrase in ("px²", "pixels", "map units per pixel", "--profile", "--min-hole-area", "--score-field"):
+        assert phrase in result.stdout
+
+
+def test_profile_reference_code_from_the_command_line(files, tmp_path, capsys):
+    gt, pred = files()
+    status, _, _ = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--profile", "reference-code",
+                        "--quiet", "--no-plots", "--no-gpkg")
+    assert status == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["reference_metrics"]["hole"]["tp"] == 1
+    assert summary["parameters"]["ring_match_threshold"] == 0.5
+
+
+def test_a_failure_while_writing_leaves_no_output(files, tmp_path, capsys, monkeypatch):
+    import polytopo.evaluator.writers as writers
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(writers, "write_geopackage", broken)
+    gt, pred = files()
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--quiet")
+    assert status == 1 and "disk full" in err
+    assert not (tmp_path / "o").exists()
+    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]

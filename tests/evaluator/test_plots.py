@@ -1,0 +1,153 @@
+"""Plots: figures from plain data, NaN left out, "no data" panels, valid PNG files."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from polytopo.evaluator.errors import InvalidParameterError
+from polytopo.evaluator.plots import (
+    plot_precision_recall,
+    plot_simple_to_complex,
+    plot_sweep,
+    plot_wrong_topo,
+    precision_recall_figure,
+    simple_to_complex_figure,
+    sweep_figure,
+    wrong_topo_figure,
+)
+
+pytest.importorskip("matplotlib", reason="matplotlib draws the plots")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+WRONG_TOPO = {
+    "IoU": [
+        {"tau": t, "pairs": n, "WrongTopo": r} for t, n, r in [(0.9, 20, 0.84), (0.5, 400, 0.9), (0.7, 200, 0.88)]
+    ],
+    "E-POLIS": [{"tau": 2.0, "pairs": 50, "WrongTopo": 0.81}, {"tau": 4.0, "pairs": 0, "WrongTopo": float("nan")}],
+}
+
+
+def png_size(path):
+    """(width, height) from the IHDR chunk of a PNG file, after checking the signature."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    assert data[12:16] == b"IHDR"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def texts(axes):
+    return [text.get_text() for text in axes.texts]
+
+
+def test_precision_recall_png(tmp_path):
+    """Two curves give a legend and a non-trivial PNG; NaN points are left out."""
+    recall = np.linspace(0, 1, 101)
+    curves = {"paper": (1 - recall**2, recall), "with NaN": (np.where(recall > 0.8, np.nan, 0.5), recall)}
+    (axes,) = precision_recall_figure(curves).axes
+    assert [len(line.get_xdata()) for line in axes.lines] == [101, 81]
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == ["paper", "with NaN"]
+    assert (axes.get_xlabel(), axes.get_ylabel()) == ("Recall", "Precision")
+    path = plot_precision_recall(curves, tmp_path / "pr.png")
+    width, height = png_size(path)
+    assert width > 300 and height > 300
+    assert path.stat().st_size > 10_000
+
+
+def test_precision_recall_refuses_unequal_lengths(tmp_path):
+    """Precision and recall must pair up; nothing is written otherwise."""
+    with pytest.raises(InvalidParameterError, match="same length"):
+        plot_precision_recall({"x": ([1.0, 0.5], [0.0])}, tmp_path / "pr.png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simple_to_complex_orders_bins_and_annotates_n(tmp_path):
+    """Bins are drawn 0, 1, 2, >=3 with N annotated; a NaN value leaves its point out."""
+    rows = [
+        {"H": ">=3", "gt_instances": 12, "O-BIoU": 0.17, "O-POLIS": 11.7},
+        {"H": "0", "gt_instances": 900, "O-BIoU": 0.30, "O-POLIS": 4.0},
+        {"H": "1", "gt_instances": 80, "O-BIoU": 0.25, "O-POLIS": float("nan")},
+        {"H": "2", "gt_instances": 30, "O-BIoU": 0.21, "O-POLIS": 8.2, "Hole-F1": 0.4},
+    ]
+    biou, polis = simple_to_complex_figure(rows).axes
+    assert [label.get_text() for label in biou.get_xticklabels()] == ["H=0", "H=1", "H=2", "H≥3"]
+    assert list(biou.lines[0].get_ydata()) == [0.30, 0.25, 0.21, 0.17]
+    assert texts(biou) == ["N=900", "N=80", "N=30", "N=12"]
+    assert texts(polis) == ["N=900", "N=30", "N=12"]
+    assert polis.get_ylabel() == "Overall POLIS (px)"
+    path = plot_simple_to_complex(rows, tmp_path / "simple_to_complex.png")
+    width, height = png_size(path)
+    assert width > 2 * height * 0.9
+    assert path.stat().st_size > 10_000
+
+
+def test_wrong_topo_panels_and_marker_sizes(tmp_path):
+    """Three filter panels sorted by τ, marker area ∝ pairs; a missing filter says "no data"."""
+    iou, biou, polis = wrong_topo_figure(WRONG_TOPO).axes
+    assert [axes.get_title() for axes in (iou, biou, polis)] == ["IoU ≥ τ", "E-BIoU ≥ τ", "E-POLIS ≤ τ"]
+    assert list(iou.lines[0].get_xdata()) == [0.5, 0.7, 0.9]
+    np.testing.assert_allclose(iou.collections[0].get_sizes(), [300.0, 150.0, 15.0])
+    assert texts(biou) == ["no data"]
+    assert texts(polis) == ["N=50"] and "px" in polis.get_xlabel()
+    path = plot_wrong_topo(WRONG_TOPO, tmp_path / "wrong_topo.png")
+    width, height = png_size(path)
+    assert width > 3 * height * 0.9
+    assert path.stat().st_size > 10_000
+    with pytest.raises(InvalidParameterError, match="Expected WrongTopo series among"):
+        wrong_topo_figure({"BIoU": []})
+
+
+def test_sweep_sorts_skips_nan_and_labels_units(tmp_path):
+    """A sweep is sorted by x, NaN values are left out, and the _px2 suffix becomes px²."""
+    rows = [{"min_hole_area_px2": a, "Hole-F1": f, "Topo-EM": t}
+            for a, f, t in [(16, 0.5, 0.3), (0, 0.4, float("nan")), (64, 0.6, 0.35), (float("nan"), 1.0, 1.0)]]
+    (axes,) = sweep_figure(rows, "min_hole_area_px2", ["Hole-F1", "Topo-EM"], "Minimum hole area").axes
+    assert [list(line.get_xdata()) for line in axes.lines] == [[0, 16, 64], [16, 64]]
+    assert axes.get_xlabel() == "min hole area (px²)"
+    path = plot_sweep(rows, "min_hole_area_px2", ["Hole-F1"], tmp_path / "sweep.png", "Minimum hole area")
+    assert png_size(path)[0] > 300
+    assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("figure", "panels"),
+    [
+        (lambda: precision_recall_figure({}), 1),
+        (lambda: precision_recall_figure({"empty": ([], [])}), 1),
+        (lambda: simple_to_complex_figure([]), 2),
+        (lambda: wrong_topo_figure({}), 3),
+        (lambda: sweep_figure([], "ring_match_threshold", ["Hole-F1"], "Ring threshold"), 1),
+    ],
+)
+def test_empty_input_says_no_data(figure, panels):
+    """Empty input gives panels that say "no data" instead of an error."""
+    drawn = figure()
+    assert [texts(axes) for axes in drawn.axes] == [["no data"]] * panels
+
+
+def test_empty_input_still_writes_a_png(tmp_path):
+    """The "no data" figure is written like any other."""
+    assert png_size(plot_wrong_topo({}, tmp_path / "empty.png"))[0] > 300
+
+
+def test_overwrite_refusal_applies_to_plots(tmp_path):
+    """An existing PNG is kept unless overwrite is passed."""
+    target = tmp_path / "pr.png"
+    target.write_bytes(b"old")
+    with pytest.raises(FileExistsError):
+        plot_precision_recall({}, target)
+    plot_precision_recall({}, target, overwrite=True)
+    png_size(target)
+
+
+def test_plots_never_import_pyplot(tmp_path):
+    """Drawing uses the object API only, so a host application's pyplot state is untouched."""
+    script = (
+        "import sys\n"
+        "from polytopo.evaluator.plots import plot_sweep\n"
+        f"plot_sweep([{{'x_px': 1, 'y': 2}}], 'x_px', ['y'], {str(tmp_path / 's.png')!r}, 'Sweep')\n"
+        "print('matplotlib.pyplot' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
