@@ -104,14 +104,6 @@ def sample_flat_rings(coords, ring_of_vertex, spacing):
     return (np.insert(points, insert_at, closing, axis=0), np.insert(point_ring, insert_at, point_ring[ends]))
 
 
-def _squared_distance_to_segments(px, py, ax, ay, dx, dy, inv_len2):
-    """Squared distance from points to segments ``a + t d`` (t clamped to [0, 1]), and t."""
-    t = np.clip(((px - ax) * dx + (py - ay) * dy) * inv_len2, 0.0, 1.0)
-    ex = px - (ax + t * dx)
-    ey = py - (ay + t * dy)
-    return ex * ex + ey * ey, t
-
-
 def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False):
     """For each point, the nearest segment ``a→b`` of its group.
 
@@ -131,33 +123,39 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         return distance, nearest_xy
     t_start, t_count = group_starts(target_owner, n_groups)
     per_point = t_count[point_owner]
-    d_xy = b - a
-    len2 = np.einsum("ij,ij->i", d_xy, d_xy)
+    ax, ay = np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
+    dx, dy = np.ascontiguousarray(b[:, 0] - a[:, 0]), np.ascontiguousarray(b[:, 1] - a[:, 1])
+    len2 = dx * dx + dy * dy
     inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+    px_all, py_all = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
     done = 0
     bounds = np.concatenate([[0], np.cumsum(per_point)])
     while done < n:
-        stop = int(np.searchsorted(bounds, bounds[done] + CHUNK, side="right")) - 1
-        stop = max(stop, done + 1)
-        idx = np.arange(done, stop)
-        counts = per_point[idx]
-        if counts.sum():
-            rows = np.repeat(idx, counts)
-            offs = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-            cols = t_start[point_owner[rows]] + offs
-            px, py = points[rows, 0], points[rows, 1]
-            d, r = _squared_distance_to_segments(px, py, a[cols, 0], a[cols, 1], d_xy[cols, 0], d_xy[cols, 1],
-                                                 inv_len2[cols])
-            has = counts > 0
+        stop = max(int(np.searchsorted(bounds, bounds[done] + CHUNK, side="right")) - 1, done + 1)
+        counts = per_point[done:stop]
+        total = int(counts.sum())
+        if total:
+            first_col = np.repeat(t_start[point_owner[done:stop]] - (np.cumsum(counts) - counts), counts)
+            cols = first_col + np.arange(total)
+            # Closest point a + t (b - a), t clamped to [0, 1]; squared distance to it.
+            ex = np.repeat(px_all[done:stop], counts) - ax[cols]
+            ey = np.repeat(py_all[done:stop], counts) - ay[cols]
+            cx, cy = dx[cols], dy[cols]
+            t = np.clip((ex * cx + ey * cy) * inv_len2[cols], 0.0, 1.0)
+            ex -= t * cx
+            ey -= t * cy
+            d = ex * ex + ey * ey
+            has = np.flatnonzero(counts > 0)
             starts = (np.cumsum(counts) - counts)[has]
             best = np.minimum.reduceat(d, starts)
-            distance[idx[has]] = np.sqrt(best)
+            distance[done + has] = np.sqrt(best)
             if closest:
-                local = np.repeat(np.arange(has.sum()), counts[has])
+                local = np.repeat(np.arange(has.size), counts[has])
                 hit = np.flatnonzero(d == best[local])
-                first = hit[np.unique(local[hit], return_index=True)[1]]
+                first = hit[np.flatnonzero(np.diff(local[hit], prepend=-1) != 0)]
                 c = cols[first]
-                nearest_xy[idx[has]] = a[c] + r[first][:, None] * d_xy[c]
+                nearest_xy[done + has, 0] = ax[c] + t[first] * dx[c]
+                nearest_xy[done + has, 1] = ay[c] + t[first] * dy[c]
         done = stop
     return distance, nearest_xy
 

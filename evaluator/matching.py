@@ -14,7 +14,7 @@ import numpy as np
 import shapely
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "score_order"]
+__all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "same_image_pairs", "score_order"]
 
 
 def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
@@ -36,10 +36,7 @@ def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
     if len(gt_regions) == 0 or len(pred_regions) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Candidates(empty, empty, np.zeros(0), np.zeros(0), len(gt_regions))
-    tree = shapely.STRtree(gt_regions)
-    pred_index, gt_index = tree.query(pred_regions)
-    same = gt_image[gt_index] == pred_image[pred_index]
-    gt_index, pred_index = gt_index[same], pred_index[same]
+    gt_index, pred_index = same_image_pairs(gt_regions, gt_image, pred_regions, pred_image)
     inter = shapely.area(shapely.intersection(pred_regions[pred_index], gt_regions[gt_index]))
     union = shapely.area(pred_regions[pred_index]) + shapely.area(gt_regions[gt_index]) - inter
     iou = np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0))
@@ -63,6 +60,33 @@ class Candidates(NamedTuple):
         key = self.pred_index * self.n_gt + self.gt_index
         position = np.searchsorted(key, np.asarray(pred_index) * self.n_gt + np.asarray(gt_index))
         return self.iou[position], self.intersection[position]
+
+
+def same_image_pairs(geoms_a, image_a, geoms_b, image_b, predicate=None):
+    """Index pairs ``(i, j)`` of geometries of the same image whose envelopes overlap.
+
+    Every image gets its own STRtree: images share one pixel coordinate space, so a single
+    tree would return the overlaps of every image with every other.
+
+    Returns
+    -------
+    numpy.ndarray, numpy.ndarray
+        ``i`` into ``geoms_a`` and ``j`` into ``geoms_b``, grouped by image.
+    """
+    geoms_a, geoms_b = np.asarray(geoms_a, dtype=object), np.asarray(geoms_b, dtype=object)
+    order_a, order_b = np.argsort(image_a, kind="stable"), np.argsort(image_b, kind="stable")
+    images = np.intersect1d(image_a, image_b)
+    lo_a, hi_a = np.searchsorted(image_a[order_a], images), np.searchsorted(image_a[order_a], images, "right")
+    lo_b, hi_b = np.searchsorted(image_b[order_b], images), np.searchsorted(image_b[order_b], images, "right")
+    left, right = [], []
+    for la, ha, lb, hb in zip(lo_a, hi_a, lo_b, hi_b):
+        members_a, members_b = order_a[la:ha], order_b[lb:hb]
+        j, i = shapely.STRtree(geoms_a[members_a]).query(geoms_b[members_b], predicate=predicate)
+        left.append(members_a[i])
+        right.append(members_b[j])
+    if not left:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(left).astype(np.int64), np.concatenate(right).astype(np.int64)
 
 
 def score_order(scores):

@@ -25,7 +25,7 @@ from .boundary import band_iou, hd95, polis
 from .corners import corner_counts
 from .filters import apply_score_threshold, hole_area_px2
 from .instances import Instance
-from .matching import hungarian_match, iou_candidates, score_order
+from .matching import hungarian_match, iou_candidates, same_image_pairs, score_order
 from .outcome import DetectionRanking, Outcome
 from .paper import image_codes
 from .mta import max_tangent_angle, region_precision
@@ -333,27 +333,28 @@ def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_r
 def _pooled_similarity(gt_bands, pred_bands, gt_image, pred_image, lookup, known_biou):
     """Per image, the dense BIoU matrix of all its GT rings against all its predicted rings.
 
-    Only intersecting bands of the same image are computed (one STRtree query for all
-    images); pairs in ``lookup`` take their known BIoU.
+    Only bands of the same image whose envelopes overlap are computed (others are exactly
+    0); pairs in ``lookup`` take their known BIoU.
     """
     matrices = {}
     if len(gt_bands) == 0 or len(pred_bands) == 0:
         return matrices
-    left, right = shapely.STRtree(pred_bands).query(gt_bands, predicate="intersects")
-    same = gt_image[left] == pred_image[right]
-    left, right = left[same], right[same]
+    left, right = same_image_pairs(gt_bands, gt_image, pred_bands, pred_image)
     values = np.zeros(len(left))
     known = np.array([lookup.get((int(g), int(p)), -1) for g, p in zip(left, right)], dtype=np.int64)
     if known_biou is not None and (known >= 0).any():
         values[known >= 0] = known_biou[known[known >= 0]]
     todo = np.flatnonzero(known < 0)
     values[todo] = band_iou(gt_bands[left[todo]], pred_bands[right[todo]])
+    pair_image = gt_image[left]
+    order = np.argsort(pair_image, kind="stable")
     images = np.intersect1d(gt_image, pred_image)
-    for image in images:
+    lo, hi = np.searchsorted(pair_image[order], images), np.searchsorted(pair_image[order], images, "right")
+    for image, start, stop in zip(images, lo, hi):
         g = np.flatnonzero(gt_image == image)
         p = np.flatnonzero(pred_image == image)
         matrix = np.zeros((len(g), len(p)))
-        sel = gt_image[left] == image
+        sel = order[start:stop]
         matrix[np.searchsorted(g, left[sel]), np.searchsorted(p, right[sel])] = values[sel]
         matrices[image] = (g, p, matrix)
     return matrices
