@@ -190,7 +190,8 @@ def _is_coco(path):
 
 
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
-                image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None):
+                image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None,
+                category_field=None):
     """Load ground truth and predictions from files.
 
     COCO-style JSON (pixel coordinates) is read by :mod:`.io_coco`; any other file, and
@@ -214,9 +215,10 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     from .io_vector import load_vector_layer
 
     gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
-                                      pixel_size=pixel_size, categories=categories, role="gt")
+                                      pixel_size=pixel_size, category_field=category_field, categories=categories,
+                                      role="gt")
     pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
                                     default_score=default_score, image_field=image_field,
-                                    patch_size_px=patch_size_px, pixel_size=pixel_size, categories=categories,
-                                    frame=frame, role="pred")
+                                    patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,
+                                    categories=categories, frame=frame, role="pred")
     return gt_set, pred_set, frame

@@ -64,7 +64,9 @@ def build_parser():
     data.add_argument("--image-field", help="attribute that groups features into images/tiles (vector layers)")
     data.add_argument("--patch-size", type=int,
                       help="group vector features into square patches of this many pixels instead")
-    data.add_argument("--categories", type=_ints, help="comma-separated category ids to keep (COCO JSON)")
+    data.add_argument("--categories", type=_ints,
+                      help="comma-separated category ids to keep (COCO category_id, or values of --category-field)")
+    data.add_argument("--category-field", help="attribute holding each feature's class (vector layers)")
     rules = parser.add_argument_group("profile and thresholds")
     rules.add_argument("--profile", choices=PROFILES, default="paper",
                        help="metric definitions: paper (default), reference-code (public PolyTopoBench "
@@ -128,7 +130,8 @@ def run(args):
         gt, pred, frame = load_inputs(
             args.gt, args.pred, categories=args.categories, default_score=args.default_score,
             score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
-            pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer)
+            pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
+            category_field=args.category_field)
         overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
         evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps, **overrides)
         progress("write")

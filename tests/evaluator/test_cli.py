@@ -135,3 +135,65 @@ def test_a_failure_while_writing_leaves_no_output(files, tmp_path, capsys, monke
     assert status == 1 and "disk full" in err
     assert not (tmp_path / "o").exists()
     assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+
+
+def _write_layer(path, crs_epsg, features, fields):
+    from osgeo import ogr, osr
+
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(crs_epsg)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    dataset = ogr.GetDriverByName("GPKG").CreateDataSource(str(path))
+    layer = dataset.CreateLayer("buildings", srs, ogr.wkbMultiPolygon)
+    for name, kind in fields:
+        layer.CreateField(ogr.FieldDefn(name, kind))
+    for wkt, values in features:
+        feature = ogr.Feature(layer.GetLayerDefn())
+        feature.SetGeometry(ogr.CreateGeometryFromWkt(wkt))
+        for name, value in values.items():
+            feature.SetField(name, value)
+        layer.CreateFeature(feature)
+    dataset = None
+
+
+def test_vector_layers_in_different_crs(tmp_path, capsys):
+    """GT in UTM 16N (m), predictions in Web Mercator: reprojected, scaled by 0.5 m/px."""
+    from osgeo import ogr, osr
+
+    x0, y0 = 740000.0, 3730000.0
+    courtyard = (f"POLYGON(({x0} {y0},{x0 + 20} {y0},{x0 + 20} {y0 + 20},{x0} {y0 + 20},{x0} {y0}),"
+                 f"({x0 + 5} {y0 + 5},{x0 + 10} {y0 + 5},{x0 + 10} {y0 + 10},{x0 + 5} {y0 + 10},{x0 + 5} {y0 + 5}))")
+    _write_layer(tmp_path / "gt.gpkg", 32616, [(courtyard, {})], [])
+    source, target = osr.SpatialReference(), osr.SpatialReference()
+    source.ImportFromEPSG(32616)
+    target.ImportFromEPSG(3857)
+    for srs in (source, target):
+        srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    geometry = ogr.CreateGeometryFromWkt(courtyard)
+    geometry.Transform(osr.CoordinateTransformation(source, target))
+    _write_layer(tmp_path / "pred.gpkg", 3857, [(geometry.ExportToWkt(), {"conf": 0.8})],
+                 [("conf", ogr.OFTReal)])
+    status, _, err = _run(capsys, "--gt", tmp_path / "gt.gpkg", "--pred", tmp_path / "pred.gpkg", "--pixel-size", "0.5",
+                          "--score-field", "conf", "--out", tmp_path / "o", "--quiet", "--no-plots")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["metrics"]["Topo-EM"] == 1.0 and summary["metrics"]["AP50"] == pytest.approx(1.0)
+    assert summary["metrics"]["E-BIoU"] > 0.99
+    dataset = ogr.Open(str(tmp_path / "o" / "evaluation.gpkg"))
+    scored = dataset.GetLayerByName("predictions")
+    assert scored.GetSpatialRef().GetAuthorityCode(None) == "32616"
+    feature = scored.GetNextFeature()
+    polygon = feature.GetGeometryRef()
+    if polygon.GetGeometryType() in (ogr.wkbMultiPolygon, ogr.wkbMultiPolygon25D):
+        polygon = polygon.GetGeometryRef(0)
+    assert polygon.GetGeometryCount() == 2  # exterior and the courtyard, in map units
+    assert abs(polygon.GetGeometryRef(0).GetX(0) - 740000.0) < 1e-3
+
+
+def test_vector_layer_without_pixel_size_is_refused(tmp_path, capsys):
+    square = "POLYGON((0 0,10 0,10 10,0 10,0 0))"
+    _write_layer(tmp_path / "gt.gpkg", 32616, [(square, {})], [])
+    _write_layer(tmp_path / "pred.gpkg", 32616, [(square, {})], [])
+    status, _, err = _run(capsys, "--gt", tmp_path / "gt.gpkg", "--pred", tmp_path / "pred.gpkg",
+                          "--default-score", "1", "--out", tmp_path / "o", "--quiet")
+    assert status == 2 and "pixel" in err.lower()
