@@ -1,0 +1,87 @@
+"""Pipeline overhead on CPU: a whole run over a 4,096² raster versus the bare ``session.run`` calls.
+
+The model is a small CNN (three 3x3 convolutions with 16 channels, see
+``bench_models_data.conv_model``) so inference does real work. "Bare" runs
+exactly the batches the pipeline runs (same tiles, same input tensors,
+prepared beforehand) and sums the time spent in ``session.run`` alone. The
+run includes reading through GDAL, scaling, blending, polygonizing,
+simplifying and writing the GeoPackage. Goal: run / bare <= 1.10.
+
+Usage::
+
+    python benchmarks/bench_models_overhead.py [--size 4096] [--tile 512] [--batch 1] [--threads 2]
+        [--channels 16] [--layers 3]
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+__all__ = ["main"]
+
+
+def bare_session_seconds(model, raster, params):
+    """Time only session.run on the batches the pipeline would run (inputs prepared outside the timing)."""
+    from polytopo.models import Prediction
+    from polytopo.models.normalize import to_model_input
+    from polytopo.models.tiling import Tile
+
+    prediction = Prediction(model, raster, params)
+    tile = prediction.tiling.tile_size_px
+    tiles = [Tile(0, int(c), int(r), tile, i, j) for i, r in enumerate(prediction.tile_rows) for j, c in enumerate(prediction.tile_cols)]
+    batches = []
+    size = prediction.tiling.batch_size
+    for start in range(0, len(tiles), size):
+        data = [prediction.reader.read(t.col0, t.row0, tile, tile)[0] for t in tiles[start:start + size]]
+        batches.append(to_model_input(data, prediction._scaling, model.io.input_dtype, model.io.layout))
+    names = [name for _role, name in model.io.outputs]
+    seconds = 0.0
+    for batch in batches:
+        start = time.perf_counter()
+        model.session.run(names, {model.io.input_name: batch})
+        seconds += time.perf_counter() - start
+    return seconds, len(tiles)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--tile", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--channels", type=int, default=16, help="channels of the hidden convolutions")
+    parser.add_argument("--layers", type=int, default=3, help="number of 3x3 convolutions")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_models_data import buildings_mask, conv_model, write_geotiff
+
+    from polytopo.models import RunParams, SessionParams, load_model, run_to_file
+
+    with tempfile.TemporaryDirectory() as folder:
+        mask = buildings_mask(args.size).astype(np.uint8) * 255
+        raster = write_geotiff(os.path.join(folder, "image.tif"), np.stack([mask, mask, mask]))
+        model = load_model(conv_model(os.path.join(folder, "cnn.onnx"), args.tile, args.channels, args.layers), SessionParams(provider="cpu", intra_op_threads=args.threads))
+        params = RunParams(batch_size=args.batch)
+        bare_session_seconds(model, raster, params)  # warm-up: first runs allocate onnxruntime's arena
+        bare, tiles = bare_session_seconds(model, raster, params)
+        start = time.perf_counter()
+        report = run_to_file(model, raster, os.path.join(folder, "out.gpkg"), params)
+        total = time.perf_counter() - start
+    ratio = total / bare
+    print(json.dumps({
+        "raster_px": args.size, "cnn": f"{args.layers} conv 3x3, {args.channels} channels", "tile_px": args.tile, "overlap_px": report.tiling.overlap_px, "batch": args.batch,
+        "threads": args.threads, "provider": report.provider.describe(), "tiles": tiles, "polygons": report.polygon_count,
+        "run_seconds": round(total, 3), "session_run_inside_run_seconds": round(report.session_seconds, 3),
+        "bare_session_run_seconds": round(bare, 3), "ratio": round(ratio, 3),
+    }, indent=2))
+    print(f"run / bare session.run = {ratio:.3f} (goal <= 1.10): {'PASS' if ratio <= 1.10 else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Command line of the inference engine.
+
+::
+
+    python -m polytopo.models info MODEL [--json]
+    python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--no-validate]
+    python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
+        [--extent xmin,ymin,xmax,ymax] [--aoi AOI.gpkg] [--tile PX] [--overlap PX] [--batch N] [--threads N]
+        [--bands 1,2,3] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
+
+Exit status: 0 on success, 1 on a :class:`~polytopo.models.errors.ModelsError`
+(the message is printed to stderr), 2 on a usage error.
+"""
+
+import argparse
+import json
+import sys
+
+from .card_io import describe_model, format_description, write_card
+from .errors import ModelsError
+
+__all__ = ["build_parser", "main"]
+
+
+def _parse_set(items):
+    entries = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ModelsError(f"Expected --set KEY=JSON but got {item!r}; e.g. --set tile_size=512")
+        try:
+            entries[key] = json.loads(text)
+        except json.JSONDecodeError:
+            entries[key] = text
+    return entries
+
+
+def _cmd_info(args):
+    info = describe_model(args.model)
+    print(json.dumps(info, indent=2) if args.json else format_description(info))
+    return 0 if info["card_error"] is None else 1
+
+
+def _cmd_write_card(args):
+    entries = {}
+    if args.card_json:
+        with open(args.card_json, encoding="utf-8") as handle:
+            entries.update(json.load(handle))
+    entries.update(_parse_set(args.set))
+    if not entries:
+        raise ModelsError("Expected card entries from --from CARD.json or --set KEY=JSON but got none.")
+    card = write_card(args.model, entries, out_path=args.out, validate=not args.no_validate)
+    print(f"card written to {args.out or args.model}: family {card.family}")
+    return 0
+
+
+def _extent(text):
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 4 or not (values[0] < values[2] and values[1] < values[3]):
+        raise argparse.ArgumentTypeError(f"expected xmin,ymin,xmax,ymax with xmin < xmax and ymin < ymax, got {text!r}")
+    return tuple(values)
+
+
+def _cmd_run(args):
+    from .run_cli import run_command
+
+    return run_command(args)
+
+
+def build_parser():
+    """Return the argument parser of ``python -m polytopo.models``."""
+    parser = argparse.ArgumentParser(prog="python -m polytopo.models", description="Run ONNX polygon models over rasters.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    info = commands.add_parser("info", help="print the card and graph of a model")
+    info.add_argument("model")
+    info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    info.set_defaults(handler=_cmd_info)
+
+    card = commands.add_parser("write-card", help="write card entries into an ONNX file")
+    card.add_argument("model")
+    card.add_argument("--from", dest="card_json", help="JSON file of key: value entries")
+    card.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="one entry; repeatable")
+    card.add_argument("--out", help="write to this file instead of replacing MODEL")
+    card.add_argument("--no-validate", action="store_true", help="skip the check against the graph")
+    card.set_defaults(handler=_cmd_write_card)
+
+    run = commands.add_parser("run", help="run a model over a raster into a GeoPackage or GeoJSON")
+    run.add_argument("--model", required=True)
+    run.add_argument("--raster", required=True)
+    run.add_argument("--out", required=True, help="output .gpkg or .geojson")
+    run.add_argument("--provider", choices=("auto", "cuda", "cpu"), default="auto")
+    run.add_argument("--extent", type=_extent, help="xmin,ymin,xmax,ymax in the raster's CRS")
+    run.add_argument("--aoi", help="vector file whose polygons limit the processed area")
+    run.add_argument("--tile", type=int, help="tile edge in model pixels (overrides the card)")
+    run.add_argument("--overlap", type=int, help="tile overlap in model pixels (overrides the card)")
+    run.add_argument("--batch", type=int, default=1, help="tiles per session.run call")
+    run.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
+    run.add_argument("--bands", help="comma-separated 1-based raster bands, overrides the card")
+    run.add_argument("--prompts", help="vector file of box or point prompts (promptable models)")
+    run.add_argument("--prompt-model", help="instance model whose polygons' boxes prompt a promptable model")
+    run.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_cmd_run)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ModelsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,49 @@
+"""Decoder families; :func:`decoder_for` picks the one a model's card names."""
+
+from .base import DecodeContext, Decoder, PolygonRecord
+from .instance import InstanceDecoder
+from .promptable import PromptableDecoder
+from .rings import RingsDecoder
+from .semantic import SemanticDecoder
+from .vertex_mask import VertexMaskDecoder
+
+__all__ = [
+    "DECODERS",
+    "DecodeContext",
+    "Decoder",
+    "InstanceDecoder",
+    "PolygonRecord",
+    "PromptableDecoder",
+    "RingsDecoder",
+    "SemanticDecoder",
+    "VertexMaskDecoder",
+    "decoder_for",
+]
+
+DECODERS = {
+    "semantic": SemanticDecoder,
+    "instance": InstanceDecoder,
+    "vertex-mask": VertexMaskDecoder,
+    "rings": RingsDecoder,
+    "promptable": PromptableDecoder,
+}
+"""Family name to decoder class."""
+
+
+def decoder_for(model, context, prompts=None):
+    """Create the decoder of ``model``'s family.
+
+    Parameters
+    ----------
+    model : LoadedModel
+    context : DecodeContext
+    prompts : sequence of Prompt, optional
+        Required by the promptable family, ignored otherwise.
+
+    Returns
+    -------
+    Decoder
+    """
+    if model.card.family == "promptable":
+        return PromptableDecoder(context, model, prompts)
+    return DECODERS[model.card.family](context)

@@ -1,0 +1,128 @@
+"""The interface every decoder family implements.
+
+The pipeline reads tiles, runs the session and hands each decoder two kinds
+of data:
+
+* ``decode_batch(tiles, outputs, valid)``: the raw outputs of one batch of
+  tiles, for decoders that read instances per tile (``instance``, ``rings``,
+  ``promptable``);
+* ``decode_rows(row0, maps, valid, final)``: finished rows of the blended
+  dense outputs named in :attr:`Decoder.dense_roles`, for decoders that work
+  on stitched maps (``semantic``, ``vertex-mask``).
+
+Both return :class:`PolygonRecord` objects in model-grid pixel coordinates;
+the pipeline maps them to the raster's CRS, checks them and writes them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DecodeContext", "Decoder", "PolygonRecord"]
+
+
+@dataclass(frozen=True)
+class PolygonRecord:
+    """One output polygon.
+
+    Attributes
+    ----------
+    geometry : shapely.Polygon
+        Model-grid pixel coordinates (x = column, y = row), holes included.
+    class_id : int
+    score : float
+        Mean class probability over the polygon (dense families) or the
+        model's instance / ring / prompt score.
+    """
+
+    geometry: object
+    class_id: int
+    score: float
+
+
+@dataclass(frozen=True)
+class DecodeContext:
+    """What a decoder knows about the run.
+
+    Attributes
+    ----------
+    card : ModelCard
+    io : ModelIO
+    grid : ModelGrid
+    tiling : TilingParams
+    tile_rows, tile_cols : numpy.ndarray of int
+        Start rows and columns of the tile grid, model pixels.
+    """
+
+    card: object
+    io: object
+    grid: object
+    tiling: object
+    tile_rows: np.ndarray
+    tile_cols: np.ndarray
+
+
+class Decoder:
+    """Base class: a decoder that yields nothing; families override what they use.
+
+    Parameters
+    ----------
+    context : DecodeContext
+    """
+
+    family = ""
+    dense_roles = ()
+    """Output roles the pipeline blends into maps and passes to :meth:`decode_rows`."""
+    padded_roles = ()
+    """Output roles where NaN marks padding, exempt from the pipeline's finite-value check."""
+
+    def __init__(self, context):
+        self.context = context
+        self.card = context.card
+
+    def class_label(self, class_id):
+        """Name written to the ``class_name`` field for ``class_id``."""
+        return self.card.class_name(class_id)
+
+    def wants_tile(self, tile):
+        """Whether the pipeline should run the model on ``tile`` (all tiles by default)."""
+        return True
+
+    def decode_batch(self, tiles, outputs, valid):
+        """Decode the raw outputs of a batch.
+
+        Parameters
+        ----------
+        tiles : list of Tile
+        outputs : dict of str to numpy.ndarray
+            Role to output array, batch first.
+        valid : numpy.ndarray of bool, shape (batch, tile, tile)
+            Valid pixels of each tile (not nodata, inside the raster and AOI).
+
+        Returns
+        -------
+        list of PolygonRecord
+        """
+        return []
+
+    def decode_rows(self, row0, maps, valid, final):
+        """Decode finished rows of the blended dense outputs.
+
+        Parameters
+        ----------
+        row0 : int
+            Grid row of the first row.
+        maps : dict of str to numpy.ndarray, each (channels, rows, width)
+        valid : numpy.ndarray of bool, shape (rows, width)
+        final : bool
+            True for the last rows of the grid.
+
+        Returns
+        -------
+        list of PolygonRecord
+        """
+        return []
+
+    def finish(self):
+        """Return the polygons still held back once every tile is done."""
+        return []

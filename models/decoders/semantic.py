@@ -1,0 +1,111 @@
+"""``semantic`` family: per-class probability maps → polygons with holes (U-Net + Poly.).
+
+Follows the Deepness segmentation semantics so a Deepness model runs
+unchanged: values below the threshold are zeroed, then a single-channel
+output is a foreground mask and a multi-channel output is an argmax over
+classes, class 0 being the background unless ``polytopo.background_class``
+says otherwise (``-1``: no background). ``seg_small_segment`` applies the
+same median filter Deepness applies to the class map. The blended class map
+is then polygonized strip by strip (whole polygons across strips), simplified
+with the card's tolerance (default 1 px, as in the paper's U-Net + Poly.) and
+filtered by minimum area and minimum hole area.
+"""
+
+import numpy as np
+
+from ..polygon_cleanup import simplify_keep_valid
+from ..row_filters import StreamingMedianFilter
+from ..strip_polygonizer import NO_CLASS, StripPolygonizer
+from .base import Decoder, PolygonRecord
+
+__all__ = ["SemanticDecoder", "classify_probabilities"]
+
+
+def classify_probabilities(probabilities, thresholds, background_class):
+    """Class and score of every pixel of a (classes, rows, cols) probability map.
+
+    Parameters
+    ----------
+    probabilities : numpy.ndarray, shape (classes, rows, cols)
+    thresholds : numpy.ndarray, shape (classes,)
+        A pixel can only take a class whose probability reaches its threshold.
+    background_class : int or None
+        Class that yields :data:`~polytopo.models.strip_polygonizer.NO_CLASS`.
+
+    Returns
+    -------
+    classes : numpy.ndarray of int16
+        Class of each pixel or ``NO_CLASS``.
+    scores : numpy.ndarray of float32
+        Probability of the chosen class (of the foreground for one channel).
+
+    Examples
+    --------
+    >>> p = np.array([[[0.2, 0.7]], [[0.8, 0.3]]], np.float32)
+    >>> classify_probabilities(p, np.array([0.5, 0.5]), 0)[0].tolist()
+    [[1, -1]]
+    """
+    if probabilities.shape[0] == 1:
+        classes = np.full(probabilities.shape[1:], NO_CLASS, np.int16)
+        classes[probabilities[0] >= thresholds[0]] = 0
+        return classes, probabilities[0].astype(np.float32, copy=False)
+    kept = np.where(probabilities >= thresholds[:, None, None], probabilities, 0.0)
+    classes = np.argmax(kept, axis=0).astype(np.int16)
+    scores = np.take_along_axis(probabilities, classes[None].astype(np.intp), axis=0)[0].astype(np.float32)
+    classes[kept.max(axis=0) <= 0] = NO_CLASS
+    if background_class is not None:
+        classes[classes == background_class] = NO_CLASS
+    return classes, scores
+
+
+class SemanticDecoder(Decoder):
+    """Blended class probabilities → one polygon per connected region of each class."""
+
+    family = "semantic"
+    dense_roles = ("probabilities",)
+
+    def __init__(self, context):
+        super().__init__(context)
+        self._strips = None
+        self._median = StreamingMedianFilter(self.card.seg_small_segment_px // 2 * 2 + 1) if self.card.seg_small_segment_px > 1 else None
+        self._channels = None
+
+    def _setup(self, channels):
+        card = self.card
+        self._channels = channels
+        if card.class_thresholds is not None:
+            self._thresholds = np.broadcast_to(np.asarray(card.class_thresholds, np.float32), (channels,))
+        else:
+            self._thresholds = np.full(channels, card.seg_threshold, np.float32)
+        background = card.background_class
+        if background is None and channels > 1:
+            background = 0
+        self._background = None if background is None or background < 0 else background
+        class_ids = [c for c in range(channels) if c != self._background]
+        self._strips = StripPolygonizer(
+            self.context.grid.width_px, class_ids, card.min_area_px2, card.min_hole_area_px2
+        )
+
+    def class_label(self, class_id):
+        names = self.card.class_names
+        if self._channels == 1 and len(names) == 2:
+            return names[1]
+        return self.card.class_name(class_id)
+
+    def decode_rows(self, row0, maps, valid, final):
+        probabilities = maps["probabilities"]
+        if self._strips is None:
+            self._setup(probabilities.shape[0])
+        classes, scores = classify_probabilities(probabilities, self._thresholds, self._background)
+        classes[~valid] = NO_CLASS
+        if self._median is not None:
+            classes, scores, valid = self._median.push(classes, scores, valid, final=final)
+            classes[~valid] = NO_CLASS
+        return self._records(self._strips.push(classes, scores, final=final))
+
+    def _records(self, closed):
+        records = []
+        for batch in closed:
+            geometries = simplify_keep_valid(batch.geometries, self.card.simplify_tolerance_px)
+            records.extend(PolygonRecord(g, batch.class_id, float(s)) for g, s in zip(geometries, batch.scores))
+        return records

@@ -1,0 +1,66 @@
+"""Exceptions raised by the inference engine.
+
+Every error of :mod:`polytopo.models` derives from :class:`ModelsError` and
+also from the builtin exception that describes it best, so callers may catch
+either::
+
+    ModelsError
+    ├── ModelFileError(ModelsError, OSError)          model file missing or corrupt
+    ├── ModelCardError(ModelsError, ValueError)       card key missing or contradictory
+    ├── ProviderError(ModelsError, RuntimeError)      execution provider not available
+    ├── RasterError(ModelsError, ValueError)          raster cannot feed the model
+    ├── InferenceError(ModelsError, RuntimeError)     model produced unusable output
+    ├── MemoryBudgetError(ModelsError, MemoryError)   the working set does not fit
+    ├── OutputError(ModelsError, OSError)             the vector output cannot be written
+    └── InferenceCancelled(ModelsError, RuntimeError) the cancel callback asked to stop
+
+Messages follow the form "Expected X but got Y" followed by how to fix it.
+"""
+
+__all__ = [
+    "InferenceCancelled",
+    "InferenceError",
+    "MemoryBudgetError",
+    "ModelCardError",
+    "ModelFileError",
+    "ModelsError",
+    "OutputError",
+    "ProviderError",
+    "RasterError",
+]
+
+
+class ModelsError(Exception):
+    """Root of every error raised by :mod:`polytopo.models`."""
+
+
+class ModelFileError(ModelsError, OSError):
+    """The model file is missing, unreadable or not an ONNX model."""
+
+
+class ModelCardError(ModelsError, ValueError):
+    """A model card key is missing, malformed or contradicts the graph."""
+
+
+class ProviderError(ModelsError, RuntimeError):
+    """The requested onnxruntime execution provider cannot be used."""
+
+
+class RasterError(ModelsError, ValueError):
+    """The raster cannot be opened or cannot supply what the model needs."""
+
+
+class InferenceError(ModelsError, RuntimeError):
+    """The model ran but its outputs cannot be decoded (NaN, wrong shape)."""
+
+
+class MemoryBudgetError(ModelsError, MemoryError):
+    """The estimated working set exceeds the memory available."""
+
+
+class OutputError(ModelsError, OSError):
+    """The vector output cannot be created or moved into place."""
+
+
+class InferenceCancelled(ModelsError, RuntimeError):
+    """The cancel callback returned True; no output was written."""

@@ -1,0 +1,253 @@
+"""Read and write the ``metadata_props`` of an ONNX file without the onnx package.
+
+An ONNX file is one protobuf ``ModelProto`` message. Its ``metadata_props``
+(field 14) is a repeated ``StringStringEntryProto`` with ``key`` (field 1) and
+``value`` (field 2). Protobuf allows the fields of a message in any order and
+merges repeated fields, so the card can be read by walking the top-level
+fields (skipping the graph by seeking over it) and written by copying every
+other field unchanged and appending the new entries. This keeps the runtime
+free of the ``onnx`` package (only onnxruntime is a runtime dependency) and
+never loads the weights into memory.
+"""
+
+import os
+import tempfile
+
+from .errors import ModelFileError
+
+__all__ = ["read_metadata_props", "write_metadata_props"]
+
+_FIELD_GRAPH = 7
+_FIELD_METADATA_PROPS = 14
+_WIRE_VARINT = 0
+_WIRE_FIXED64 = 1
+_WIRE_LENGTH_DELIMITED = 2
+_WIRE_FIXED32 = 5
+_COPY_CHUNK_BYTES = 1 << 22
+
+
+def _read_varint(stream, path):
+    result = 0
+    shift = 0
+    while True:
+        byte = stream.read(1)
+        if not byte:
+            return None if shift == 0 else _corrupt(path, "a varint is cut off by the end of the file")
+        value = byte[0]
+        result |= (value & 0x7F) << shift
+        if not value & 0x80:
+            return result
+        shift += 7
+        if shift > 63:
+            _corrupt(path, "a varint is longer than 10 bytes")
+
+
+def _corrupt(path, detail):
+    raise ModelFileError(
+        f"Expected an ONNX model (a protobuf ModelProto) in {path!s} but {detail}; "
+        "re-export the model or check that the download is complete."
+    )
+
+
+def _decode_varint(data, pos, path):
+    result = 0
+    shift = 0
+    while True:
+        if pos >= len(data):
+            _corrupt(path, "a metadata entry is cut off")
+        value = data[pos]
+        pos += 1
+        result |= (value & 0x7F) << shift
+        if not value & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _parse_entry(payload, path):
+    key = ""
+    value = ""
+    pos = 0
+    while pos < len(payload):
+        tag, pos = _decode_varint(payload, pos, path)
+        if tag & 7 != _WIRE_LENGTH_DELIMITED:
+            _corrupt(path, "a metadata entry has a non-string field")
+        length, pos = _decode_varint(payload, pos, path)
+        text = payload[pos:pos + length].decode("utf-8", errors="replace")
+        pos += length
+        if tag >> 3 == 1:
+            key = text
+        elif tag >> 3 == 2:
+            value = text
+    return key, value
+
+
+def _top_level_fields(stream, path):
+    """Yield (field_number, start_offset, end_offset, payload_offset) of each field."""
+    size = os.fstat(stream.fileno()).st_size
+    while True:
+        start = stream.tell()
+        tag = _read_varint(stream, path)
+        if tag is None:
+            return
+        field, wire = tag >> 3, tag & 7
+        if field == 0:
+            _corrupt(path, f"field number 0 appears at byte {start}")
+        if wire == _WIRE_VARINT:
+            if _read_varint(stream, path) is None:
+                _corrupt(path, "a varint field is cut off")
+            payload = stream.tell()
+        elif wire == _WIRE_FIXED64:
+            payload = stream.tell()
+            stream.seek(8, os.SEEK_CUR)
+        elif wire == _WIRE_FIXED32:
+            payload = stream.tell()
+            stream.seek(4, os.SEEK_CUR)
+        elif wire == _WIRE_LENGTH_DELIMITED:
+            length = _read_varint(stream, path)
+            if length is None:
+                _corrupt(path, "a length prefix is cut off")
+            payload = stream.tell()
+            stream.seek(length, os.SEEK_CUR)
+        else:
+            _corrupt(path, f"wire type {wire} appears at byte {start}")
+        end = stream.tell()
+        if end > size:
+            _corrupt(path, f"field {field} runs past the end of the file ({end} > {size} bytes)")
+        yield field, start, end, payload
+
+
+def _open_model(path):
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise ModelFileError(
+            f"Expected an ONNX model file at {path!s} but it does not exist; check the path."
+        ) from None
+    except OSError as exc:
+        raise ModelFileError(f"Expected a readable ONNX model file at {path!s} but got: {exc}") from exc
+
+
+def read_metadata_props(path):
+    """Return the ``metadata_props`` of an ONNX file as a dict.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ONNX model file.
+
+    Returns
+    -------
+    dict of str to str
+        Every key and value; a key repeated in the file keeps its last value,
+        as protobuf and onnxruntime do.
+
+    Raises
+    ------
+    ModelFileError
+        The file is missing or is not a protobuf ModelProto with a graph.
+
+    Notes
+    -----
+    Reads only the metadata entries and the field headers: the graph and the
+    weights are skipped with seeks, so the cost does not grow with model size.
+    """
+    props = {}
+    saw_graph = False
+    with _open_model(path) as stream:
+        for field, _start, end, payload in _top_level_fields(stream, path):
+            if field == _FIELD_GRAPH:
+                saw_graph = True
+            elif field == _FIELD_METADATA_PROPS:
+                stream.seek(payload)
+                key, value = _parse_entry(stream.read(end - payload), path)
+                props[key] = value
+                stream.seek(end)
+    if not saw_graph:
+        _corrupt(path, "it has no graph (field 7)")
+    return props
+
+
+def _encode_varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _encode_string_field(field, text):
+    data = text.encode("utf-8")
+    return _encode_varint((field << 3) | _WIRE_LENGTH_DELIMITED) + _encode_varint(len(data)) + data
+
+
+def _encode_entry(key, value):
+    payload = _encode_string_field(1, key) + _encode_string_field(2, value)
+    return (
+        _encode_varint((_FIELD_METADATA_PROPS << 3) | _WIRE_LENGTH_DELIMITED)
+        + _encode_varint(len(payload))
+        + payload
+    )
+
+
+def write_metadata_props(path, props, out_path=None):
+    """Replace the ``metadata_props`` of an ONNX file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Existing ONNX model file.
+    props : dict of str to str
+        The complete new set of entries; entries of the file that are not in
+        ``props`` are removed.
+    out_path : str or os.PathLike, optional
+        Where to write the result; defaults to ``path`` (replaced in place).
+
+    Raises
+    ------
+    ModelFileError
+        The input is not an ONNX model or the output cannot be written.
+
+    Notes
+    -----
+    Every other field is copied byte for byte in chunks of 4 MiB, then the new
+    entries are appended. The result is written to a temporary file in the
+    destination folder and moved into place, so a failure never leaves a
+    half-written model.
+    """
+    for key, value in props.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ModelFileError(
+                f"Expected string keys and values in metadata_props but got {key!r}: {value!r}; "
+                "encode values as JSON strings."
+            )
+    out_path = os.fspath(out_path if out_path is not None else path)
+    folder = os.path.dirname(os.path.abspath(out_path))
+    with _open_model(path) as stream:
+        fields = list(_top_level_fields(stream, path))
+        if not any(field == _FIELD_GRAPH for field, *_rest in fields):
+            _corrupt(path, "it has no graph (field 7)")
+        spans = [(start, end) for field, start, end, _payload in fields if field != _FIELD_METADATA_PROPS]
+        try:
+            handle, tmp_path = tempfile.mkstemp(prefix=".card-", suffix=".onnx.partial", dir=folder)
+        except OSError as exc:
+            raise ModelFileError(f"Expected a writable folder {folder} but got: {exc}") from exc
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for start, end in spans:
+                    stream.seek(start)
+                    remaining = end - start
+                    while remaining:
+                        chunk = stream.read(min(remaining, _COPY_CHUNK_BYTES))
+                        out.write(chunk)
+                        remaining -= len(chunk)
+                for key, value in props.items():
+                    out.write(_encode_entry(key, value))
+            os.replace(tmp_path, out_path)
+        except BaseException:
+            if os.path.exists(tmp_path):
+                os.unlink(tmp_path)
+            raise

@@ -1,0 +1,384 @@
+"""Run a model over a raster: windows → batches → onnxruntime → decoder → map polygons.
+
+:class:`Prediction` checks everything that can be checked before work starts
+(card against graph, bands, extent, tile size, memory) and then yields
+:class:`MapPolygon` objects strip by strip; :func:`run_to_file` writes them
+to a GeoPackage or GeoJSON atomically. The progress callback is called after
+every batch and the cancel callback is checked before every batch.
+
+Memory is bounded whatever the raster size: tiles are read one at a time,
+dense outputs are blended in an accumulator of one tile row's height
+(full grid width), finished rows are polygonized at once and only the rows of
+still-open polygons are carried to the next strip. See docs/models.md for
+the bound.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
+
+from .decoders import decoder_for
+from .decoders.base import DecodeContext
+from .errors import InferenceCancelled, InferenceError, RasterError
+from .memory import check_memory, estimate_memory
+from .normalize import input_scaling, to_model_input
+from .polygon_cleanup import to_map_coordinates, valid_polygons_only
+from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
+from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
+from .writer import VectorWriter
+
+__all__ = ["DECODE_ROWS_PER_CALL", "MapPolygon", "Prediction", "RunParams", "RunReport", "run_to_file"]
+
+DECODE_ROWS_PER_CALL = 128
+"""Finished rows are handed to dense decoders in chunks of at most this many rows,
+so the decoders' temporaries scale with this, not with the tile size."""
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """Options of one run (every field overrides the card when set).
+
+    Attributes
+    ----------
+    tile_size_px, overlap_px : int or None
+        Tile edge and overlap, model pixels.
+    batch_size : int
+        Tiles per ``session.run`` call.
+    extent : tuple of 4 float or None
+        (xmin, ymin, xmax, ymax) to process, raster CRS units.
+    aoi : shapely geometry or None
+        Area of interest in the raster's CRS: pixels outside it are treated as
+        nodata and the processed extent is its bounding box.
+    bands : tuple of int or None
+        1-based raster bands in model-channel order.
+    resolution_cm_per_px : float or None
+        Ground sampling distance to resample to (default: the card's).
+    memory_limit_bytes : int or None
+        Refuse to start when the estimate exceeds this (default: available memory).
+    prompts : tuple of Prompt or None
+        Box or point prompts in the raster's CRS (promptable family).
+    """
+
+    tile_size_px: object = None
+    overlap_px: object = None
+    batch_size: int = 1
+    extent: object = None
+    aoi: object = None
+    bands: object = None
+    resolution_cm_per_px: object = None
+    memory_limit_bytes: object = None
+    prompts: object = None
+
+
+@dataclass(frozen=True)
+class MapPolygon:
+    """One output polygon in the raster's CRS (pixel coordinates when not georeferenced)."""
+
+    geometry: object
+    class_id: int
+    class_name: str
+    score: float
+
+
+@dataclass
+class RunReport:
+    """What a run did.
+
+    Attributes
+    ----------
+    provider : ProviderReport or None
+    grid : ModelGrid
+    tiling : TilingParams
+    tiles_total, tiles_run : int
+        Tiles of the grid, and tiles actually run (tiles without valid pixels
+        or prompts are skipped).
+    polygon_count : int
+    invalid_dropped : int
+        Polygons dropped because they were invalid after the map transform
+        (expected 0; counted so that it is never silent).
+    session_seconds, total_seconds : float
+        Time inside ``session.run`` and overall.
+    messages : list of str
+        Warnings and notes for the user (no georeference, empty output, ...).
+    """
+
+    provider: object
+    grid: object
+    tiling: object
+    tiles_total: int = 0
+    tiles_run: int = 0
+    polygon_count: int = 0
+    invalid_dropped: int = 0
+    session_seconds: float = 0.0
+    total_seconds: float = 0.0
+    messages: list = field(default_factory=list)
+
+
+def _aoi_extent(aoi, extent):
+    xmin, ymin, xmax, ymax = aoi.bounds
+    if extent is not None:
+        xmin, ymin = max(xmin, extent[0]), max(ymin, extent[1])
+        xmax, ymax = min(xmax, extent[2]), min(ymax, extent[3])
+    if not (xmin < xmax and ymin < ymax):
+        raise RasterError(f"Expected an AOI that overlaps the extent {extent} but got AOI bounds {aoi.bounds}.")
+    return (xmin, ymin, xmax, ymax)
+
+
+class Prediction:
+    """A prepared run; iterate it to get :class:`MapPolygon` objects.
+
+    Parameters
+    ----------
+    model : LoadedModel
+    raster_path : str or os.PathLike
+    params : RunParams
+    progress : callable(done_tiles, total_tiles) or None
+    cancel : callable() -> bool or None
+        Checked before every batch; True stops with
+        :class:`~polytopo.models.errors.InferenceCancelled`.
+
+    Raises
+    ------
+    RasterError, ModelCardError, MemoryBudgetError
+        At construction, before any tile is read.
+    """
+
+    def __init__(self, model, raster_path, params=RunParams(), progress=None, cancel=None):
+        self.model = model
+        self.params = params
+        self._progress = progress
+        self._cancel = cancel
+        card, io = model.card, model.io
+        self.messages = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", GeoreferenceWarning)
+            self._dataset, self.info = open_raster(raster_path)
+        for warning in caught:
+            self.messages.append(str(warning.message))
+            warnings.warn(warning.message, GeoreferenceWarning, stacklevel=2)
+        extent = params.extent
+        if params.aoi is not None:
+            extent = _aoi_extent(params.aoi, extent)
+        resolution = params.resolution_cm_per_px if params.resolution_cm_per_px is not None else card.resolution_cm_per_px
+        self.grid = make_grid(self.info, resolution, extent)
+        bands = params.bands or card.bands or tuple(range(1, io.channels + 1))
+        if len(bands) != io.channels:
+            raise RasterError(f"Expected {io.channels} bands for the model's {io.channels} input channels but got {list(bands)}; fix --bands.")
+        if self.info.band_count < max(bands):
+            raise RasterError(
+                f"Expected a raster with at least {max(bands)} bands for the model's {io.channels} input channels "
+                f"(bands {list(bands)}) but {self.info.path} has {self.info.band_count}; pass --bands or use another raster."
+            )
+        self.reader = GridReader(self._dataset, self.info, self.grid, bands)
+        if io.input_dtype == "uint8":
+            if any(t != "Byte" for t in self.reader.data_types):
+                raise RasterError(
+                    f"Expected 8-bit bands for the model's uint8 input but got {list(self.reader.data_types)}; "
+                    "convert the raster (gdal_translate -ot Byte -scale) or export the model with a float input."
+                )
+            self._scaling = None
+        else:
+            self._scaling = input_scaling(card, self.reader.data_types, io.channels)
+        self.tiling = resolve_tiling(card, io, params.tile_size_px, params.overlap_px, params.batch_size)
+        tile, stride = self.tiling.tile_size_px, self.tiling.stride_px
+        self.tile_rows = tile_origins(self.grid.height_px, tile, stride)
+        self.tile_cols = tile_origins(self.grid.width_px, tile, stride)
+        context = DecodeContext(card, io, self.grid, self.tiling, self.tile_rows, self.tile_cols)
+        self.decoder = decoder_for(model, context, params.prompts)
+        roles = len(self.decoder.dense_roles)
+        dense = (io.class_count or 1) + roles - 1 if roles else 0
+        per_pixel_outputs = dense if roles else 2
+        estimate = estimate_memory(self.grid.width_px, tile, self.tiling.batch_size, io.channels, per_pixel_outputs, dense)
+        check_memory(estimate, params.memory_limit_bytes)
+        if params.aoi is not None:
+            shapely.prepare(params.aoi)
+        self.report = RunReport(model.session.report if hasattr(model.session, "report") else None, self.grid, self.tiling, messages=self.messages)
+        self.report.tiles_total = len(self.tile_rows) * len(self.tile_cols)
+
+    def _read_tile(self, tile):
+        data, valid = self.reader.read(tile.col0, tile.row0, tile.size_px, tile.size_px)
+        if self.params.aoi is not None and valid.any():
+            xs, ys = self.grid.pixel_centres(tile.col0, tile.row0, tile.size_px, tile.size_px)
+            valid &= shapely.contains_xy(self.params.aoi, xs, ys)
+            data[:, ~valid] = 0.0
+        return data, valid
+
+    def _tile_in_aoi(self, tile):
+        if self.params.aoi is None:
+            return True
+        gt = self.grid.geotransform
+        x0, x1 = sorted((gt[0] + tile.col0 * gt[1], gt[0] + (tile.col0 + tile.size_px) * gt[1]))
+        y0, y1 = sorted((gt[3] + tile.row0 * gt[5], gt[3] + (tile.row0 + tile.size_px) * gt[5]))
+        return shapely.intersects(self.params.aoi, shapely.box(x0, y0, x1, y1))
+
+    def _run_batch(self, tiles, data):
+        io = self.model.io
+        batch = to_model_input(data, self._scaling, io.input_dtype, io.layout)
+        fixed = io.batch_size_fixed
+        if fixed is not None and len(tiles) < fixed:
+            pad = np.zeros((fixed - len(tiles), *batch.shape[1:]), batch.dtype)
+            batch = np.concatenate([batch, pad])
+        roles = [role for role, _name in io.outputs]
+        names = [name for _role, name in io.outputs]
+        start = time.perf_counter()
+        arrays = self.model.session.run(names, {io.input_name: batch})
+        self.report.session_seconds += time.perf_counter() - start
+        outputs = {}
+        for role, name, array in zip(roles, names, arrays):
+            array = np.asarray(array)
+            if array.dtype.kind == "f" and role not in self.decoder.padded_roles and not np.isfinite(array).all():
+                bad = next(t for i, t in enumerate(tiles) if i >= len(array) or not np.isfinite(array[i]).all())
+                raise InferenceError(
+                    f"Expected finite values in output {name!r} ({role}) but the tile at model pixel "
+                    f"(column {bad.col0}, row {bad.row0}) has NaN or Inf; check the export and the input scaling "
+                    "(card keys polytopo.input_range, standardization_mean, standardization_std). No output was written."
+                )
+            if fixed is not None and array.ndim and array.shape[0] == fixed and fixed != len(tiles):
+                array = array[: len(tiles)]
+            outputs[role] = array
+        return outputs
+
+    def _dense(self, role, array, tiles):
+        size = tiles[0].size_px
+        if array.ndim == 3 and array.shape[1:] == (size, size):
+            array = array[:, None]
+        elif array.ndim == 4 and array.shape[2:] != (size, size) and array.shape[1:3] == (size, size):
+            array = array.transpose(0, 3, 1, 2)
+        if array.ndim != 4 or array.shape[2:] != (size, size) or array.shape[0] < len(tiles):
+            raise InferenceError(
+                f"Expected dense output {role!r} of shape (batch, channels, {size}, {size}) but got {array.shape}; "
+                "the engine needs dense outputs at the input tile's resolution."
+            )
+        activation = self.model.card.output_activation
+        array = array.astype(np.float32, copy=False)
+        if activation == "sigmoid":
+            array = 1.0 / (1.0 + np.exp(-array))
+        elif activation == "softmax":
+            shifted = np.exp(array - array.max(axis=1, keepdims=True))
+            array = shifted / shifted.sum(axis=1, keepdims=True)
+        return array
+
+    def _check_cancel(self):
+        if self._cancel is not None and self._cancel():
+            raise InferenceCancelled("Expected to finish the run but the cancel callback asked to stop; no output was written.")
+
+    def _to_map(self, records):
+        if not records:
+            return []
+        geometries = to_map_coordinates(np.array([r.geometry for r in records], object), self.grid.geotransform)
+        ok = valid_polygons_only(geometries)
+        self.report.invalid_dropped += int((~ok).sum())
+        out = []
+        for record, geometry, good in zip(records, geometries, ok):
+            if good:
+                out.append(MapPolygon(geometry, record.class_id, self.decoder.class_label(record.class_id), record.score))
+        self.report.polygon_count += len(out)
+        return out
+
+    def __iter__(self):
+        started = time.perf_counter()
+        decoder = self.decoder
+        dense_roles = decoder.dense_roles
+        tile_px = self.tiling.tile_size_px
+        accumulator = None
+        channels = None
+        done = 0
+        for k, row0 in enumerate(self.tile_rows):
+            last = k == len(self.tile_rows) - 1
+            next_top = self.grid.height_px if last else int(self.tile_rows[k + 1])
+            if accumulator is not None:
+                accumulator.begin_row(int(row0), next_top, self.grid.height_px)
+            tiles = [
+                Tile(k * len(self.tile_cols) + j, int(col0), int(row0), tile_px, k, j)
+                for j, col0 in enumerate(self.tile_cols)
+            ]
+            runnable = [t for t in tiles if decoder.wants_tile(t) and self._tile_in_aoi(t)]
+            done += len(tiles) - len(runnable)
+            for start in range(0, len(runnable), self.tiling.batch_size):
+                self._check_cancel()
+                batch_tiles = runnable[start:start + self.tiling.batch_size]
+                read = [self._read_tile(t) for t in batch_tiles]
+                keep = [i for i, (_data, valid) in enumerate(read) if valid.any()]
+                done += len(batch_tiles) - len(keep)
+                if keep:
+                    batch_tiles = [batch_tiles[i] for i in keep]
+                    data = [read[i][0] for i in keep]
+                    valid = np.stack([read[i][1] for i in keep])
+                    outputs = self._run_batch(batch_tiles, data)
+                    self.report.tiles_run += len(batch_tiles)
+                    done += len(batch_tiles)
+                    if dense_roles:
+                        maps = [self._dense(role, outputs[role], batch_tiles) for role in dense_roles]
+                        if accumulator is None:
+                            channels = [m.shape[1] for m in maps]
+                            accumulator = StripAccumulator(self.grid.width_px, tile_px, self.tiling.overlap_px, sum(channels))
+                            accumulator.begin_row(int(row0), next_top, self.grid.height_px)
+                            yield from self._skipped_rows(int(row0), channels)
+                        for i, tile in enumerate(batch_tiles):
+                            accumulator.add(tile, np.concatenate([m[i] for m in maps]), valid[i])
+                    yield from self._to_map(decoder.decode_batch(batch_tiles, outputs, valid))
+                if self._progress is not None:
+                    self._progress(done, self.report.tiles_total)
+            if accumulator is not None:
+                row_start, values, valid_rows = accumulator.end_row()
+                yield from self._decode_rows(row_start, values, valid_rows, channels, last)
+        yield from self._to_map(decoder.finish())
+        if self.report.tiles_run == 0:
+            self.messages.append(
+                "No tile had valid pixels (all nodata, or outside the AOI/extent): the output layer is empty."
+            )
+        elif self.report.polygon_count == 0:
+            self.messages.append("The model found no polygons in the processed area: the output layer is empty.")
+        self.report.total_seconds = time.perf_counter() - started
+
+    def _decode_rows(self, row_start, values, valid, channels, last):
+        count = values.shape[1]
+        for top in range(0, count, DECODE_ROWS_PER_CALL):
+            chunk = slice(top, min(top + DECODE_ROWS_PER_CALL, count))
+            maps = dict(zip(self.decoder.dense_roles, np.split(values[:, chunk], np.cumsum(channels)[:-1])))
+            final = last and chunk.stop == count
+            yield from self._to_map(self.decoder.decode_rows(row_start + top, maps, valid[chunk], final))
+
+    def _skipped_rows(self, first_row, channels):
+        """Hand the rows above the first run tile to the decoder as invalid, in tile-height chunks."""
+        width = self.grid.width_px
+        for top in range(0, first_row, DECODE_ROWS_PER_CALL):
+            rows = min(DECODE_ROWS_PER_CALL, first_row - top)
+            maps = {role: np.zeros((c, rows, width), np.float32) for role, c in zip(self.decoder.dense_roles, channels)}
+            yield from self._to_map(self.decoder.decode_rows(top, maps, np.zeros((rows, width), bool), False))
+
+
+def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None, cancel=None, overwrite=False):
+    """Run ``model`` over ``raster_path`` and write the polygons to ``out_path``.
+
+    Parameters
+    ----------
+    model : LoadedModel
+    raster_path : str or os.PathLike
+    out_path : str or os.PathLike
+        ``.gpkg`` or ``.geojson``; written to a temporary name and renamed
+        when complete, so it never exists half-written.
+    params : RunParams
+    progress, cancel : callable or None
+        See :class:`Prediction`.
+    overwrite : bool
+        Replace an existing ``out_path``.
+
+    Returns
+    -------
+    RunReport
+
+    Raises
+    ------
+    ModelsError
+        Any check failure, NaN outputs, cancellation; the destination is then
+        left untouched.
+    """
+    prediction = Prediction(model, raster_path, params, progress, cancel)
+    with VectorWriter(out_path, prediction.grid.crs_wkt, overwrite=overwrite) as writer:
+        for polygon in prediction:
+            writer.write(polygon.geometry, polygon.class_id, polygon.class_name, polygon.score)
+    return prediction.report

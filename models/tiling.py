@@ -1,0 +1,264 @@
+"""Tiles, blending weights and the strip accumulator that stitches dense outputs.
+
+Tiles of ``tile_size_px`` start every ``tile_size_px - overlap_px`` pixels
+(the stride), the last one reaching past the grid edge by less than a stride
+(pixels past the edge are read as invalid and get zero weight). The uniform
+stride keeps what one tile row hands to the next to exactly ``overlap_px``
+rows, which is what bounds the memory.
+
+Overlapping predictions are blended with separable linear ramps: within
+``overlap_px`` of a tile edge a tile's weight falls linearly towards that
+edge, so where two tiles overlap by ``overlap_px`` their weights sum to one
+and the result cross-fades from one tile to the next with no step (seam).
+Weights never reach zero, so pixels that only one tile covers (at the grid
+edge) keep that tile's value.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelCardError
+
+__all__ = ["StripAccumulator", "Tile", "TilingParams", "blend_weights", "resolve_tiling", "tile_origins"]
+
+
+@dataclass(frozen=True)
+class TilingParams:
+    """Tile geometry and batching.
+
+    Attributes
+    ----------
+    tile_size_px : int
+        Tile edge, model pixels.
+    overlap_px : int
+        Overlap of neighbouring tiles, model pixels (0 <= overlap < tile).
+    batch_size : int
+        Tiles per ``session.run`` call.
+    """
+
+    tile_size_px: int
+    overlap_px: int
+    batch_size: int = 1
+
+    def __post_init__(self):
+        if not isinstance(self.tile_size_px, int) or self.tile_size_px < 1:
+            raise ModelCardError(f"Expected a tile size >= 1 px but got {self.tile_size_px!r}; pass --tile PX.")
+        if not isinstance(self.overlap_px, int) or not 0 <= self.overlap_px < self.tile_size_px:
+            raise ModelCardError(
+                f"Expected an overlap in [0, {self.tile_size_px}) px for tiles of {self.tile_size_px} px but got "
+                f"{self.overlap_px!r}; pass a smaller --overlap."
+            )
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ModelCardError(f"Expected a batch size >= 1 but got {self.batch_size!r}; pass --batch N.")
+
+    @property
+    def stride_px(self):
+        """Distance between the starts of neighbouring tiles, model pixels."""
+        return self.tile_size_px - self.overlap_px
+
+
+def resolve_tiling(card, io, tile_size_px=None, overlap_px=None, batch_size=1):
+    """Combine the card, the graph and overrides into :class:`TilingParams`.
+
+    Raises
+    ------
+    ModelCardError
+        No tile size anywhere (dynamic graph, no ``tile_size`` key, no
+        override), an override contradicting a graph that fixes the tile or
+        batch size.
+    """
+    tile = tile_size_px if tile_size_px is not None else (io.tile_size_px or card.tile_size_px)
+    if tile is None:
+        raise ModelCardError(
+            "Expected a tile size but the graph accepts any size and the card has no 'tile_size'; set it with "
+            "python -m polytopo.models write-card MODEL --set tile_size=512, or pass --tile 512."
+        )
+    if io.tile_size_px is not None and tile != io.tile_size_px:
+        raise ModelCardError(
+            f"Expected --tile {io.tile_size_px} (the graph fixes the input to {io.tile_size_px} px) but got {tile}."
+        )
+    if io.batch_size_fixed is not None and batch_size != io.batch_size_fixed:
+        raise ModelCardError(
+            f"Expected --batch {io.batch_size_fixed} (the graph fixes the batch dimension) but got {batch_size}."
+        )
+    if overlap_px is None:
+        overlap_px = int(round(tile * card.tiles_overlap_percent / 100.0))
+    return TilingParams(int(tile), int(overlap_px), int(batch_size))
+
+
+def tile_origins(length_px, tile_size_px, stride_px):
+    """Start offsets of the tiles along one axis: every ``stride_px``, until the axis is covered.
+
+    Examples
+    --------
+    >>> tile_origins(100, 40, 30).tolist()
+    [0, 30, 60]
+    >>> tile_origins(101, 40, 30).tolist()
+    [0, 30, 60, 90]
+    >>> tile_origins(10, 40, 30).tolist()
+    [0]
+    """
+    count = 1 + max(0, -(-(length_px - tile_size_px) // stride_px))
+    return np.arange(count, dtype=np.int64) * stride_px
+
+
+def blend_weights(tile_size_px, overlap_px):
+    """Separable blending weights of one tile, shape (tile, tile), float32, in (0, 1]."""
+    if overlap_px == 0:
+        return np.ones((tile_size_px, tile_size_px), np.float32)
+    position = np.arange(tile_size_px)
+    distance = np.minimum(position, tile_size_px - 1 - position)
+    ramp = np.minimum(1.0, (distance + 0.5) / overlap_px).astype(np.float32)
+    return np.outer(ramp, ramp)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile of the grid.
+
+    Attributes
+    ----------
+    index : int
+        Position in processing order.
+    col0, row0 : int
+        Top-left model pixel.
+    size_px : int
+        Tile edge, model pixels.
+    tile_row, tile_col : int
+        Position in the tile grid.
+    """
+
+    index: int
+    col0: int
+    row0: int
+    size_px: int
+    tile_row: int
+    tile_col: int
+
+
+class StripAccumulator:
+    """Blends dense tile outputs row of tiles by row of tiles, finishing columns as tiles advance.
+
+    For each tile row call :meth:`begin_row`, then :meth:`add` for its tiles
+    in increasing column order (skipped tiles are simply not added), then
+    :meth:`end_row`, which returns the blended values of the rows that no
+    later tile touches. The accumulator keeps only:
+
+    * a window of one tile (the sums of the columns later tiles of the row
+      may still touch),
+    * the finished rows of the current tile row (``stride`` rows, full width),
+    * the rows of the next tile row that this one already touched (the
+      vertical overlap, full width), carried to the next :meth:`begin_row`.
+
+    Parameters
+    ----------
+    width_px : int
+        Grid width, model pixels.
+    tile_size_px, overlap_px : int
+    channels : int
+        Total channels of all dense roles.
+
+    Notes
+    -----
+    Memory, bytes: ``(4 * channels + 1) * stride * width`` for the finished
+    rows, ``4 * (channels + 1) * overlap * width`` for the carried rows and
+    ``4 * (channels + 1) * tile**2`` for the window. A pixel is valid when
+    some tile covered it with a valid pixel (its weight is positive: weights
+    are zero on invalid pixels).
+    """
+
+    def __init__(self, width_px, tile_size_px, overlap_px, channels):
+        self.width_px = width_px
+        self.tile_size_px = tile_size_px
+        self.channels = channels
+        self._weights = blend_weights(tile_size_px, overlap_px)
+        self._window_sum = np.zeros((channels, tile_size_px, tile_size_px), np.float32)
+        self._window_weight = np.zeros((tile_size_px, tile_size_px), np.float32)
+        self._carry_sum = np.zeros((channels, 0, width_px), np.float32)
+        self._carry_weight = np.zeros((0, width_px), np.float32)
+        self._top = 0
+
+    def begin_row(self, top_row, next_top_row, height_px):
+        """Start the tile row whose tiles start at ``top_row``; the next one starts at ``next_top_row``."""
+        tile = self.tile_size_px
+        finished = min(next_top_row, height_px) - top_row
+        carried = max(0, min(top_row + tile, height_px) - next_top_row)
+        self._top = top_row
+        self._finished = finished
+        self._values = np.zeros((self.channels, finished, self.width_px), np.float32)
+        self._valid = np.zeros((finished, self.width_px), bool)
+        self._next_sum = np.zeros((self.channels, carried, self.width_px), np.float32)
+        self._next_weight = np.zeros((carried, self.width_px), np.float32)
+        self._start_window(0)
+
+    def _start_window(self, col0):
+        self._window_col = col0
+        self._window_sum[:] = 0
+        self._window_weight[:] = 0
+        self._load_carry(0, self.tile_size_px)
+
+    def _load_carry(self, w0, w1):
+        g0, g1 = self._window_col + w0, min(self._window_col + w1, self.width_px)
+        rows = min(self._carry_weight.shape[0], self.tile_size_px)
+        if g1 <= g0 or rows == 0:
+            return
+        self._window_sum[:, :rows, w0:w0 + g1 - g0] += self._carry_sum[:, :rows, g0:g1]
+        self._window_weight[:rows, w0:w0 + g1 - g0] += self._carry_weight[:rows, g0:g1]
+
+    def _emit(self, w0, w1):
+        g0, g1 = self._window_col + w0, min(self._window_col + w1, self.width_px)
+        if g1 <= g0:
+            return
+        cols = slice(w0, w0 + g1 - g0)
+        n = self._finished
+        weight = self._window_weight[:n, cols]
+        valid = weight > 0
+        np.divide(self._window_sum[:, :n, cols], weight, out=self._values[:, :, g0:g1], where=valid)
+        self._valid[:, g0:g1] = valid
+        m = self._next_weight.shape[0]
+        self._next_sum[:, :, g0:g1] = self._window_sum[:, n:n + m, cols]
+        self._next_weight[:, g0:g1] = self._window_weight[n:n + m, cols]
+
+    def _advance_to(self, col):
+        tile = self.tile_size_px
+        while col > self._window_col:
+            shift = col - self._window_col
+            if shift >= tile:
+                self._emit(0, tile)
+                self._start_window(self._window_col + tile)
+                continue
+            self._emit(0, shift)
+            self._window_sum[:, :, : tile - shift] = self._window_sum[:, :, shift:]
+            self._window_sum[:, :, tile - shift:] = 0
+            self._window_weight[:, : tile - shift] = self._window_weight[:, shift:]
+            self._window_weight[:, tile - shift:] = 0
+            self._window_col = col
+            self._load_carry(tile - shift, tile)
+
+    def add(self, tile, values, valid):
+        """Add one tile's dense outputs (channels, tile, tile) and validity (tile, tile).
+
+        Tiles of a row must come in increasing ``col0`` order.
+        """
+        self._advance_to(tile.col0)
+        weights = self._weights * valid
+        self._window_sum += values * weights
+        self._window_weight += weights
+
+    def end_row(self):
+        """Finish the tile row.
+
+        Returns
+        -------
+        row0 : int
+            Grid row of the first returned row.
+        values : numpy.ndarray, shape (channels, rows, width)
+            Blended values (0 where no valid pixel contributed).
+        valid : numpy.ndarray of bool, shape (rows, width)
+        """
+        self._advance_to(self.width_px)
+        self._carry_sum, self._carry_weight = self._next_sum, self._next_weight
+        values, valid = self._values, self._valid
+        self._values = self._valid = None
+        return self._top, values, valid
