@@ -191,7 +191,7 @@ def _is_coco(path):
 
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
                 image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None,
-                category_field=None):
+                category_field=None, drop_degenerate=False):
     """Load ground truth and predictions from files.
 
     COCO-style JSON (pixel coordinates) is read by :mod:`.io_coco`; any other file, and
@@ -210,8 +210,8 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
             f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
             f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
     if gt_coco:
-        return (load_coco_ground_truth(gt_path, categories),
-                load_coco_predictions(pred_path, categories, default_score), None)
+        return (load_coco_ground_truth(gt_path, categories, drop_degenerate),
+                load_coco_predictions(pred_path, categories, default_score, drop_degenerate), None)
     from .io_vector import load_vector_layer
 
     gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,

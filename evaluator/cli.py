@@ -67,6 +67,9 @@ def build_parser():
     data.add_argument("--categories", type=_ints,
                       help="comma-separated category ids to keep (COCO category_id, or values of --category-field)")
     data.add_argument("--category-field", help="attribute holding each feature's class (vector layers)")
+    data.add_argument("--drop-degenerate-rings", action="store_true",
+                      help="skip COCO records whose exterior has fewer than 3 distinct points and drop such holes "
+                           "(counted in summary.json), as the public PolyTopoBench evaluator does; default: error")
     rules = parser.add_argument_group("profile and thresholds")
     rules.add_argument("--profile", choices=PROFILES, default="paper",
                        help="metric definitions: paper (default), reference-code (public PolyTopoBench "
@@ -131,7 +134,7 @@ def run(args):
             args.gt, args.pred, categories=args.categories, default_score=args.default_score,
             score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
             pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
-            category_field=args.category_field)
+            category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings)
         overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
         evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps, **overrides)
         progress("write")

@@ -170,7 +170,8 @@ def _checked_ring(coords, where):
     if len(coords) < 3 or not _three_distinct(coords):
         distinct = len(np.unique(coords, axis=0)) if len(coords) else 0
         if distinct < 3:
-            raise InputFormatError(f"{where}: expected a ring with at least 3 distinct points but got {distinct}")
+            raise InputFormatError(f"{where}: expected a ring with at least 3 distinct points but got {distinct}; "
+                                   "fix or remove the record (--drop-degenerate-rings skips such rings)")
     return np.ascontiguousarray(coords, dtype=np.float64)
 
 

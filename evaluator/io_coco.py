@@ -30,7 +30,7 @@ def read_json(path):
         raise InputFormatError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def _instance(record, where, score):
+def _instance(record, where, score, skipped, drop_degenerate):
     segmentation = record.get("segmentation")
     if segmentation is None or segmentation == []:
         return None
@@ -44,10 +44,17 @@ def _instance(record, where, score):
             f"{where} field 'segmentation': expected a list of rings [[x0, y0, x1, y1, ...], ...] "
             f"but got {str(segmentation)[:60]}"
         )
-    rings = [
-        ring_from_flat(ring, f"{where} field 'segmentation' ring {index}")
-        for index, ring in enumerate(segmentation)
-    ]
+    rings = []
+    for index, ring in enumerate(segmentation):
+        try:
+            rings.append(ring_from_flat(ring, f"{where} field 'segmentation' ring {index}"))
+        except InputFormatError as exc:
+            if not drop_degenerate or "distinct points" not in str(exc):
+                raise
+            if index == 0:
+                _count(skipped, "degenerate_exterior")
+                return None
+            _count(skipped, "degenerate_hole")
     return Instance(
         image_id=_image_id(record, where),
         source_id=record.get("id", None),
@@ -67,7 +74,7 @@ def _image_id(record, where):
     return image_id
 
 
-def load_coco_ground_truth(path, categories=None):
+def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
     """Load ground truth from a COCO-style JSON file.
 
     Parameters
@@ -76,6 +83,10 @@ def load_coco_ground_truth(path, categories=None):
         The GT file.
     categories : collection of int, optional
         Keep only these ``category_id`` values.
+    drop_degenerate : bool
+        Skip records whose exterior has fewer than 3 distinct points and drop such holes
+        (counted as ``degenerate_exterior`` / ``degenerate_hole``), as the public
+        PolyTopoBench evaluator does silently; by default they are an error.
 
     Returns
     -------
@@ -105,9 +116,10 @@ def load_coco_ground_truth(path, categories=None):
         if record.get("iscrowd", 0):
             _count(skipped, "crowd")
             continue
-        instance = _instance(record, where, 1.0)
+        instance = _instance(record, where, 1.0, skipped, drop_degenerate)
         if instance is None:
-            _count(skipped, "empty_geometry")
+            if not record.get("segmentation"):
+                _count(skipped, "empty_geometry")
             continue
         instances.append(instance)
     known = set(image_ids)
@@ -118,7 +130,7 @@ def load_coco_ground_truth(path, categories=None):
     return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
 
 
-def load_coco_predictions(path, categories=None, default_score=None):
+def load_coco_predictions(path, categories=None, default_score=None, drop_degenerate=False):
     """Load predictions from a JSON list of ``{image_id, category_id, segmentation, score}``.
 
     Parameters
@@ -129,6 +141,8 @@ def load_coco_predictions(path, categories=None, default_score=None):
         Keep only these ``category_id`` values.
     default_score : float, optional
         Score for records without one; without it a missing score is an error.
+    drop_degenerate : bool
+        As in :func:`load_coco_ground_truth`.
 
     Returns
     -------
@@ -152,9 +166,10 @@ def load_coco_predictions(path, categories=None, default_score=None):
             _count(skipped, "other_category")
             continue
         score = _score(record, where, default_score)
-        instance = _instance(record, where, score)
+        instance = _instance(record, where, score, skipped, drop_degenerate)
         if instance is None:
-            _count(skipped, "empty_geometry")
+            if not record.get("segmentation"):
+                _count(skipped, "empty_geometry")
             continue
         instances.append(Instance(instance.image_id, index, instance.exterior, instance.holes,
                                   score, instance.category_id))

@@ -197,3 +197,17 @@ def test_vector_layer_without_pixel_size_is_refused(tmp_path, capsys):
     status, _, err = _run(capsys, "--gt", tmp_path / "gt.gpkg", "--pred", tmp_path / "pred.gpkg",
                           "--default-score", "1", "--out", tmp_path / "o", "--quiet")
     assert status == 2 and "pixel" in err.lower()
+
+
+def test_degenerate_rings_can_be_dropped_and_counted(files, tmp_path, capsys):
+    degenerate = {"image_id": 1, "score": 0.5, "segmentation": [[0, 0, 20, 0, 0, 0]]}
+    bad_hole = {**PRED[0], "segmentation": PRED[0]["segmentation"] + [[1, 1, 2, 2, 1, 1]]}
+    gt, pred = files(pred=[bad_hole, degenerate])
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--quiet")
+    assert status == 2 and "--drop-degenerate-rings" in err
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--quiet",
+                          "--drop-degenerate-rings", "--no-plots")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["counts"]["skipped"]["pred"] == {"degenerate_hole": 1, "degenerate_exterior": 1}
+    assert summary["counts"]["pred_instances"] == 1 and summary["counts"]["pred_holes"] == 1
