@@ -4,11 +4,14 @@ Areas are px² of the region each ring bounds (a self-crossing ring is measured 
 largest valid part, see :func:`.repair.largest_polygon`).
 """
 
+import numpy as np
 import shapely
 
+from .instances import Instance
 from .repair import largest_polygon, occupied_region
 
-__all__ = ["hole_area_px2", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area"]
+__all__ = ["hole_area_px2", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area",
+           "canonical_rings"]
 
 
 def hole_area_px2(ring):
@@ -61,3 +64,27 @@ def apply_min_instance_area(instance_set, min_area_px2, inclusive):
         if area >= min_area_px2 if inclusive else area > min_area_px2:
             kept.append(instance)
     return instance_set.replaced(kept, below_min_area=len(instance_set) - len(kept))
+
+
+def _canonical(ring, counter_clockwise):
+    """The ring turning the given way (y up) and starting at its lowest (x, then y) vertex."""
+    x, y = ring[:, 0], ring[:, 1]
+    signed = np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))
+    if (signed < 0) == counter_clockwise:
+        ring = ring[::-1]
+    start = np.lexsort((ring[:, 1], ring[:, 0]))[0]
+    return np.ascontiguousarray(np.roll(ring, -start, axis=0))
+
+
+def canonical_rings(instance_set):
+    """Put every ring in one vertex order: exteriors counter-clockwise, holes clockwise (y up),
+    each starting at its lowest vertex.
+
+    The shapes are unchanged; metrics that depend on vertex order through tie-breaking
+    (the nearest projection of MTA, Douglas–Peucker corners) then give the same result
+    whatever order and orientation the input rings had.
+    """
+    instances = [Instance(i.image_id, i.source_id, _canonical(i.exterior, True),
+                          tuple(_canonical(h, False) for h in i.holes), i.score, i.category_id, i.part)
+                 for i in instance_set.instances]
+    return instance_set.replaced(instances)

@@ -20,7 +20,7 @@ import numpy as np
 
 from .corners import corner_counts
 from .detection import detection_metrics
-from .filters import apply_min_instance_area, apply_score_threshold, drop_small_holes
+from .filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from .matching import greedy_match, iou_candidates, score_order
 from .outcome import DetectionRanking, Outcome
 from .pairs import evaluate_pairs
@@ -45,13 +45,16 @@ def image_codes(gt, pred, image_ids):
 
 
 def prepare(gt_set, pred_set, params):
-    """Apply the profile-independent filters; returns the filtered sets and hole counts."""
+    """Apply the profile-independent filters and put rings in canonical vertex order.
+
+    Returns the filtered sets and hole counts.
+    """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    return gt_set, pred_set, {"gt": gt_holes, "pred": pred_holes}
+    return canonical_rings(gt_set), canonical_rings(pred_set), {"gt": gt_holes, "pred": pred_holes}
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):

@@ -1,5 +1,7 @@
 """Properties of the metrics on random polygons with holes (hypothesis)."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -63,7 +65,8 @@ def _same(a, b, keys, tol):
         assert (np.isnan(x) and np.isnan(y)) or x == pytest.approx(y, abs=tol), (key, x, y)
 
 
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# POLYTOPO_HYPOTHESIS_EXAMPLES raises the number of examples for a longer local run.
+SETTINGS = settings(max_examples=int(os.environ.get("POLYTOPO_HYPOTHESIS_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
