@@ -1,11 +1,21 @@
-"""The object QGIS loads: registers and removes the Processing provider."""
+"""The object QGIS loads: the Processing provider, the dock and the dependency check."""
 
-from qgis.core import QgsApplication
+from qgis.core import Qgis, QgsApplication, QgsMessageLog
+from qgis.PyQt.QtCore import Qt
+from qgis.PyQt.QtGui import QIcon
+from qgis.PyQt.QtWidgets import QAction, QPushButton
 
+from . import dependencies, geos_isolation
 from .errors import ProviderRegistrationError
 from .provider import PROVIDER_ID, PolyTopoProvider
+from .resource_paths import ICON_PATH
 
-__all__ = ["PolyTopoPlugin"]
+__all__ = ["MENU_NAME", "PolyTopoPlugin"]
+
+#: Name of the plugin's entry in the Plugins menu.
+MENU_NAME = "&PolyTopo"
+
+_LOG_TAG = "PolyTopo"
 
 
 class PolyTopoPlugin:
@@ -15,17 +25,33 @@ class PolyTopoPlugin:
     ----------
     iface : qgis.gui.QgisInterface or None
         The QGIS desktop interface, or None when started headless.
+    check : callable, optional
+        ``check() -> DependencyReport``; defaults to
+        :func:`polytopo.plugin.dependencies.check_dependencies`.
+    install : callable, optional
+        ``install(report) -> InstallOutcome``, run in a background task; defaults
+        to :func:`polytopo.plugin.dependencies.install_missing` (pip).
 
     Notes
     -----
     QGIS desktop calls :meth:`initGui`; ``qgis_process`` calls only
     :meth:`initProcessing`. Both leave exactly one provider with id
     ``polytopo`` in the Processing registry, and :meth:`unload` removes it.
+    Both first put the plugin-local package folder on ``sys.path`` and check
+    the Python packages PolyTopo needs; when some are missing the plugin
+    still loads and says so (message log; in desktop also the message bar,
+    with an *Install* button), and the dock opens once they are installed.
     """
 
-    def __init__(self, iface):
+    def __init__(self, iface, check=dependencies.check_dependencies, install=dependencies.install_missing):
         self.iface = iface
+        self.check = check
+        self.install = install
         self.provider = None
+        self.action = None
+        self.dock = None
+        self.dependency_report = None
+        self.install_task = None
 
     def initProcessing(self):  # noqa: N802 - QGIS API name.
         """Add the PolyTopo provider to the Processing registry once.
@@ -37,6 +63,7 @@ class PolyTopoPlugin:
         """
         if self.provider is not None:
             return
+        self.check_dependencies()
         provider = PolyTopoProvider()
         if not QgsApplication.processingRegistry().addProvider(provider):
             raise ProviderRegistrationError(
@@ -46,12 +73,120 @@ class PolyTopoPlugin:
             )
         self.provider = provider
 
+    def check_dependencies(self):
+        """Activate the plugin-local package folder, check the packages, log what is missing.
+
+        Returns
+        -------
+        polytopo.plugin.dependencies.DependencyReport
+        """
+        dependencies.activate_folder(dependencies.deps_folder())
+        geos_problem = geos_isolation.import_shapely_with_own_geos()  # before anything imports shapely
+        if geos_problem:
+            QgsMessageLog.logMessage(geos_problem, _LOG_TAG, Qgis.Warning)
+        self.dependency_report = self.check()
+        if not self.dependency_report.ok:
+            QgsMessageLog.logMessage(self.dependency_report.message(), _LOG_TAG, Qgis.Warning)
+        return self.dependency_report
+
     def initGui(self):  # noqa: N802 - QGIS API name.
-        """Start the plugin in QGIS desktop: registers the provider."""
+        """Start the plugin in QGIS desktop: provider, toolbar button and menu entry."""
         self.initProcessing()
+        if self.action is None:
+            self.action = QAction(QIcon(str(ICON_PATH)), "PolyTopo")
+            self.action.setObjectName("PolyTopoDockAction")
+            self.action.setCheckable(True)
+            self.action.setToolTip("Vectorize and evaluate polygons with holes")
+            self.action.triggered.connect(self.show_dock)
+            self.iface.addToolBarIcon(self.action)
+            self.iface.addPluginToMenu(MENU_NAME, self.action)
+        if not self.dependency_report.ok:
+            self.show_dependency_message()
+
+    def show_dock(self, visible=True):
+        """Show (or hide) the dock, creating it on first use.
+
+        Without the required packages the dock is not created; the dependency
+        message is shown again instead.
+
+        Returns
+        -------
+        polytopo.plugin.dock.PolyTopoDock or None
+        """
+        if not self.dependency_report.ok:
+            self.action.setChecked(False)
+            self.show_dependency_message()
+            return None
+        if self.dock is None:
+            from . import dock, runs
+
+            self.dock = dock.PolyTopoDock(runs, iface=self.iface)
+            self.dock.visibilityChanged.connect(self.action.setChecked)
+            self.iface.addDockWidget(Qt.RightDockWidgetArea, self.dock)
+        self.dock.setVisible(visible)
+        self.action.setChecked(visible)
+        return self.dock
+
+    def show_dependency_message(self):
+        """Push the missing-package message to the message bar, with an *Install* button."""
+        report = self.dependency_report
+        bar = self.iface.messageBar()
+        item = bar.createMessage("PolyTopo", "missing Python packages: " + ", ".join(report.missing_names())
+                                 + " (details in the PolyTopo message log)")
+        if report.installable:
+            button = QPushButton("Install")
+            button.setToolTip(report.message())
+            button.clicked.connect(self.install_dependencies)
+            item.layout().addWidget(button)
+        bar.pushWidget(item, Qgis.Warning)
+
+    def install_dependencies(self):
+        """Install the missing packages in a background task (pip, plugin-local folder).
+
+        Returns
+        -------
+        polytopo.plugin.tasks.InstallDependenciesTask or None
+            None when an install is already running.
+        """
+        if self.install_task is not None:
+            return None
+        from .tasks import InstallDependenciesTask
+
+        self.iface.messageBar().clearWidgets()
+        self.iface.messageBar().pushMessage("PolyTopo", "Installing " + ", ".join(
+            self.dependency_report.missing_names()) + " …", Qgis.Info, 0)
+        self.install_task = InstallDependenciesTask(self.dependency_report, self.installed, self.install)
+        QgsApplication.taskManager().addTask(self.install_task)
+        return self.install_task
+
+    def installed(self, outcome):
+        """Main thread: report the install outcome and check the packages again."""
+        self.install_task = None
+        bar = self.iface.messageBar()
+        bar.clearWidgets()
+        if not outcome.ok:
+            QgsMessageLog.logMessage(f"Install failed: {' '.join(outcome.command)}\n{outcome.output_tail}",
+                                     _LOG_TAG, Qgis.Critical)
+            bar.pushMessage("PolyTopo", "Installing the Python packages failed; pip's output is in the "
+                            "PolyTopo message log.", Qgis.Critical, 0)
+            return
+        if self.check_dependencies().ok:
+            bar.pushMessage("PolyTopo", f"Python packages installed into {outcome.folder}.", Qgis.Success, 10)
+        else:
+            self.show_dependency_message()
 
     def unload(self):
-        """Remove the provider from the Processing registry, if registered."""
+        """Remove the dock, the toolbar button, the menu entry and the provider."""
+        if self.dock is not None:
+            self.dock.abandon_tasks()
+            self.iface.removeDockWidget(self.dock)
+            self.dock.deleteLater()
+            self.dock = None
+        if self.action is not None:
+            self.iface.removePluginMenu(MENU_NAME, self.action)
+            self.iface.removeToolBarIcon(self.action)
+            self.action.deleteLater()
+            self.action = None
         if self.provider is None:
             return
         QgsApplication.processingRegistry().removeProvider(self.provider)

@@ -3,6 +3,9 @@
 from qgis.core import QgsProcessingProvider
 from qgis.PyQt.QtGui import QIcon
 
+from .alg_evaluate import EvaluateAlgorithm
+from .alg_vectorize import VectorizeAlgorithm
+from .alg_vectorize_evaluate import VectorizeEvaluateAlgorithm
 from .resource_paths import ICON_PATH
 
 __all__ = ["PROVIDER_ID", "PolyTopoProvider"]
@@ -14,8 +17,9 @@ PROVIDER_ID = "polytopo"
 class PolyTopoProvider(QgsProcessingProvider):
     """Processing provider that groups PolyTopo's algorithms.
 
-    The provider does not ship algorithms yet: vectorization and evaluation
-    algorithms are added to :meth:`loadAlgorithms` as they are written.
+    Algorithms: ``polytopo:evaluate`` (:class:`~.alg_evaluate.EvaluateAlgorithm`),
+    ``polytopo:vectorize`` (:class:`~.alg_vectorize.VectorizeAlgorithm`) and
+    ``polytopo:vectorize_evaluate`` (:class:`~.alg_vectorize_evaluate.VectorizeEvaluateAlgorithm`).
     """
 
     def id(self):
@@ -39,4 +43,10 @@ class PolyTopoProvider(QgsProcessingProvider):
         return str(ICON_PATH)
 
     def loadAlgorithms(self):  # noqa: N802 - QGIS API name.
-        """Register the provider's algorithms; none are shipped yet."""
+        """Register the provider's algorithms."""
+        for algorithm in (EvaluateAlgorithm(), VectorizeAlgorithm(), VectorizeEvaluateAlgorithm()):
+            self.addAlgorithm(algorithm)
+
+    def supportedOutputVectorLayerExtensions(self):  # noqa: N802 - QGIS API name.
+        """Vector formats the algorithms write: GeoPackage (default) and GeoJSON."""
+        return ["gpkg", "geojson"]

@@ -157,3 +157,5 @@ def test_qgis_process_finds_enables_and_loads_the_provider(qgis_env):
     provider = run_qgis_process(qgis_env, "list")["providers"][PROVIDER_ID]
     assert provider["name"] == "PolyTopo"
     assert provider["is_active"] is True
+    assert sorted(provider["algorithms"]) == [
+        "polytopo:evaluate", "polytopo:vectorize", "polytopo:vectorize_evaluate"]

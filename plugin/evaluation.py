@@ -1,0 +1,305 @@
+"""Evaluate a prediction layer against a reference layer: QGIS layers in, an evaluation out.
+
+The reference layer fixes the CRS and the pixel frame (origin at the top-left of its
+extent, ``pixel_size`` map units per pixel, see
+:func:`polytopo.evaluator.io_vector.frame_for_bounds`); the prediction layer is
+reprojected to it with QGIS's transformations. Geometry goes to pixels with
+``frame.to_pixels``, becomes instances with
+:func:`polytopo.evaluator.instances.instances_from_geometries`, and
+:func:`polytopo.evaluator.evaluate` does the rest. Safe to run in a worker thread.
+"""
+
+import datetime
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsUnitTypes
+
+from .. import __version__
+from ..evaluator import EvaluatorError, InputFormatError, evaluate, params_for
+from ..evaluator.instances import InstanceSet, instances_from_geometries
+from ..evaluator.io_vector import frame_for_bounds
+from .errors import LayerInputError, RunParameterError
+from .layer_reading import describe_layer, layer_crs, read_polygon_features
+from .run_feedback import RunSteps
+
+__all__ = ["EvaluationRun", "evaluate_layers", "MAX_GEOGRAPHIC_PIXEL_SIZE_DEG"]
+
+#: Largest pixel size accepted in a geographic CRS, degrees (about 1.1 km at the equator):
+#: a larger value almost always is a size in metres typed for a layer in degrees.
+MAX_GEOGRAPHIC_PIXEL_SIZE_DEG = 0.01
+
+_EXPECTED_PHASES = 8
+
+
+@dataclass(frozen=True)
+class EvaluationRun:
+    """The result of evaluating two QGIS layers.
+
+    Attributes
+    ----------
+    evaluation : polytopo.evaluator.Evaluation
+        Summary, per-feature records (geometry in pixels) and the full outcome.
+    frame : polytopo.evaluator.io_vector.PixelFrame
+        The pixel grid of the evaluation; ``frame.to_map`` turns record geometry back
+        into map units of :attr:`crs`.
+    crs : QgsCoordinateReferenceSystem
+        The reference layer's CRS; every output is in it.
+    provenance : dict
+        JSON-ready record of the run: plugin and library versions, date (UTC), profile,
+        parameters, pixel size and its unit, input layer names, sources and CRS, feature
+        counts, warnings.
+    """
+
+    evaluation: object
+    frame: object
+    crs: object
+    provenance: dict
+
+
+def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
+                    default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
+                    transform_context=None):
+    """Evaluate the polygons of ``prediction_layer`` against those of ``reference_layer``.
+
+    Parameters
+    ----------
+    prediction_layer, reference_layer : QgsVectorLayer or QgsFeatureSource
+        Polygon layers; the predictions are reprojected to the reference CRS.
+    pixel_size : float
+        Size of one evaluation pixel in map units of the reference CRS (metres for a
+        UTM CRS, degrees for a geographic one): the ground sampling distance of the
+        imagery. Every pixel threshold (BIoU radius 1 px, A_min in px²) is in this unit.
+    profile : str
+        One of :data:`polytopo.evaluator.PROFILES`.
+    score_field : str, optional
+        Numeric field of the predictions holding their confidence.
+    default_score : float, optional
+        Score of predictions with a NULL score, and of every prediction when there is no
+        score field. Without it, a NULL score is an error and, without a score field,
+        every prediction scores 1.0 (AP then ranks them in feature order).
+    image_field : str, optional
+        Field of both layers whose values group features into images (tiles).
+    patch_size_px : int, optional
+        Group features into square patches of this side, pixels (instead of an image field).
+    overrides : dict, optional
+        :class:`polytopo.evaluator.EvaluationParams` fields to change, e.g.
+        ``{"iou_threshold": 0.5, "ring_match_threshold": 0.1, "min_hole_area_px2": 16.0,
+        "score_threshold": 0.0}``; None values are ignored.
+    feedback : object, optional
+        ``setProgress``, ``isCanceled``, ``pushInfo``, ``reportError`` (see
+        :mod:`.run_feedback`).
+    transform_context : QgsCoordinateTransformContext, optional
+        Datum transformations for the reprojection; defaults to the current project's.
+        Pass it from the main thread when running in a worker thread.
+
+    Returns
+    -------
+    EvaluationRun
+
+    Raises
+    ------
+    LayerInputError
+        A layer is not a valid polygon layer, lacks a named field, has a NULL image id
+        or score (without ``default_score``), or a geometry the evaluator cannot read.
+    RunParameterError
+        No usable pixel size (in degrees for a geographic CRS), an unknown profile or
+        parameter, or both ``image_field`` and ``patch_size_px``.
+    RunCanceled
+        ``feedback.isCanceled()`` became true; checked while reading and between phases.
+
+    Notes
+    -----
+    Layers that do not overlap are evaluated (everything is then unmatched) but a
+    warning is sent to ``feedback`` and kept in ``provenance["warnings"]``.
+    """
+    steps = RunSteps(feedback, "evaluation")
+    params = _params(profile, overrides)
+    crs = layer_crs(reference_layer)
+    _check_pixel_size(pixel_size, crs)
+    if image_field and patch_size_px is not None:
+        raise RunParameterError(
+            f"Expected either an image field or a patch size to group features into images but got both "
+            f"(image_field={image_field!r}, patch_size_px={patch_size_px}); choose one"
+        )
+    steps.progress(0)
+    steps.info("Reading the reference layer")
+    reference = read_polygon_features(reference_layer, role="reference", fields=[image_field], steps=steps)
+    steps.progress(10)
+    steps.info("Reading the prediction layer")
+    prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
+                                       numeric_fields=[score_field], target_crs=crs,
+                                       transform_context=transform_context, steps=steps)
+    steps.progress(30)
+    _warn_about_overlap(reference, prediction, crs, steps)
+    frame = _frame(reference, pixel_size, patch_size_px, crs)
+    gt_set = _instance_set(reference, frame, image_field, [1.0] * len(reference.fids), "reference")
+    scores = _scores(prediction, score_field, default_score, steps)
+    pred_set = _instance_set(prediction, frame, image_field, scores, "prediction")
+    evaluation = _evaluate(gt_set, pred_set, params, steps)
+    steps.progress(100)
+    provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
+                             {"score_field": score_field, "default_score": default_score,
+                              "image_field": image_field, "patch_size_px": patch_size_px}, steps.warnings)
+    return EvaluationRun(evaluation, frame, crs, provenance)
+
+
+def _params(profile, overrides):
+    try:
+        return params_for(profile, **dict(overrides or {}))
+    except EvaluatorError as exc:
+        raise RunParameterError(str(exc)) from exc
+
+
+def _unit_name(crs):
+    return QgsUnitTypes.toString(crs.mapUnits()) if crs.isValid() else "map units"
+
+
+def _check_pixel_size(pixel_size, crs):
+    valid = (not isinstance(pixel_size, bool) and isinstance(pixel_size, (int, float))
+             and math.isfinite(pixel_size) and pixel_size > 0)
+    if not valid:
+        unit = "degrees" if crs.isValid() and crs.isGeographic() else _unit_name(crs)
+        raise RunParameterError(
+            f"Expected a pixel size in {unit} per pixel (the ground sampling distance of the imagery) "
+            f"but got {pixel_size!r}; a vector layer has no resolution, so give the pixel size "
+            "or take it from a raster layer"
+        )
+    if crs.isValid() and crs.isGeographic() and pixel_size >= MAX_GEOGRAPHIC_PIXEL_SIZE_DEG:
+        raise RunParameterError(
+            f"Expected a pixel size in degrees per pixel because the reference CRS {crs.authid()} is "
+            f"geographic, but got {pixel_size} (about {pixel_size * 111.32:.0f} km per pixel); give it in "
+            "degrees (0.3 m is about 2.7e-6°) or reproject both layers to a projected CRS"
+        )
+
+
+def _warn_about_overlap(reference, prediction, crs, steps):
+    for features, role in ((reference, "reference"), (prediction, "prediction")):
+        if not any(geometry is not None for geometry in features.geometries):
+            steps.warn(f"The {role} layer {features.name!r} has no polygons; every feature of the other "
+                       "layer is unmatched")
+            return
+    ref_box, pred_box = shapely.box(*reference.bounds()), shapely.box(*prediction.bounds())
+    if not ref_box.intersects(pred_box):
+        steps.warn(
+            f"The prediction layer {prediction.name!r} does not overlap the reference layer "
+            f"{reference.name!r} (extents {_rounded(pred_box.bounds)} and {_rounded(ref_box.bounds)} in "
+            f"{crs.authid() or 'the reference CRS'}): no prediction can match and every score is 0; check "
+            "that both layers cover the same area and carry the right CRS"
+        )
+
+
+def _rounded(bounds):
+    return "(" + ", ".join(f"{value:.6g}" for value in bounds) + ")"
+
+
+def _frame(reference, pixel_size, patch_size_px, crs):
+    crs_wkt = crs.toWkt(QgsCoordinateReferenceSystem.WKT_PREFERRED) if crs.isValid() else None
+    try:
+        return frame_for_bounds(reference.bounds(), pixel_size=float(pixel_size), patch_size_px=patch_size_px,
+                                crs_wkt=crs_wkt)
+    except EvaluatorError as exc:
+        raise RunParameterError(str(exc)) from exc
+
+
+def _scores(prediction, score_field, default_score, steps):
+    if not score_field:
+        if default_score is None:
+            steps.info("No score field: every prediction scores 1.0 and AP ranks them in feature order")
+        return [1.0 if default_score is None else float(default_score)] * len(prediction.fids)
+    scores = []
+    for fid, value in zip(prediction.fids, prediction.values[score_field]):
+        if value is None:
+            if default_score is None:
+                raise LayerInputError(
+                    f"prediction layer {prediction.name!r} feature {fid} field {score_field!r}: expected a "
+                    "score but got NULL; fill the field or give a default score"
+                )
+            value = default_score
+        value = float(value)
+        if not math.isfinite(value):
+            raise LayerInputError(
+                f"prediction layer {prediction.name!r} feature {fid} field {score_field!r}: expected a "
+                f"finite score but got {value}"
+            )
+        scores.append(value)
+    return scores
+
+
+def _instance_set(features, frame, image_field, scores, role):
+    pixels = frame.to_pixels(features.geometries)
+    image_of, image_ids = _images(features, frame, pixels, image_field, role)
+    fids = features.fids
+    try:
+        instances = instances_from_geometries(
+            pixels, image_ids=image_of, source_ids=fids, scores=scores, category_ids=[None] * len(fids),
+            where=lambda index: f"{role} layer {features.name!r} feature {fids[index]}")
+    except InputFormatError as exc:
+        raise LayerInputError(str(exc)) from exc
+    return InstanceSet(tuple(instances), image_ids, dict(features.skipped), features.source)
+
+
+def _images(features, frame, pixels, image_field, role):
+    """Image id of every feature and the image ids in order, as :mod:`polytopo.evaluator.io_vector` does."""
+    if image_field:
+        image_of = features.values[image_field]
+        for fid, image_id in zip(features.fids, image_of):
+            if image_id is None:
+                raise LayerInputError(
+                    f"{role} layer {features.name!r} feature {fid} field {image_field!r}: expected an image "
+                    "id but got NULL; fill the field or remove the feature"
+                )
+        return image_of, tuple(dict.fromkeys(image_of))
+    if frame.patch_size_px is None:
+        return [0] * len(pixels), (0,)
+    image_of = [None] * len(pixels)
+    present = np.flatnonzero(~shapely.is_missing(pixels))
+    if not len(present):
+        return image_of, ()
+    points = shapely.point_on_surface(pixels[present])
+    cols = np.floor(shapely.get_x(points) / frame.patch_size_px).astype(np.int64).tolist()
+    rows = np.floor(shapely.get_y(points) / frame.patch_size_px).astype(np.int64).tolist()
+    for index, row, col in zip(present.tolist(), rows, cols):
+        image_of[index] = f"r{row}_c{col}"
+    return image_of, tuple(f"r{row}_c{col}" for row, col in sorted(set(zip(rows, cols))))
+
+
+def _evaluate(gt_set, pred_set, params, steps):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            evaluation = evaluate(gt_set, pred_set, params, progress=steps.phases(30, 99, _EXPECTED_PHASES))
+        except InputFormatError as exc:
+            raise LayerInputError(str(exc)) from exc
+        except EvaluatorError as exc:
+            raise RunParameterError(str(exc)) from exc
+    for warning in caught:
+        steps.warn(str(warning.message))
+    return evaluation
+
+
+def _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference, inputs,
+                run_warnings):
+    summary = evaluation.summary
+    return {
+        "plugin": "PolyTopo",
+        "plugin_version": __version__,
+        "qgis_version": Qgis.QGIS_VERSION,
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "profile": summary["profile"],
+        "parameters": summary["parameters"],
+        "pixel_size": frame.pixel_size,
+        "pixel_size_unit": f"{_unit_name(crs)} per pixel",
+        "frame_origin": [frame.origin_x, frame.origin_y],
+        "crs": crs.authid() if crs.isValid() else None,
+        "prediction": {**describe_layer(prediction_layer), "features": len(prediction.fids),
+                       "skipped": dict(prediction.skipped)},
+        "reference": {**describe_layer(reference_layer), "features": len(reference.fids),
+                      "skipped": dict(reference.skipped)},
+        **inputs,
+        "versions": summary["versions"],
+        "warnings": list(run_warnings),
+    }

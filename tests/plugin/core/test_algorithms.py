@@ -1,0 +1,212 @@
+"""The Processing algorithms, run by id through ``processing.run`` and once through ``qgis_process``."""
+
+import json
+import math
+import subprocess
+import sysconfig
+
+import pytest
+
+from polytopo.evaluator import evaluate, load_inputs
+
+QGIS_PROCESS_TIMEOUT_S = 180
+METRIC_OUTPUTS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
+LAYER_OUTPUTS = {"SCORED_PREDICTIONS": "predictions", "SCORED_REFERENCES": "references",
+                 "MISSED_HOLES": "missed_holes", "HALLUCINATED_HOLES": "hallucinated_holes",
+                 "UNMATCHED_PREDICTIONS": "unmatched_predictions", "MISSED_REFERENCES": "missed_references"}
+
+
+def run_algorithm(name, parameters):
+    import processing
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback
+
+    return processing.run(f"polytopo:{name}", parameters, context=QgsProcessingContext(),
+                          feedback=QgsProcessingFeedback())
+
+
+def expected_metrics(reference, prediction, pixel_size, **options):
+    gt, pred, _ = load_inputs(str(reference), str(prediction), pixel_size=pixel_size, **options)
+    return evaluate(gt, pred).summary["metrics"]
+
+
+def assert_outputs_match(results, metrics, gpkg):
+    for output, metric in METRIC_OUTPUTS.items():
+        assert results[output] == pytest.approx(metrics[metric], rel=1e-9), output
+    for output, layer in LAYER_OUTPUTS.items():
+        assert results[output] == f"{gpkg}|layername={layer}"
+
+
+def test_the_provider_offers_the_three_algorithms(qgis_processing):
+    assert sorted(a.id() for a in qgis_processing.algorithms()) == [
+        "polytopo:evaluate", "polytopo:vectorize", "polytopo:vectorize_evaluate"]
+    for algorithm in qgis_processing.algorithms():
+        help_text = algorithm.shortHelpString()
+        assert "pixel" in help_text and len(help_text) > 400, algorithm.id()
+    evaluate_alg = qgis_processing.algorithm("evaluate")
+    assert evaluate_alg.parameterDefinition("PROFILE").options() == ["paper", "reference-code", "coco", "p3"]
+
+
+def test_evaluate_outputs_equal_the_evaluators_numbers(qgis_processing, scene, tmp_path):
+    from qgis.core import QgsVectorLayer
+
+    gpkg = tmp_path / "evaluation.gpkg"
+    results = run_algorithm("evaluate", {
+        "INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "SCORE_FIELD": "score",
+        "PIXEL_SIZE": scene.pixel_size, "OUTPUT_GPKG": str(gpkg), "OUTPUT_REPORT": str(tmp_path / "report")})
+    metrics = expected_metrics(scene.reference, scene.prediction, scene.pixel_size, score_field="score")
+    assert_outputs_match(results, metrics, gpkg)
+    predictions = QgsVectorLayer(results["SCORED_PREDICTIONS"], "p", "ogr")
+    assert [f["error_class"] for f in predictions.getFeatures()] == list(scene.expected_classes.values())
+    assert results["OUTPUT_REPORT"] == str(tmp_path / "report")
+    assert (tmp_path / "report" / "report.html").is_file()
+
+
+def test_evaluate_thresholds_and_profile_reach_the_evaluator(qgis_processing, scene, tmp_path):
+    """PROFILE, RING_THRESHOLD, MIN_HOLE_AREA and IOU_THRESHOLD are the evaluator's parameters."""
+    results = run_algorithm("evaluate", {
+        "INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "SCORE_FIELD": "score",
+        "PIXEL_SIZE": scene.pixel_size, "PROFILE": 1, "RING_THRESHOLD": 0.3, "MIN_HOLE_AREA": 300.0,
+        "IOU_THRESHOLD": 0.6, "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")})
+    gt, pred, _ = load_inputs(str(scene.reference), str(scene.prediction), pixel_size=0.5, score_field="score")
+    metrics = evaluate(gt, pred, profile="reference-code", ring_match_threshold=0.3, min_hole_area_px2=300.0,
+                       iou_threshold=0.6).summary["metrics"]
+    assert_outputs_match(results, metrics, tmp_path / "e.gpkg")
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert (summary["profile"], summary["parameters"]["min_hole_area_px2"]) == ("reference-code", 300.0)
+
+
+def test_evaluate_takes_the_pixel_size_from_a_raster(qgis_processing, scene, vectorize_inputs, tmp_path):
+    """PIXEL_SIZE_FROM: the 0.5 m GeoTIFF gives the same numbers as PIXEL_SIZE = 0.5."""
+    results = run_algorithm("evaluate", {
+        "INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "SCORE_FIELD": "score",
+        "PIXEL_SIZE_FROM": str(vectorize_inputs.raster), "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
+        "OUTPUT_REPORT": str(tmp_path / "r")})
+    assert_outputs_match(results, expected_metrics(scene.reference, scene.prediction, 0.5, score_field="score"),
+                         tmp_path / "e.gpkg")
+
+
+def test_evaluate_reports_bad_input_as_a_processing_error(qgis_processing, scene, vectorize_inputs, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    base = {"INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
+            "OUTPUT_REPORT": str(tmp_path / "r")}
+    with pytest.raises(QgsProcessingException, match="Expected a pixel size in meters per pixel"):
+        run_algorithm("evaluate", base)
+    with pytest.raises(QgsProcessingException, match="either a pixel size or a raster"):
+        run_algorithm("evaluate", {**base, "PIXEL_SIZE": 0.5, "PIXEL_SIZE_FROM": str(vectorize_inputs.raster)})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_vectorize_writes_polygons_with_holes_and_provenance(qgis_processing, vectorize_inputs, tmp_path):
+    from qgis.core import QgsVectorLayer
+
+    out = tmp_path / "buildings.gpkg"
+    results = run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
+                                          "PROVIDER": 2, "OUTPUT": str(out)})
+    assert results == {"OUTPUT": str(out), "FEATURES": 2, "PROVIDER_USED": "CPUExecutionProvider"}
+    layer = QgsVectorLayer(str(out), "buildings", "ogr")
+    holes = sorted(f.geometry().constGet().numInteriorRings() for f in layer.getFeatures())
+    assert holes == [0, 1] and layer.crs().authid() == "EPSG:32616"
+    assert "band.onnx (semantic family) on CPUExecutionProvider" in layer.metadata().abstract()
+    provenance = json.loads(layer.metadata().history()[-1].removeprefix("provenance: "))
+    assert provenance["card"]["family"] == "semantic" and provenance["provider_used"] == "CPUExecutionProvider"
+
+
+def test_vectorize_honours_the_extent(qgis_processing, vectorize_inputs, tmp_path):
+    """An extent around the first building only yields that building."""
+    results = run_algorithm("vectorize", {
+        "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+        "EXTENT": "440000,440050,4640040,4640100 [EPSG:32616]", "OUTPUT": str(tmp_path / "one.gpkg")})
+    assert results["FEATURES"] == 1
+
+
+def test_vectorize_refuses_a_file_that_is_not_a_model(qgis_processing, vectorize_inputs, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    junk = tmp_path / "notes.onnx"
+    junk.write_bytes(b"this is not a model")
+    with pytest.raises(QgsProcessingException, match="ONNX"):
+        run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(junk), "PROVIDER": 2,
+                                    "OUTPUT": str(tmp_path / "out.gpkg")})
+    assert not (tmp_path / "out.gpkg").exists()
+
+
+def test_vectorize_refuses_a_raster_with_too_few_bands(qgis_processing, vectorize_inputs, tools, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    three_bands = tools.write_band_model(tmp_path / "rgb.onnx", channels=3)
+    with pytest.raises(QgsProcessingException, match=r"at least 3 bands .* has 1"):
+        run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
+                                    "PROVIDER": 2, "OUTPUT": str(tmp_path / "out.gpkg")})
+
+
+def test_vectorize_evaluate_scores_the_vectorized_polygons(qgis_processing, vectorize_inputs, tmp_path):
+    """The chained run gives the evaluator's numbers on the polygons it wrote; the raster sets the pixel size."""
+    polygons, gpkg = tmp_path / "polygons.gpkg", tmp_path / "evaluation.gpkg"
+    results = run_algorithm("vectorize_evaluate", {
+        "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+        "REFERENCE": str(vectorize_inputs.reference), "OUTPUT": str(polygons), "OUTPUT_GPKG": str(gpkg),
+        "OUTPUT_REPORT": str(tmp_path / "report")})
+    metrics = expected_metrics(vectorize_inputs.reference, polygons, 0.5, score_field="score")
+    assert_outputs_match(results, metrics, gpkg)
+    assert (results["HOLE_F1"], results["TOPO_EM"], results["FEATURES"]) == (1.0, 1.0, 2)
+    provenance = json.loads((tmp_path / "report" / "provenance.json").read_text())
+    assert provenance["provider_used"] == "CPUExecutionProvider"
+    assert provenance["card"]["family"] == "semantic" and provenance["pixel_size"] == pytest.approx(0.5)
+
+
+def qgis_process(env, *args):
+    """Run ``qgis_process.bin`` (Debian's wrapper passes an option the binary rejects)."""
+    return subprocess.run(["qgis_process.bin", *args], env=env, capture_output=True, text=True,
+                          timeout=QGIS_PROCESS_TIMEOUT_S, check=False)
+
+
+def test_qgis_process_runs_evaluate_headless(qgis_env, scene, tmp_path):
+    """The plugin found through QGIS_PLUGINPATH, with the venv's packages on PYTHONPATH, runs evaluate."""
+    env = {**qgis_env, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    enabled = qgis_process(env, "plugins", "enable", "polytopo")
+    assert enabled.returncode == 0, enabled.stderr
+    gpkg = tmp_path / "cli.gpkg"
+    result = qgis_process(env, "--json", "run", "polytopo:evaluate", "--",
+                          f"INPUT={scene.prediction}", f"REFERENCE={scene.reference}", "SCORE_FIELD=score",
+                          "PIXEL_SIZE=0.5", f"OUTPUT_GPKG={gpkg}", f"OUTPUT_REPORT={tmp_path / 'report'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = json.loads(result.stdout)["results"]
+    metrics = expected_metrics(scene.reference, scene.prediction, 0.5, score_field="score")
+    for output, metric in METRIC_OUTPUTS.items():
+        assert outputs[output] == pytest.approx(metrics[metric], rel=1e-9), output
+    assert outputs["SCORED_PREDICTIONS"] == f"{gpkg}|layername=predictions"
+    assert gpkg.is_file() and (tmp_path / "report" / "report.html").is_file()
+    assert not math.isnan(outputs["TOPO_EM"])
+
+
+def test_vectorize_needs_exactly_one_model(qgis_processing, vectorize_inputs, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    with pytest.raises(QgsProcessingException, match="either an ONNX model file or a bundled model but got neither"):
+        run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "PROVIDER": 2,
+                                    "OUTPUT": str(tmp_path / "out.gpkg")})
+
+
+def test_evaluate_asks_processing_to_load_its_layers_styled(qgis_processing, scene, tmp_path):
+    """In QGIS desktop the six layers load on completion; the post-processor gives each its style."""
+    import processing
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback, QgsProject, QgsVectorLayer
+
+    project = QgsProject()
+    context = QgsProcessingContext()
+    context.setProject(project)
+    processing.run("polytopo:evaluate", {
+        "INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "PIXEL_SIZE": 0.5,
+        "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
+        context=context, feedback=QgsProcessingFeedback())
+    to_load = context.layersToLoadOnCompletion()
+    assert sorted(uri.split("layername=")[1] for uri in to_load) == sorted(LAYER_OUTPUTS.values())
+    uri, details = next((u, d) for u, d in to_load.items() if u.endswith("layername=missed_holes"))
+    assert details.name == "Evaluation: Missed holes"
+    options = QgsVectorLayer.LayerOptions()
+    options.loadDefaultStyle = False
+    layer = QgsVectorLayer(uri, "plain", "ogr", options)
+    assert layer.renderer().type() == "singleSymbol"
+    details.postProcessor().postProcessLayer(layer, context, QgsProcessingFeedback())
+    assert layer.renderer().type() == "RuleRenderer"
