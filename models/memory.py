@@ -2,7 +2,7 @@
 
 The estimate counts what the pipeline allocates (a batch of input tiles, the
 model's outputs for that batch, the strip accumulator and the carried rows of
-one strip) with a factor for the model's own intermediate tensors, which
+one strip of the widest column block) with a factor for the model's own intermediate tensors, which
 onnxruntime does not expose. It is a guard against settings that cannot
 work (a tile size or batch the memory cannot hold), not a promise.
 """
@@ -61,7 +61,8 @@ def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, out
     Parameters
     ----------
     grid_width_px : int
-        Width of the model grid, px.
+        Width of the widest column-block window, px (the model grid's width
+        when it is processed in one block).
     tile_size_px, batch_size : int
     input_channels : int
         Channels of the model input.

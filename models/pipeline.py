@@ -6,20 +6,23 @@
 to a GeoPackage or GeoJSON atomically. The progress callback is called after
 every batch and the cancel callback is checked before every batch.
 
-Memory is bounded whatever the raster size: tiles are read one at a time,
-dense outputs are blended in an accumulator of one tile row's height
-(full grid width), finished rows are polygonized at once and only the rows of
-still-open polygons are carried to the next strip. See docs/models.md for
-the bound.
+Memory is bounded whatever the raster size: the grid is processed in column
+blocks of about :data:`COLUMN_BLOCK_PX` (when the decoder allows it), each
+block top to bottom; tiles are read one at a time, dense outputs are blended
+in an accumulator of one tile row's height and one block's width, finished
+rows are polygonized at once and only the rows of still-open polygons are
+carried to the next strip. Polygons cut at block seams are merged whole. See
+docs/models.md for the bound.
 """
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import shapely
 
+from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
 from .errors import InferenceCancelled, InferenceError, RasterError
@@ -30,11 +33,16 @@ from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
 from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .writer import VectorWriter
 
-__all__ = ["DECODE_ROWS_PER_CALL", "MapPolygon", "Prediction", "RunParams", "RunReport", "run_to_file"]
+__all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "MapPolygon", "Prediction", "RunParams", "RunReport", "run_to_file"]
 
 DECODE_ROWS_PER_CALL = 128
 """Finished rows are handed to dense decoders in chunks of at most this many rows,
 so the decoders' temporaries scale with this, not with the tile size."""
+
+COLUMN_BLOCK_PX = 4096
+"""Target width of a column block, model pixels: wider grids are processed in
+blocks of about this width (plus one tile), so memory does not grow with the
+grid's width."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,9 @@ class RunReport:
     tiles_total, tiles_run : int
         Tiles of the grid, and tiles actually run (tiles without valid pixels
         or prompts are skipped).
+    tiles_rerun : int
+        Runs of tiles already run by the previous column block (the tile
+        column on each block seam runs twice); not counted in ``tiles_run``.
     polygon_count : int
     invalid_dropped : int
         Polygons dropped because they were invalid after the map transform
@@ -112,6 +123,7 @@ class RunReport:
     tiles_run: int = 0
     polygon_count: int = 0
     invalid_dropped: int = 0
+    tiles_rerun: int = 0
     session_seconds: float = 0.0
     total_seconds: float = 0.0
     messages: list = field(default_factory=list)
@@ -189,14 +201,19 @@ class Prediction:
         context = DecodeContext(card, io, self.grid, self.tiling, self.tile_rows, self.tile_cols)
         self.decoder = decoder_for(model, context, params.prompts)
         roles = len(self.decoder.dense_roles)
+        block_px = COLUMN_BLOCK_PX if roles and self.decoder.supports_column_blocks else self.grid.width_px
+        self.blocks = column_blocks(self.grid.width_px, self.tile_cols, tile, self.tiling.overlap_px, block_px)
         dense = (io.class_count or 1) + roles - 1 if roles else 0
         per_pixel_outputs = dense if roles else 2
-        estimate = estimate_memory(self.grid.width_px, tile, self.tiling.batch_size, io.channels, per_pixel_outputs, dense)
+        widest = max(block.window_width_px for block in self.blocks)
+        estimate = estimate_memory(widest, tile, self.tiling.batch_size, io.channels, per_pixel_outputs, dense)
         check_memory(estimate, params.memory_limit_bytes)
         if params.aoi is not None:
             shapely.prepare(params.aoi)
         self.report = RunReport(model.session.report if hasattr(model.session, "report") else None, self.grid, self.tiling, messages=self.messages)
         self.report.tiles_total = len(self.tile_rows) * len(self.tile_cols)
+        self._done = 0
+        self._channels = None
 
     def _read_tile(self, tile):
         data, valid = self.reader.read(tile.col0, tile.row0, tile.size_px, tile.size_px)
@@ -280,52 +297,10 @@ class Prediction:
 
     def __iter__(self):
         started = time.perf_counter()
-        decoder = self.decoder
-        dense_roles = decoder.dense_roles
-        tile_px = self.tiling.tile_size_px
-        accumulator = None
-        channels = None
-        done = 0
-        for k, row0 in enumerate(self.tile_rows):
-            last = k == len(self.tile_rows) - 1
-            next_top = self.grid.height_px if last else int(self.tile_rows[k + 1])
-            if accumulator is not None:
-                accumulator.begin_row(int(row0), next_top, self.grid.height_px)
-            tiles = [
-                Tile(k * len(self.tile_cols) + j, int(col0), int(row0), tile_px, k, j)
-                for j, col0 in enumerate(self.tile_cols)
-            ]
-            runnable = [t for t in tiles if decoder.wants_tile(t) and self._tile_in_aoi(t)]
-            done += len(tiles) - len(runnable)
-            for start in range(0, len(runnable), self.tiling.batch_size):
-                self._check_cancel()
-                batch_tiles = runnable[start:start + self.tiling.batch_size]
-                read = [self._read_tile(t) for t in batch_tiles]
-                keep = [i for i, (_data, valid) in enumerate(read) if valid.any()]
-                done += len(batch_tiles) - len(keep)
-                if keep:
-                    batch_tiles = [batch_tiles[i] for i in keep]
-                    data = [read[i][0] for i in keep]
-                    valid = np.stack([read[i][1] for i in keep])
-                    outputs = self._run_batch(batch_tiles, data)
-                    self.report.tiles_run += len(batch_tiles)
-                    done += len(batch_tiles)
-                    if dense_roles:
-                        maps = [self._dense(role, outputs[role], batch_tiles) for role in dense_roles]
-                        if accumulator is None:
-                            channels = [m.shape[1] for m in maps]
-                            accumulator = StripAccumulator(self.grid.width_px, tile_px, self.tiling.overlap_px, sum(channels))
-                            accumulator.begin_row(int(row0), next_top, self.grid.height_px)
-                            yield from self._skipped_rows(int(row0), channels)
-                        for i, tile in enumerate(batch_tiles):
-                            accumulator.add(tile, np.concatenate([m[i] for m in maps]), valid[i])
-                    yield from self._to_map(decoder.decode_batch(batch_tiles, outputs, valid))
-                if self._progress is not None:
-                    self._progress(done, self.report.tiles_total)
-            if accumulator is not None:
-                row_start, values, valid_rows = accumulator.end_row()
-                yield from self._decode_rows(row_start, values, valid_rows, channels, last)
-        yield from self._to_map(decoder.finish())
+        self._done = 0
+        for block in self.blocks:
+            yield from self._run_block(block)
+        yield from self._to_map(self.decoder.finish())
         if self.report.tiles_run == 0:
             self.messages.append(
                 "No tile had valid pixels (all nodata, or outside the AOI/extent): the output layer is empty."
@@ -333,6 +308,62 @@ class Prediction:
         elif self.report.polygon_count == 0:
             self.messages.append("The model found no polygons in the processed area: the output layer is empty.")
         self.report.total_seconds = time.perf_counter() - started
+
+    def _run_block(self, block):
+        """Run the tiles of one column block row by row and decode its core columns."""
+        decoder = self.decoder
+        decoder.begin_column_block(block.core_col0_px, block.core_col1_px, block.seam_left, block.seam_right)
+        dense_roles = decoder.dense_roles
+        tile_px = self.tiling.tile_size_px
+        window0 = block.window_col0_px
+        core = slice(block.core_col0_px - window0, block.core_col1_px - window0)
+
+        def fresh(tiles):  # tiles the previous block has not run (progress counts each tile once)
+            return sum(t.tile_col >= block.first_fresh_tile_col for t in tiles)
+
+        accumulator = None
+        for k, row0 in enumerate(self.tile_rows):
+            last = k == len(self.tile_rows) - 1
+            next_top = self.grid.height_px if last else int(self.tile_rows[k + 1])
+            if accumulator is not None:
+                accumulator.begin_row(int(row0), next_top, self.grid.height_px)
+            tiles = [
+                Tile(k * len(self.tile_cols) + int(j), int(self.tile_cols[j]), int(row0), tile_px, k, int(j))
+                for j in block.tile_col_indices
+            ]
+            runnable = [t for t in tiles if decoder.wants_tile(t) and self._tile_in_aoi(t)]
+            self._done += fresh(tiles) - fresh(runnable)
+            for start in range(0, len(runnable), self.tiling.batch_size):
+                self._check_cancel()
+                batch_tiles = runnable[start:start + self.tiling.batch_size]
+                read = [self._read_tile(t) for t in batch_tiles]
+                keep = [i for i, (_data, valid) in enumerate(read) if valid.any()]
+                self._done += fresh(batch_tiles) - fresh(batch_tiles[i] for i in keep)
+                if keep:
+                    batch_tiles = [batch_tiles[i] for i in keep]
+                    data = [read[i][0] for i in keep]
+                    valid = np.stack([read[i][1] for i in keep])
+                    outputs = self._run_batch(batch_tiles, data)
+                    new = fresh(batch_tiles)
+                    self.report.tiles_run += new
+                    self.report.tiles_rerun += len(batch_tiles) - new
+                    self._done += new
+                    if dense_roles:
+                        maps = [self._dense(role, outputs[role], batch_tiles) for role in dense_roles]
+                        if accumulator is None:
+                            self._channels = [m.shape[1] for m in maps]
+                            accumulator = StripAccumulator(block.window_width_px, tile_px, self.tiling.overlap_px, sum(self._channels))
+                            accumulator.begin_row(int(row0), next_top, self.grid.height_px)
+                            yield from self._skipped_rows(int(row0), self._channels, block.core_width_px)
+                        for i, tile in enumerate(batch_tiles):
+                            accumulator.add(replace(tile, col0=tile.col0 - window0), np.concatenate([m[i] for m in maps]), valid[i])
+                    yield from self._to_map(decoder.decode_batch(batch_tiles, outputs, valid))
+                if self._progress is not None:
+                    self._progress(self._done, self.report.tiles_total)
+            if accumulator is not None:
+                row_start, values, valid_rows = accumulator.end_row()
+                yield from self._decode_rows(row_start, values[:, :, core], valid_rows[:, core], self._channels, last)
+        yield from self._to_map(decoder.end_column_block())
 
     def _decode_rows(self, row_start, values, valid, channels, last):
         count = values.shape[1]
@@ -342,9 +373,8 @@ class Prediction:
             final = last and chunk.stop == count
             yield from self._to_map(self.decoder.decode_rows(row_start + top, maps, valid[chunk], final))
 
-    def _skipped_rows(self, first_row, channels):
+    def _skipped_rows(self, first_row, channels, width):
         """Hand the rows above the first run tile to the decoder as invalid, in tile-height chunks."""
-        width = self.grid.width_px
         for top in range(0, first_row, DECODE_ROWS_PER_CALL):
             rows = min(DECODE_ROWS_PER_CALL, first_row - top)
             maps = {role: np.zeros((c, rows, width), np.float32) for role, c in zip(self.decoder.dense_roles, channels)}

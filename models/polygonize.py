@@ -147,7 +147,10 @@ def _rings(mask, labels):
     x, y, d, lab = _boundary_edges(mask, labels)
     x, y, d, lab, nxt = _link(x, y, d, lab, mask.shape[1])
     cycle, position, n_rings = _rank_in_cycles(nxt)
-    order = np.lexsort((position, cycle))
+    # positions are 0..length-1 within each cycle: placing every edge directly is the (cycle, position) sort
+    length = np.bincount(cycle, minlength=n_rings)
+    order = np.empty(len(cycle), np.int64)
+    order[np.r_[0, np.cumsum(length)[:-1]][cycle] + position] = np.arange(len(cycle))
     x, y, d, lab, cycle = x[order], y[order], d[order], lab[order], cycle[order]
     starts = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1]])
     ends = np.r_[starts[1:], len(cycle)]

@@ -367,15 +367,17 @@ class GridReader:
                     f"Expected to read window ({xoff}, {yoff}, {width}, {height}) of band {band_number} of "
                     f"{self._info.path} but GDAL failed: {gdal.GetLastErrorMsg()}"
                 )
+            if values.dtype.kind == "f":  # integer bands are always finite
+                ok &= np.isfinite(values)
             values = values.astype(np.float32, copy=False)
-            ok &= np.isfinite(values)
             if self._alpha_band is None and band.GetMaskFlags() != gdal.GMF_ALL_VALID:
                 ok &= band.GetMaskBand().ReadAsArray(xoff, yoff, width, height) > 0
             data[(index, *inner)] = values
         if self._alpha_band is not None:
             ok &= self._dataset.GetRasterBand(self._alpha_band).ReadAsArray(xoff, yoff, width, height) > 0
         valid[inner] = ok
-        data[:, ~valid] = 0.0
+        if not ok.all():
+            data[:, ~valid] = 0.0
         return data, valid
 
 

@@ -11,6 +11,11 @@ exactly as if the whole map had been polygonized at once, holes included
 (a ring-shaped building that straddles a strip boundary is one polygon with
 its courtyard).
 
+When the strips are one column block of a wider grid (see
+:mod:`~polytopo.models.column_blocks`), components touching a seam column
+are returned as unfiltered *seam pieces* for the
+:class:`~polytopo.models.column_blocks.SeamMerger` to complete.
+
 Memory: the carried rows cost ``width * rows * (2 + 4 + 4 * aux_channels)``
 bytes, where ``rows`` is the height of the tallest open component plus one
 strip.
@@ -20,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from scipy import ndimage
 
 from .polygonize import label_components, polygonize_mask
 
@@ -45,6 +49,10 @@ class ClosedPolygons:
         The auxiliary channels of the carried rows, shape (channels, rows, width).
     aux_row0 : int
         Grid row of ``aux[:, 0]``.
+    on_seam : bool
+        True for pieces of components that touch a column-block seam: they are
+        not filtered by area or hole area and must be merged with the pieces of
+        the neighbouring block before use.
     """
 
     class_id: int
@@ -52,16 +60,15 @@ class ClosedPolygons:
     scores: np.ndarray
     aux: object
     aux_row0: int
+    on_seam: bool = False
 
 
 def _mean_by_label(values, labels, wanted):
     """Mean of ``values`` over the pixels of each label in ``wanted`` (1-D inputs)."""
-    order = np.argsort(labels, kind="stable")
-    labels = labels[order]
-    totals = np.concatenate([[0.0], np.cumsum(values[order], dtype=np.float64)])
-    starts = np.searchsorted(labels, wanted, side="left")
-    ends = np.searchsorted(labels, wanted, side="right")
-    return (totals[ends] - totals[starts]) / np.maximum(ends - starts, 1)
+    size = max(int(labels.max(initial=0)), int(np.max(wanted, initial=0))) + 1
+    totals = np.bincount(labels, weights=values, minlength=size)
+    counts = np.bincount(labels, minlength=size)
+    return totals[wanted] / np.maximum(counts[wanted], 1)
 
 
 class StripPolygonizer:
@@ -81,10 +88,20 @@ class StripPolygonizer:
         at pixels around a polygon set it to their radius.
     aux_channels : int
         Number of auxiliary float channels pushed with each strip.
+    column_offset_px : int
+        Grid column of the strips' first column (x offset of the polygons), model px.
+    seam_left, seam_right : bool
+        Whether the strips' first / last column borders another column block:
+        components touching it come back as seam pieces
+        (:attr:`ClosedPolygons.on_seam`).
     """
 
-    def __init__(self, width_px, class_ids, min_area_px2=0.0, min_hole_area_px2=0.0, closing_margin_rows=0, aux_channels=0):
+    def __init__(self, width_px, class_ids, min_area_px2=0.0, min_hole_area_px2=0.0, closing_margin_rows=0, aux_channels=0,
+                 column_offset_px=0, seam_left=False, seam_right=False):
         self.width_px = width_px
+        self.column_offset_px = int(column_offset_px)
+        self.seam_left = bool(seam_left)
+        self.seam_right = bool(seam_right)
         self.class_ids = tuple(int(c) for c in class_ids)
         self.min_area_px2 = min_area_px2
         self.min_hole_area_px2 = min_hole_area_px2
@@ -133,19 +150,47 @@ class StripPolygonizer:
             if not final:
                 is_open[np.unique(labels[margin_start:])] = True
                 is_open[0] = False
-            finished = mask & ~is_open[labels]
+            open_pixels = is_open[labels]
+            finished = mask & ~open_pixels
             if finished.any():
-                polygons = polygonize_mask(finished, labels, self.min_area_px2, self.min_hole_area_px2)
-                if len(polygons):
-                    scores = _mean_by_label(self._scores[finished], labels[finished], polygons.labels)
-                    geometries = shapely.transform(polygons.geometries, lambda xy: xy + (0.0, float(self._top)))
-                    closed.append(ClosedPolygons(class_id, geometries, np.asarray(scores, float), self._aux, self._top))
+                on_seam = self._seam_pixels(finished, labels, count)
+                if on_seam is None:
+                    closed.extend(self._close(class_id, finished, labels, self.min_area_px2, self.min_hole_area_px2, False))
+                else:
+                    closed.extend(self._close(class_id, finished & ~on_seam, labels, self.min_area_px2, self.min_hole_area_px2, False))
+                    closed.extend(self._close(class_id, on_seam, labels, 0.0, 0.0, True))
                 self._classes[finished] = NO_CLASS
             if is_open.any():
-                slices = ndimage.find_objects(labels)
-                open_from = min(open_from, min(slices[index - 1][0].start for index in np.flatnonzero(is_open)))
+                open_from = min(open_from, int(np.argmax(open_pixels.any(axis=1))))
         self._classes = self._classes[open_from:]
         self._scores = self._scores[open_from:]
         self._aux = self._aux[:, open_from:]
         self._top += open_from
         return closed
+
+    def _seam_pixels(self, finished, labels, count):
+        """Pixels of finished components touching a seam column (None when there is no seam)."""
+        if not (self.seam_left or self.seam_right):
+            return None
+        touches = np.zeros(count + 1, bool)
+        if self.seam_left:
+            touches[labels[:, 0][finished[:, 0]]] = True
+        if self.seam_right:
+            touches[labels[:, -1][finished[:, -1]]] = True
+        return finished & touches[labels]
+
+    def _close(self, class_id, pixels, labels, min_area_px2, min_hole_area_px2, on_seam):
+        rows = np.flatnonzero(pixels.any(axis=1))
+        if not len(rows):
+            return []
+        cols = np.flatnonzero(pixels.any(axis=0))
+        # trace only the bounding box of the pixels: empty rows and columns cost nothing
+        box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+        pixels, labels = pixels[box], labels[box]
+        polygons = polygonize_mask(pixels, labels, min_area_px2, min_hole_area_px2)
+        if not len(polygons):
+            return []
+        scores = _mean_by_label(self._scores[box][pixels], labels[pixels], polygons.labels)
+        offset = (float(self.column_offset_px + cols[0]), float(self._top + rows[0]))
+        geometries = shapely.transform(polygons.geometries, lambda xy: xy + offset)
+        return [ClosedPolygons(class_id, geometries, np.asarray(scores, float), self._aux, self._top, on_seam)]

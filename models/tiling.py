@@ -151,10 +151,13 @@ class StripAccumulator:
     * the rows of the next tile row that this one already touched (the
       vertical overlap, full width), carried to the next :meth:`begin_row`.
 
+    "Full width" is ``width_px``: the grid's, or one column block's window
+    (the pipeline then passes tiles with ``col0`` relative to the window).
+
     Parameters
     ----------
     width_px : int
-        Grid width, model pixels.
+        Width of the blended area (grid or column-block window), model pixels.
     tile_size_px, overlap_px : int
     channels : int
         Total channels of all dense roles.
@@ -163,7 +166,7 @@ class StripAccumulator:
     -----
     Memory, bytes: ``(4 * channels + 1) * stride * width`` for the finished
     rows, ``4 * (channels + 1) * overlap * width`` for the carried rows and
-    ``4 * (channels + 1) * tile**2`` for the window. A pixel is valid when
+    ``8 * (channels + 1) * tile**2`` for the window and its scratch buffers. A pixel is valid when
     some tile covered it with a valid pixel (its weight is positive: weights
     are zero on invalid pixels).
     """
@@ -175,6 +178,8 @@ class StripAccumulator:
         self._weights = blend_weights(tile_size_px, overlap_px)
         self._window_sum = np.zeros((channels, tile_size_px, tile_size_px), np.float32)
         self._window_weight = np.zeros((tile_size_px, tile_size_px), np.float32)
+        self._scratch_sum = np.empty_like(self._window_sum)
+        self._scratch_weight = np.empty_like(self._window_weight)
         self._carry_sum = np.zeros((channels, 0, width_px), np.float32)
         self._carry_weight = np.zeros((0, width_px), np.float32)
         self._top = 0
@@ -242,8 +247,8 @@ class StripAccumulator:
         Tiles of a row must come in increasing ``col0`` order.
         """
         self._advance_to(tile.col0)
-        weights = self._weights * valid
-        self._window_sum += values * weights
+        weights = self._weights if valid.all() else np.multiply(self._weights, valid, out=self._scratch_weight)
+        self._window_sum += np.multiply(values, weights, out=self._scratch_sum)  # float32, no temporaries
         self._window_weight += weights
 
     def end_row(self):

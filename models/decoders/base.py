@@ -12,6 +12,12 @@ of data:
 
 Both return :class:`PolygonRecord` objects in model-grid pixel coordinates;
 the pipeline maps them to the raster's CRS, checks them and writes them.
+
+A dense decoder whose :attr:`Decoder.supports_column_blocks` is true gets
+the grid one column block at a time (see
+:mod:`~polytopo.models.column_blocks`): ``begin_column_block``, then the rows
+of that block top to bottom, then ``end_column_block``. Such a decoder must
+not rely on ``decode_batch``, because the tiles on a seam run twice.
 """
 
 from dataclasses import dataclass
@@ -75,6 +81,8 @@ class Decoder:
     """Output roles the pipeline blends into maps and passes to :meth:`decode_rows`."""
     padded_roles = ()
     """Output roles where NaN marks padding, exempt from the pipeline's finite-value check."""
+    supports_column_blocks = False
+    """Whether the pipeline may hand the dense maps over in column blocks (else one block, the full width)."""
 
     def __init__(self, context):
         self.context = context
@@ -121,6 +129,13 @@ class Decoder:
         -------
         list of PolygonRecord
         """
+        return []
+
+    def begin_column_block(self, col0_px, col1_px, seam_left, seam_right):
+        """Start the column block of grid columns [col0_px, col1_px); the seam flags say whether blocks continue past its edges."""
+
+    def end_column_block(self):
+        """Return the polygons completed by the end of the current column block (list of PolygonRecord)."""
         return []
 
     def finish(self):

@@ -8,11 +8,14 @@ says otherwise (``-1``: no background). ``seg_small_segment`` applies the
 same median filter Deepness applies to the class map. The blended class map
 is then polygonized strip by strip (whole polygons across strips), simplified
 with the card's tolerance (default 1 px, as in the paper's U-Net + Poly.) and
-filtered by minimum area and minimum hole area.
+filtered by minimum area and minimum hole area. Without the median filter
+the map can come in column blocks: polygons cut at a block seam are merged
+whole before they are filtered and simplified.
 """
 
 import numpy as np
 
+from ..column_blocks import SeamMerger
 from ..polygon_cleanup import simplify_keep_valid
 from ..row_filters import StreamingMedianFilter
 from ..strip_polygonizer import NO_CLASS, StripPolygonizer
@@ -69,6 +72,25 @@ class SemanticDecoder(Decoder):
         self._strips = None
         self._median = StreamingMedianFilter(self.card.seg_small_segment_px // 2 * 2 + 1) if self.card.seg_small_segment_px > 1 else None
         self._channels = None
+        self._block = (0, context.grid.width_px, False, False)
+        self._merger = SeamMerger(self.card.min_area_px2, self.card.min_hole_area_px2)
+
+    @property
+    def supports_column_blocks(self):
+        """Column blocks need no neighbouring columns, which the median filter would."""
+        return self._median is None
+
+    def begin_column_block(self, col0_px, col1_px, seam_left, seam_right):
+        self._block = (int(col0_px), int(col1_px), bool(seam_left), bool(seam_right))
+        self._strips = None
+
+    def end_column_block(self):
+        col0, col1, _left, right = self._block
+        records = []
+        for class_id, geometries, scores in self._merger.end_block(col1 if right else None):
+            geometries = simplify_keep_valid(geometries, self.card.simplify_tolerance_px)
+            records.extend(PolygonRecord(g, class_id, float(s)) for g, s in zip(geometries, scores))
+        return records
 
     def _setup(self, channels):
         card = self.card
@@ -81,9 +103,13 @@ class SemanticDecoder(Decoder):
         if background is None and channels > 1:
             background = 0
         self._background = None if background is None or background < 0 else background
-        class_ids = [c for c in range(channels) if c != self._background]
-        self._strips = StripPolygonizer(
-            self.context.grid.width_px, class_ids, card.min_area_px2, card.min_hole_area_px2
+        self._class_ids = [c for c in range(channels) if c != self._background]
+
+    def _block_polygonizer(self):
+        col0, col1, left, right = self._block
+        return StripPolygonizer(
+            col1 - col0, self._class_ids, self.card.min_area_px2, self.card.min_hole_area_px2,
+            column_offset_px=col0, seam_left=left, seam_right=right,
         )
 
     def class_label(self, class_id):
@@ -94,8 +120,10 @@ class SemanticDecoder(Decoder):
 
     def decode_rows(self, row0, maps, valid, final):
         probabilities = maps["probabilities"]
-        if self._strips is None:
+        if self._channels is None:
             self._setup(probabilities.shape[0])
+        if self._strips is None:
+            self._strips = self._block_polygonizer()
         classes, scores = classify_probabilities(probabilities, self._thresholds, self._background)
         classes[~valid] = NO_CLASS
         if self._median is not None:
@@ -106,6 +134,9 @@ class SemanticDecoder(Decoder):
     def _records(self, closed):
         records = []
         for batch in closed:
+            if batch.on_seam:
+                self._merger.add(batch.class_id, batch.geometries, batch.scores)
+                continue
             geometries = simplify_keep_valid(batch.geometries, self.card.simplify_tolerance_px)
             records.extend(PolygonRecord(g, batch.class_id, float(s)) for g, s in zip(geometries, batch.scores))
         return records
