@@ -27,6 +27,7 @@ from .instances import InstanceSet, instances_from_geometries
 
 __all__ = [
     "PixelFrame",
+    "assign_images",
     "frame_for_bounds",
     "load_vector_layer",
     "require_osgeo",
@@ -345,7 +346,9 @@ def load_vector_layer(
         if frame is None:
             frame = _reference_frame(geometries, target, pixel_size, patch_size_px, where)
     pixels = frame.to_pixels(geometries)
-    image_of, image_ids = _images(frame, pixels, fids, values, image_field, where)
+    image_of, image_ids = assign_images(
+        frame, pixels, values[image_field] if image_field is not None else None,
+        describe=lambda index: f"{where} feature FID {fids[index]} field {image_field!r}")
     n = len(pixels)
     category_of = values[category_field] if category_field else [None] * n
     selected = np.array([geometry is not None for geometry in pixels], dtype=bool)
@@ -623,30 +626,47 @@ def _reference_frame(geometries, target, pixel_size, patch_size_px, where):
     return frame_for_bounds(bounds, pixel_size=pixel_size, patch_size_px=patch_size_px, crs_wkt=crs_wkt)
 
 
-def _images(frame, pixels, fids, values, image_field, where):
-    """Image id of each feature (None without geometry on a patch grid) and the image ids."""
-    if image_field is not None:
-        image_of = values[image_field]
-        for index, image_id in enumerate(image_of):
+def assign_images(frame, pixels, image_values=None, describe=str):
+    """Image id of each feature and the image ids in order.
+
+    Parameters
+    ----------
+    frame : PixelFrame
+        Its ``patch_size_px`` (if any) defines a patch grid from the frame origin.
+    pixels : numpy.ndarray of shapely geometry
+        Features in pixels (None where a feature has no geometry).
+    image_values : sequence, optional
+        An image/tile attribute per feature: each distinct value is an image (NULL is an
+        error). Without it, features go to the patch ``"r{row}_c{col}"`` holding their
+        representative point, or all to image 0 without a patch grid.
+    describe : callable
+        ``describe(index)`` names feature ``index`` in the error message.
+
+    Returns
+    -------
+    image_of : list
+        Image id per feature (None for a feature without geometry on a patch grid).
+    image_ids : tuple
+        The ids in order of first appearance (field) or by row then column (patches).
+    """
+    if image_values is not None:
+        for index, image_id in enumerate(image_values):
             if image_id is None:
-                raise InputFormatError(
-                    f"{where} feature FID {fids[index]} field {image_field!r}: expected an image id but "
-                    "got NULL; fill the field or remove the feature"
-                )
-        return image_of, tuple(dict.fromkeys(image_of))
+                raise InputFormatError(f"{describe(index)}: expected an image id but got NULL; fill the field or "
+                                       "remove the feature")
+        return list(image_values), tuple(dict.fromkeys(image_values))
     if frame.patch_size_px is None:
         return [0] * len(pixels), (0,)
     image_of = [None] * len(pixels)
-    present = [index for index, geometry in enumerate(pixels) if geometry is not None]
-    if not present:
+    present = np.flatnonzero(~shapely.is_missing(np.asarray(pixels, dtype=object)))
+    if not len(present):
         return image_of, ()
-    points = shapely.point_on_surface(pixels[present])
-    cols = np.floor(shapely.get_x(points) / frame.patch_size_px).astype(np.int64)
-    rows = np.floor(shapely.get_y(points) / frame.patch_size_px).astype(np.int64)
-    for index, row, col in zip(present, rows.tolist(), cols.tolist()):
+    points = shapely.point_on_surface(np.asarray(pixels, dtype=object)[present])
+    cols = np.floor(shapely.get_x(points) / frame.patch_size_px).astype(np.int64).tolist()
+    rows = np.floor(shapely.get_y(points) / frame.patch_size_px).astype(np.int64).tolist()
+    for index, row, col in zip(present.tolist(), rows, cols):
         image_of[index] = f"r{row}_c{col}"
-    cells = sorted(set(zip(rows.tolist(), cols.tolist())))
-    return image_of, tuple(f"r{row}_c{col}" for row, col in cells)
+    return image_of, tuple(f"r{row}_c{col}" for row, col in sorted(set(zip(rows, cols))))
 
 
 def _score(values, score_field, default_score, index, fid, where):

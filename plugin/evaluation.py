@@ -21,7 +21,7 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsUnitTypes
 from .. import __version__
 from ..evaluator import EvaluatorError, InputFormatError, evaluate, params_for
 from ..evaluator.instances import InstanceSet, instances_from_geometries
-from ..evaluator.io_vector import frame_for_bounds
+from ..evaluator.io_vector import assign_images, frame_for_bounds
 from .errors import LayerInputError, RunParameterError
 from .layer_reading import describe_layer, layer_crs, read_polygon_features
 from .run_feedback import RunSteps
@@ -231,40 +231,17 @@ def _scores(prediction, score_field, default_score, steps):
 
 def _instance_set(features, frame, image_field, scores, role):
     pixels = frame.to_pixels(features.geometries)
-    image_of, image_ids = _images(features, frame, pixels, image_field, role)
     fids = features.fids
     try:
+        image_of, image_ids = assign_images(
+            frame, pixels, features.values[image_field] if image_field else None,
+            describe=lambda index: f"{role} layer {features.name!r} feature {fids[index]} field {image_field!r}")
         instances = instances_from_geometries(
             pixels, image_ids=image_of, source_ids=fids, scores=scores, category_ids=[None] * len(fids),
             where=lambda index: f"{role} layer {features.name!r} feature {fids[index]}")
     except InputFormatError as exc:
         raise LayerInputError(str(exc)) from exc
     return InstanceSet(tuple(instances), image_ids, dict(features.skipped), features.source)
-
-
-def _images(features, frame, pixels, image_field, role):
-    """Image id of every feature and the image ids in order, as :mod:`polytopo.evaluator.io_vector` does."""
-    if image_field:
-        image_of = features.values[image_field]
-        for fid, image_id in zip(features.fids, image_of):
-            if image_id is None:
-                raise LayerInputError(
-                    f"{role} layer {features.name!r} feature {fid} field {image_field!r}: expected an image "
-                    "id but got NULL; fill the field or remove the feature"
-                )
-        return image_of, tuple(dict.fromkeys(image_of))
-    if frame.patch_size_px is None:
-        return [0] * len(pixels), (0,)
-    image_of = [None] * len(pixels)
-    present = np.flatnonzero(~shapely.is_missing(pixels))
-    if not len(present):
-        return image_of, ()
-    points = shapely.point_on_surface(pixels[present])
-    cols = np.floor(shapely.get_x(points) / frame.patch_size_px).astype(np.int64).tolist()
-    rows = np.floor(shapely.get_y(points) / frame.patch_size_px).astype(np.int64).tolist()
-    for index, row, col in zip(present.tolist(), rows, cols):
-        image_of[index] = f"r{row}_c{col}"
-    return image_of, tuple(f"r{row}_c{col}" for row, col in sorted(set(zip(rows, cols))))
 
 
 def _evaluate(gt_set, pred_set, params, steps):
