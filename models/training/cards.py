@@ -1,0 +1,150 @@
+"""The model card of each bundled model: every Deepness key, our ``polytopo.*`` keys, data and licence.
+
+Entries that the engine reads are checked by
+:func:`polytopo.models.card_io.write_card` when the card is written. Three
+descriptive keys are not engine keys and are kept as extra entries:
+``polytopo.description`` (what the outputs are and how they map to the
+family's roles), ``polytopo.training`` (schedule, seed, wall time) and
+``polytopo.scores`` (held-out scores, written by :mod:`.evaluate_zoo`).
+"""
+
+__all__ = ["CARD_VERSION", "LICENCES", "card_entries", "required_keys", "training_data"]
+
+CARD_VERSION = 1
+
+_KAMPALA_DATA = (
+    "hotosm/fAIr-utilities @ d83e21c0160971d82d9f4c320d7a81e5a1bd9581, ramp-data/TRAIN/HOTOSM/2: "
+    "Kampala (Uganda) RGB XYZ tiles at zoom 19/20/21 (about 30/15/7.5 cm) of the ground under zoom-19 "
+    "tile columns 309612-309613 (the west two thirds; column 309614 is held out at every zoom level), "
+    "with chips_labels.geojson, all three zoom levels resampled to {resolution:g} cm/px by the inference "
+    "engine's own reader (bilinear). The second Kampala patch of data/2 (zoom-19 column 309606) is "
+    "validation ground, used for no training."
+)
+_ATLANTA_DATA = (
+    "CosmiQ/solaris @ 5315390942e05e919555088361bd3df42d4f5a18, solaris/data/sample_geotiff.tif "
+    "(Atlanta, USA, panchromatic UInt16, 0.5 m, EPSG:32616) with geotiff_labels.geojson: pixel "
+    "columns 0-599 (the left two thirds); columns 600-899 are held out."
+)
+
+
+def training_data(recipe):
+    """Card ``polytopo.training_data`` of a recipe: sources, commits, the split and the resampling."""
+    if recipe.source == "atlanta_pan":
+        return _ATLANTA_DATA
+    return _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
+
+
+LICENCES = {
+    "kampala_rgb": (
+        "Training data from hotosm/fAIr-utilities: repository licence AGPL-3.0; the licence of the imagery "
+        "and labels is not stated by the source. Part of the labels carry OpenStreetMap ids and appear to "
+        "be OpenStreetMap-derived; OpenStreetMap data is licensed ODbL (attribution, share-alike). Check "
+        "these terms before redistributing the weights."
+    ),
+    "atlanta_pan": (
+        "Training data from CosmiQ/solaris: repository licence Apache-2.0; the licence of the imagery and "
+        "labels is not stated by the source. Check these terms before redistributing the weights."
+    ),
+}
+"""Card ``polytopo.licence`` of each data source."""
+
+_DESCRIPTIONS = {
+    "binary": (
+        "Output 'probabilities' (N, 1, H, W) is the building probability (sigmoid applied in the graph); "
+        "role 'probabilities' of the semantic family: pixels >= seg_thresh are building."
+    ),
+    "boundary3": (
+        "Trained with 3 classes (0 background, 1 building interior, 2 building boundary: the inner band "
+        "of every ring, exteriors and holes alike); the graph applies a softmax and outputs "
+        "'probabilities' (N, 2, H, W) = (P(background), P(building) + P(boundary)), role 'probabilities' "
+        "of the semantic family with background class 0, so the semantic decoder polygonizes class 1 "
+        "(building) with its holes."
+    ),
+    "vertex": (
+        "Output 'mask' (N, 1, H, W) is the building probability and 'vertices' (N, 1, H, W) the vertex "
+        "heatmap (sigmoids applied in the graph); roles 'mask' and 'vertices' of the vertex-mask family."
+    ),
+}
+
+
+def required_keys(family):
+    """Card keys every bundled model of ``family`` carries (checked by the zoo tests)."""
+    keys = [
+        "model_type", "class_names", "resolution", "tile_size", "tiles_overlap", "standardization_mean",
+        "standardization_std", "seg_thresh", "seg_small_segment", "polytopo.card_version", "polytopo.family",
+        "polytopo.outputs", "polytopo.output_activation", "polytopo.input_range", "polytopo.input_layout",
+        "polytopo.bands", "polytopo.simplify_tolerance_px", "polytopo.min_area_px", "polytopo.min_hole_area_px",
+        "polytopo.baseline", "polytopo.training_data", "polytopo.licence", "polytopo.description",
+        "polytopo.training", "polytopo.scores",
+    ]
+    if family == "vertex-mask":
+        keys += ["polytopo.vertex_threshold", "polytopo.vertex_snap_radius_px"]
+    return tuple(keys)
+
+
+def card_entries(recipe, checkpoint_info):
+    """Card entries (Python values) of a trained recipe, without scores.
+
+    Parameters
+    ----------
+    recipe : Recipe
+    checkpoint_info : dict
+        ``mean``, ``std``, ``vertex_threshold``, ``train_seconds``,
+        ``final_loss``, ``torch_version`` from the training checkpoint.
+
+    Returns
+    -------
+    dict
+    """
+    names = recipe.output_names
+    if recipe.head == "vertex":
+        class_names = {"0": "building"}
+    else:
+        class_names = {"0": "background", "1": "building"}
+    bands = "RGB, 8-bit (bands 1, 2, 3)" if recipe.source == "kampala_rgb" else "single band, 16-bit (band 1)"
+    low, high = recipe.input_range
+    entries = {
+        "model_type": "Segmentor",
+        "class_names": class_names,
+        "resolution": recipe.resolution_cm,
+        "tile_size": recipe.tile_size_px,
+        "tiles_overlap": recipe.tiles_overlap_percent,
+        "standardization_mean": list(checkpoint_info["mean"]),
+        "standardization_std": list(checkpoint_info["std"]),
+        "seg_thresh": recipe.seg_threshold,
+        "seg_small_segment": 0,
+        "polytopo.card_version": CARD_VERSION,
+        "polytopo.family": recipe.family,
+        "polytopo.outputs": {role: role for role in names},
+        "polytopo.output_activation": "none",
+        "polytopo.input_range": [low, high],
+        "polytopo.input_layout": "NCHW",
+        "polytopo.bands": list(recipe.bands),
+        "polytopo.simplify_tolerance_px": recipe.simplify_tolerance_px,
+        "polytopo.min_area_px": recipe.min_area_px2,
+        "polytopo.min_hole_area_px": recipe.min_hole_area_px2,
+        "polytopo.baseline": recipe.baseline,
+        "polytopo.training_data": training_data(recipe),
+        "polytopo.licence": LICENCES[recipe.source],
+        "polytopo.description": (
+            f"{recipe.summary} Input: {bands}; raw values in [{low:g}, {high:g}] are scaled to [0, 1], then "
+            "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
+            f"of 16 px); tile_size {recipe.tile_size_px} is the default. {_DESCRIPTIONS[recipe.head]}"
+        ),
+        "polytopo.training": {
+            "steps": recipe.steps,
+            "batch_size": recipe.batch_size,
+            "crop_px": recipe.crop_px,
+            "base_channels": recipe.base_channels,
+            "learning_rate": recipe.learning_rate,
+            "seed": recipe.seed,
+            "courtyard_synthesis": recipe.courtyards,
+            "train_seconds": checkpoint_info["train_seconds"],
+            "final_loss": checkpoint_info["final_loss"],
+            "framework": f"PyTorch {checkpoint_info['torch_version']} (CPU), exported to ONNX",
+        },
+    }
+    if recipe.head == "vertex":
+        entries["polytopo.vertex_threshold"] = checkpoint_info["vertex_threshold"]
+        entries["polytopo.vertex_snap_radius_px"] = recipe.vertex_snap_radius_px
+    return entries

@@ -1,0 +1,201 @@
+"""The recipes of the bundled models: data, network, training schedule and card values.
+
+A recipe is all that :mod:`.train` needs to retrain one model from scratch and
+:mod:`.export` to write its ONNX file and card; nothing else changes between
+models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
+``resolution_cm`` centimetres per pixel.
+"""
+
+from dataclasses import dataclass
+
+from .errors import TrainingError
+
+__all__ = ["HEADS", "RECIPES", "Recipe", "recipe"]
+
+HEADS = ("binary", "boundary3", "vertex")
+"""Network heads: one foreground logit; background/building/boundary logits; mask and vertex logits."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one bundled model is trained and described.
+
+    Attributes
+    ----------
+    name : str
+        File stem in ``models/zoo``.
+    family : str
+        Decoder family of the card (``semantic`` or ``vertex-mask``).
+    head : str
+        One of :data:`HEADS`.
+    source : str
+        ``kampala_rgb`` (8-bit RGB) or ``atlanta_pan`` (16-bit panchromatic).
+    resolution_cm : float
+        Model ground sampling distance, cm per pixel (card ``resolution``).
+    input_range : tuple of 2 float
+        Raw values mapped to [0, 1] before standardization.
+    base_channels : int
+        Channels of the first U-Net level (doubled at each of 4 levels).
+    crop_px : int
+        Edge of the square training crops, grid pixels.
+    batch_size : int
+    steps : int
+        Optimizer steps (fixed, so a run is repeatable).
+    learning_rate : float
+        Peak AdamW learning rate (cosine decay after a short warm-up).
+    seed : int
+    courtyards : bool
+        Cut synthetic courtyards into training buildings (:func:`.targets.carve_courtyards`).
+    boundary_width_px : int
+        Width of the boundary class of the ``boundary3`` head.
+    boundary_weight : float
+        Cross-entropy weight of the boundary class.
+    vertex_sigma_px : float
+        Standard deviation of the Gaussian vertex targets of the ``vertex`` head.
+    tile_size_px, tiles_overlap_percent : int, float
+        Card tiling defaults.
+    seg_threshold : float
+        Foreground probability threshold (the paper's U-Net + Poly. uses 0.5).
+    simplify_tolerance_px : float
+        Douglas–Peucker tolerance of the card (1 px, as the paper's U-Net + Poly.).
+    min_area_m2, min_hole_area_m2 : float
+        Smallest building and courtyard kept, square metres on the ground
+        (stored in the card in model-grid px², see :attr:`min_area_px2`).
+    vertex_snap_radius_px : float
+        Card ``polytopo.vertex_snap_radius_px`` (vertex-mask family).
+    baseline : str
+        Card ``polytopo.baseline``.
+    summary : str
+        One sentence for the zoo README.
+    """
+
+    name: str
+    family: str
+    head: str
+    source: str
+    resolution_cm: float
+    input_range: tuple
+    baseline: str
+    summary: str
+    base_channels: int = 16
+    crop_px: int = 128
+    batch_size: int = 8
+    steps: int = 2000
+    learning_rate: float = 3e-3
+    seed: int = 20240611
+    courtyards: bool = False
+    boundary_width_px: int = 2
+    boundary_weight: float = 3.0
+    vertex_sigma_px: float = 1.5
+    tile_size_px: int = 256
+    tiles_overlap_percent: float = 15.0
+    seg_threshold: float = 0.5
+    simplify_tolerance_px: float = 1.0
+    min_area_m2: float = 2.0
+    min_hole_area_m2: float = 1.0
+    vertex_snap_radius_px: float = 3.0
+
+    def __post_init__(self):
+        if self.head not in HEADS:
+            raise TrainingError(f"Expected head to be one of {list(HEADS)} but got {self.head!r}.")
+        if self.family not in ("semantic", "vertex-mask"):
+            raise TrainingError(f"Expected family 'semantic' or 'vertex-mask' but got {self.family!r}.")
+        if (self.head == "vertex") != (self.family == "vertex-mask"):
+            raise TrainingError(f"Expected head 'vertex' exactly for family 'vertex-mask' but got {self.head!r}.")
+        if self.source not in ("kampala_rgb", "atlanta_pan"):
+            raise TrainingError(f"Expected source 'kampala_rgb' or 'atlanta_pan' but got {self.source!r}.")
+        if self.crop_px % 16 or self.tile_size_px % 16:
+            raise TrainingError(
+                f"Expected crop_px and tile_size_px divisible by 16 (4 poolings) but got {self.crop_px}, {self.tile_size_px}."
+            )
+
+    @property
+    def min_area_px2(self):
+        """Card ``polytopo.min_area_px``: :attr:`min_area_m2` in model-grid px²."""
+        return round(self.min_area_m2 / (self.resolution_cm / 100.0) ** 2, 1)
+
+    @property
+    def min_hole_area_px2(self):
+        """Card ``polytopo.min_hole_area_px``: :attr:`min_hole_area_m2` in model-grid px²."""
+        return round(self.min_hole_area_m2 / (self.resolution_cm / 100.0) ** 2, 1)
+
+    @property
+    def bands(self):
+        """1-based raster bands in model-channel order."""
+        return (1, 2, 3) if self.source == "kampala_rgb" else (1,)
+
+    @property
+    def output_names(self):
+        """Graph output names, which are also the family's output roles."""
+        return ("mask", "vertices") if self.head == "vertex" else ("probabilities",)
+
+    @property
+    def out_channels(self):
+        """Channels of the raw network output."""
+        return {"binary": 1, "boundary3": 3, "vertex": 2}[self.head]
+
+
+_RGB = {"source": "kampala_rgb", "resolution_cm": 30.0, "input_range": (0.0, 255.0)}
+
+RECIPES = {
+    recipe.name: recipe
+    for recipe in (
+        Recipe(
+            name="unet_buildings_rgb",
+            family="semantic",
+            head="binary",
+            baseline="U-Net + Poly.",
+            summary="U-Net, one building logit (sigmoid in the graph), threshold 0.5, Douglas-Peucker 1 px.",
+            **_RGB,
+        ),
+        Recipe(
+            name="unet_holes_rgb",
+            family="semantic",
+            head="boundary3",
+            courtyards=True,
+            baseline="U-Net + Poly. (hole-aware variant)",
+            summary=(
+                "U-Net trained on background / building / building-boundary classes, the boundary "
+                "band drawn along exteriors and holes alike, with synthetic courtyards cut into "
+                "training buildings; the graph sums building and boundary into one foreground."
+            ),
+            **_RGB,
+        ),
+        Recipe(
+            name="vertexmask_buildings_rgb",
+            family="vertex-mask",
+            head="vertex",
+            baseline="HiSup-style mask + vertex heatmap",
+            summary=(
+                "U-Net with a mask logit and a vertex heatmap (Gaussian targets at label vertices); "
+                "polygon vertices are snapped to heatmap peaks."
+            ),
+            **_RGB,
+        ),
+        Recipe(
+            name="unet_buildings_pan",
+            family="semantic",
+            head="binary",
+            source="atlanta_pan",
+            resolution_cm=50.0,
+            input_range=(0.0, 2047.0),
+            steps=1000,
+            baseline="U-Net + Poly.",
+            summary="U-Net for single-band 16-bit panchromatic imagery at 0.5 m (Atlanta).",
+        ),
+    )
+}
+"""Every bundled model by name."""
+
+
+def recipe(name):
+    """Return the recipe called ``name``.
+
+    Raises
+    ------
+    TrainingError
+        No such recipe; the message lists the names.
+    """
+    if name not in RECIPES:
+        raise TrainingError(f"Expected a model name among {sorted(RECIPES)} but got {name!r}.")
+    return RECIPES[name]
