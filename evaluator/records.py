@@ -25,12 +25,22 @@ import shapely
 
 from .stats import f1_score
 
-__all__ = ["PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records"]
+__all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records"]
 
 PREDICTION_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
                       "unmatched")
 REFERENCE_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
                      "missed")
+
+
+FIELD_KINDS = {
+    **{name: "float" for name in ("score", "iou", "hole_f1", "o_biou", "e_biou", "o_polis", "e_polis", "o_mta",
+                                  "e_mta", "area_px2")},
+    **{name: "int" for name in ("pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "topo_em", "part",
+                                "hole_index")},
+    "valid": "bool", "invalid_reason": "str", "error_class": "str",
+}
+"""Type of each numeric record field, for writers when every value of a field is None."""
 
 
 def _value(array, index):

@@ -72,6 +72,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     dict
         Output name → final path.
     """
+    from .records import FIELD_KINDS
     from .writers import error_layers, write_csv, write_geopackage, write_summary_json
 
     out_dir = Path(out_dir)
@@ -96,7 +97,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             files["geopackage"] = staging / "evaluation.gpkg"
             layers = error_layers(records["predictions"], records["references"], records["missed_holes"],
                                   records["hallucinated_holes"])
-            write_geopackage(files["geopackage"], layers, frame=frame)
+            write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
         if plots:
             files.update(_plots(evaluation.summary, staging))
         umask = os.umask(0)

@@ -173,7 +173,7 @@ def write_summary_json(summary, path, *, overwrite=False, protect=()):
     return Path(path)
 
 
-def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=()):
+def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), field_kinds=None):
     """Write one GeoPackage with one layer per ``(name, records, geometry_type)``.
 
     Parameters
@@ -192,6 +192,9 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=()):
         Replace an existing file.
     protect : iterable of str or Path
         Input paths that must not be written.
+    field_kinds : dict, optional
+        ``{field: "bool" | "int" | "float" | "str"}`` for fields whose values are all None
+        in a layer (otherwise they become String fields).
 
     Returns
     -------
@@ -209,7 +212,7 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=()):
     _check_layers(layers)
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
         with ogr_exceptions() as (_, ogr, osr):
-            _write_gpkg_file(ogr, osr, temporary, layers, frame)
+            _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds)
     return Path(path)
 
 
@@ -361,7 +364,7 @@ def _check_layers(layers):
         names.append(name)
 
 
-def _field_kinds(records, columns, layer_name):
+def _field_kinds(records, columns, layer_name, hints):
     """OGR field kind per column: "bool", "int", "float" or "str"."""
     kinds = {}
     for name in columns:
@@ -385,7 +388,7 @@ def _field_kinds(records, columns, layer_name):
                 f"layer {layer_name!r} field {name!r}: expected values of one kind but got strings mixed "
                 "with numbers; convert them to one type"
             )
-        kinds[name] = _kind_of(seen)
+        kinds[name] = hints[name] if not seen and name in hints else _kind_of(seen)
     return kinds
 
 
@@ -429,7 +432,7 @@ def _promoted(geometries, geometry_type, layer_name):
     return result
 
 
-def _write_gpkg_file(ogr, osr, temporary, layers, frame):
+def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
     srs = None
     if frame is not None and frame.crs_wkt:
         srs = osr.SpatialReference()
@@ -438,7 +441,7 @@ def _write_gpkg_file(ogr, osr, temporary, layers, frame):
     dataset = ogr.GetDriverByName("GPKG").CreateDataSource(str(temporary))
     try:
         for name, records, geometry_type in layers:
-            _write_layer(ogr, dataset, srs, name, list(records), geometry_type, frame)
+            _write_layer(ogr, dataset, srs, name, list(records), geometry_type, frame, field_kinds or {})
     except BaseException as exc:
         # Drop the OGR objects the traceback holds so the file is closed before it is removed.
         traceback.clear_frames(exc.__traceback__)
@@ -447,9 +450,9 @@ def _write_gpkg_file(ogr, osr, temporary, layers, frame):
         del dataset
 
 
-def _write_layer(ogr, dataset, srs, name, records, geometry_type, frame):
+def _write_layer(ogr, dataset, srs, name, records, geometry_type, frame, hints):
     columns = _columns(records, None)
-    kinds = _field_kinds(records, columns, name)
+    kinds = _field_kinds(records, columns, name, hints)
     wkbs = [None] * len(records)
     if geometry_type is not None:
         geometries = _promoted(_map_geometries(records, frame, name), geometry_type, name)

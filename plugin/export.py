@@ -22,6 +22,7 @@ from pathlib import Path
 from qgis.core import QgsLayerMetadata, QgsProviderRegistry, QgsVectorLayer
 
 from ..evaluator import EvaluatorError, write_report
+from ..evaluator.records import FIELD_KINDS
 from ..evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from .errors import OutputExistsError, RunFailedError, RunParameterError
 from .report_html import render_report_html
@@ -90,7 +91,7 @@ def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
     try:
         with atomic_output(gpkg_path, overwrite=overwrite, protect=inputs) as temporary:
             steps.info(f"Writing {gpkg_path.name}")
-            write_geopackage(temporary, _layers(run), frame=run.frame)
+            write_geopackage(temporary, _layers(run), frame=run.frame, field_kinds=FIELD_KINDS)
             steps.progress(30)
             _style_and_describe(temporary, run.provenance, steps)
             steps.progress(50)

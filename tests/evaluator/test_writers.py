@@ -236,3 +236,19 @@ def test_error_layers_select_unmatched_and_missed(tmp_path, utm_frame):
     assert [values["error_class"] for values, _ in written["unmatched_predictions"][2]] == ["unmatched"]
     assert [values["error_class"] for values, _ in written["missed_references"][2]] == ["missed"]
     assert {code for code, _, _ in written.values()} == {"32633"}
+
+
+def test_all_null_fields_take_their_hinted_type(tmp_path):
+    """A float field that is NULL in every record stays Real, not String, when hinted."""
+    from osgeo import ogr
+
+    from polytopo.evaluator.records import FIELD_KINDS
+    from polytopo.evaluator.writers import write_geopackage
+
+    records = [{"iou": None, "hole_f1": None, "geometry": shapely.box(0, 0, 1, 1)}]
+    path = write_geopackage(tmp_path / "t.gpkg", [("layer", records, "Polygon")], field_kinds=FIELD_KINDS)
+    dataset = ogr.Open(str(path))
+    definition = dataset.GetLayerByName("layer").GetLayerDefn()
+    kinds = {definition.GetFieldDefn(i).GetName(): definition.GetFieldDefn(i).GetType()
+             for i in range(definition.GetFieldCount())}
+    assert kinds == {"iou": ogr.OFTReal, "hole_f1": ogr.OFTReal}
