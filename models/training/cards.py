@@ -144,6 +144,8 @@ def card_entries(recipe, checkpoint_info):
             "framework": f"PyTorch {checkpoint_info['torch_version']} (CPU), exported to ONNX",
         },
     }
+    if recipe.head == "boundary3":
+        entries["polytopo.background_class"] = 0
     if recipe.head == "vertex":
         entries["polytopo.vertex_threshold"] = checkpoint_info["vertex_threshold"]
         entries["polytopo.vertex_snap_radius_px"] = recipe.vertex_snap_radius_px

@@ -9,7 +9,11 @@ Kampala (RGB, 8-bit)
     thirds) is for training and the ground of column
     :data:`KAMPALA_HELD_OUT_Z19_COLUMN` (east third) is held out, at every zoom
     level. Each (split, zoom) pair becomes one GDAL VRT mosaic with an alpha
-    band, so missing tiles read as invalid pixels.
+    band, so missing tiles read as invalid pixels. A building that straddles
+    the split line is cut there: its western part trains, its eastern part
+    is scored. The second Kampala patch of ``data/2`` (PNG/JPEG tiles placed
+    by their XYZ names, zoom-19 column :data:`KAMPALA_VALIDATION_Z19_COLUMN`)
+    is validation ground, never trained on.
 Atlanta (panchromatic, 16-bit)
     One 900 x 900 px tile at 0.5 m; the right third (columns 600-899) is held
     out, the left two thirds train.

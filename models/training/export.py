@@ -29,7 +29,8 @@ __all__ = ["MAX_MODEL_BYTES", "OPSET", "ExportResult", "export_model"]
 OPSET = 17
 MAX_MODEL_BYTES = 10_000_000
 """Largest model file accepted (10 MB)."""
-_CHECK_TILE_PX = 96
+_CHECK_TILE_PX = 90
+"""Edge of the random tile used to compare ONNX and PyTorch (not a multiple of 16, so the padding runs)."""
 _CHECK_TOLERANCE = 1e-4
 
 
@@ -46,7 +47,7 @@ class ExportResult:
 def _check_against_torch(path, wrapper, channels, torch):
     ort = import_onnxruntime()
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(2, channels, _CHECK_TILE_PX, _CHECK_TILE_PX + 16)).astype(np.float32)
+    x = rng.normal(size=(2, channels, _CHECK_TILE_PX, _CHECK_TILE_PX + 11)).astype(np.float32)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     got = session.run(None, {"input": x})
     with torch.no_grad():
