@@ -29,7 +29,7 @@ from scipy import ndimage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["PixelPolygons", "label_components", "polygonize_mask"]
+__all__ = ["PixelPolygons", "label_components", "polygonize_mask", "polygons_from_rings", "trace_rings"]
 
 _FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)
 # Direction codes: 0 east (+x), 1 south (+y), 2 west, 3 north.
@@ -78,38 +78,61 @@ def label_components(mask):
     return labels, int(count)
 
 
-def _boundary_edges(mask, labels):
-    """Directed boundary edges with the mask on their left-hand normal (-dy, dx)."""
-    rows_px, cols_px = mask.shape
-    padded = np.pad(mask, 1)
-    above, below = padded[:-1, 1:-1], padded[1:, 1:-1]
-    rows, cols = np.nonzero(above != below)
-    down = below[rows, cols]  # mask pixel below the edge: run east, else west
-    h_x = np.where(down, cols, cols + 1)
-    h_d = np.where(down, 0, 2)
-    h_lab = labels[np.where(down, rows, rows - 1), cols]
-    h_y = rows
-    left, right = padded[1:-1, :-1], padded[1:-1, 1:]
-    rows, cols = np.nonzero(left != right)
-    west = left[rows, cols]  # mask pixel left of the edge: run south, else north
-    v_x = cols
-    v_y = np.where(west, rows, rows + 1)
-    v_d = np.where(west, 1, 3)
-    v_lab = labels[rows, np.where(west, cols - 1, cols)]
-    x = np.concatenate([h_x, v_x]).astype(np.int64)
-    y = np.concatenate([h_y, v_y]).astype(np.int64)
-    d = np.concatenate([h_d, v_d]).astype(np.int64)
-    lab = np.concatenate([h_lab, v_lab]).astype(np.int64)
-    return x, y, d, lab
+def _horizontal_runs(padded, labels):
+    """Maximal straight runs of boundary along horizontal pixel edges.
+
+    ``padded`` is the mask as uint8 with a zero border. On the lattice line
+    y (between mask rows y-1 and y) an edge runs east when the pixel below it
+    is in the mask and west when the pixel above is, so the mask is always on
+    the edge's left-hand normal (-dy, dx). Returns start x, start y, end x,
+    direction code and the label of the mask pixel along each run.
+    """
+    signed = padded.view(np.int8)
+    code = signed[1:] - signed[:-1]  # (H+1, W+2): +1 east, -1 west, 0 none; columns x = -1 .. W
+    change = code[:, 1:] != code[:, :-1]  # vertex x = 0 .. W where the code changes
+    flat = np.flatnonzero(change)
+    y, x = np.divmod(flat, change.shape[1])
+    right = code[y, x + 1]  # code of the edge starting at this vertex
+    start = np.flatnonzero(right)  # every run starts at a change and ends at the next one on its line
+    y0, x0, x1, east = y[start], x[start], x[start + 1], right[start] > 0
+    label = labels[np.where(east, y0, y0 - 1), x0]
+    return np.where(east, x0, x1), y0, np.where(east, x1, x0), np.where(east, 0, 2), label
 
 
-def _link(x, y, d, lab, width):
-    """Sort edges by start vertex and return the index of each edge's successor."""
+def _vertical_runs(padded, labels):
+    """Maximal straight runs of boundary along vertical pixel edges (see :func:`_horizontal_runs`).
+
+    On the lattice line x an edge runs south when the pixel to its left is
+    in the mask and north when the pixel to its right is. Returns start x,
+    start y, end y, direction code and label of each run.
+    """
+    signed = padded.view(np.int8)
+    code = signed[:, :-1] - signed[:, 1:]  # (H+2, W+1): +1 south, -1 north; rows y = -1 .. H
+    change = code[1:] != code[:-1]  # vertex y = 0 .. H where the code changes
+    flat = np.flatnonzero(change)
+    y, x = np.divmod(flat, change.shape[1])
+    order = np.lexsort((y, x))  # walk each column top to bottom
+    y, x = y[order], x[order]
+    below = code[y + 1, x]
+    start = np.flatnonzero(below)
+    x0, y0, y1, south = x[start], y[start], y[start + 1], below[start] > 0
+    label = labels[y0, np.where(south, x0 - 1, x0)]
+    return x0, np.where(south, y0, y1), np.where(south, y1, y0), np.where(south, 1, 3), label
+
+
+def _link(x, y, d, end_x, end_y, lab, width):
+    """Sort runs by start vertex and return the index of each run's successor around its ring.
+
+    A run is followed by the perpendicular run that starts at its end
+    vertex. Where two do (two mask pixels touch diagonally at that vertex),
+    the ring turns towards its own pixel when the diagonal pixels belong to
+    different components and away from it when they belong to the same one.
+    """
     stride = width + 1
     key = (y * stride + x) * 4 + d
     order = np.argsort(key, kind="stable")
-    x, y, d, lab, key = x[order], y[order], d[order], lab[order], key[order]
-    end = (y + _DY[d]) * stride + (x + _DX[d])
+    x, y, d, end_x, end_y, lab, key = x[order], y[order], d[order], end_x[order], end_y[order], lab[order], key[order]
+    end = end_y * stride + end_x
     lo = np.searchsorted(key, end * 4, side="left")
     hi = np.searchsorted(key, end * 4 + 4, side="left")
     nxt = lo.copy()
@@ -119,11 +142,11 @@ def _link(x, y, d, lab, width):
         away = np.searchsorted(key, end[pinch] * 4 + (d[pinch] + 3) % 4)
         same = lab[away] == lab[pinch]
         nxt[pinch] = np.where(same, away, toward_own)
-    return x, y, d, lab, nxt
+    return x, y, lab, nxt
 
 
 def _rank_in_cycles(nxt):
-    """Cycle id and position of every edge along its cycle (root = smallest index)."""
+    """Cycle id and position of every run along its cycle (root = smallest index)."""
     count = len(nxt)
     index = np.arange(count)
     graph = coo_matrix((np.ones(count, np.int8), (index, nxt)), shape=(count, count))
@@ -142,29 +165,79 @@ def _rank_in_cycles(nxt):
     return cycle, length[cycle] - 1 - dist, n_cycles
 
 
-def _rings(mask, labels):
-    """Corner coordinates of every ring, grouped: (coords, ring_start, ring_label, ring_area)."""
-    x, y, d, lab = _boundary_edges(mask, labels)
-    x, y, d, lab, nxt = _link(x, y, d, lab, mask.shape[1])
+def trace_rings(runs, width_px):
+    """Link boundary runs into rings.
+
+    Parameters
+    ----------
+    runs : tuple of numpy.ndarray
+        ``(x, y, direction, end_x, end_y, label)`` of every maximal straight
+        run of boundary (direction 0 east, 1 south, 2 west, 3 north; the
+        mask on the run's left-hand normal), pixel corners.
+    width_px : int
+        Width of the pixel grid the runs lie on (x <= width_px).
+
+    Returns
+    -------
+    x, y : numpy.ndarray of int64
+        Corner coordinates of every ring, ring after ring, each ring starting
+        at its top-left corner (smallest row, then column).
+    ring_start, ring_label : numpy.ndarray of int64
+        Index of each ring's first corner in ``x``/``y``, and its component label.
+    ring_area : numpy.ndarray of float
+        Signed area, px²: positive for exteriors, negative for holes.
+    """
+    x, y, d, end_x, end_y, lab = (np.asarray(a, np.int64) for a in runs)
+    x, y, lab, nxt = _link(x, y, d, end_x, end_y, lab, width_px)
     cycle, position, n_rings = _rank_in_cycles(nxt)
-    # positions are 0..length-1 within each cycle: placing every edge directly is the (cycle, position) sort
+    # positions are 0..length-1 within each cycle: placing every run directly is the (cycle, position) sort
     length = np.bincount(cycle, minlength=n_rings)
+    ring_start = np.r_[0, np.cumsum(length)[:-1]]
     order = np.empty(len(cycle), np.int64)
-    order[np.r_[0, np.cumsum(length)[:-1]][cycle] + position] = np.arange(len(cycle))
-    x, y, d, lab, cycle = x[order], y[order], d[order], lab[order], cycle[order]
-    starts = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1]])
-    ends = np.r_[starts[1:], len(cycle)]
-    previous = np.roll(d, 1)
-    previous[starts] = d[ends - 1]
-    corner = d != previous
-    x, y, cycle = x[corner], y[corner], cycle[corner]
-    ring_start = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1]])
-    ring_end = np.r_[ring_start[1:], len(cycle)]
+    order[ring_start[cycle] + position] = np.arange(len(cycle))
+    x, y, lab = x[order], y[order], lab[order]
+    ring_end = np.r_[ring_start[1:], len(x)]
     following = np.arange(1, len(x) + 1)
     following[ring_end - 1] = ring_start
     cross = x * y[following] - x[following] * y
     ring_area = np.add.reduceat(cross, ring_start) / 2.0
-    return x, y, ring_start, lab[starts], ring_area, n_rings
+    return x, y, ring_start, lab[ring_start], ring_area
+
+
+def polygons_from_rings(rings, min_area_px2=0.0, min_hole_area_px2=0.0):
+    """Group the rings of :func:`trace_rings` into polygons, dropping small components and holes.
+
+    Returns
+    -------
+    PixelPolygons
+        Ordered by label; areas are pixel counts plus filled holes, px².
+    """
+    x, y, ring_start, ring_label, ring_area = rings
+    empty = PixelPolygons(np.empty(0, object), np.empty(0, np.int64), np.empty(0, float))
+    if not len(ring_start):
+        return empty
+    ring_len = np.diff(np.r_[ring_start, len(x)])
+    shell = ring_area > 0
+    # a component's pixel count is its exterior's area minus its holes' (signed ring areas)
+    pixel_count = np.bincount(ring_label, weights=ring_area, minlength=int(ring_label.max()) + 1)
+    big_enough = pixel_count[ring_label] >= min_area_px2
+    keep = big_enough & (shell | (-ring_area >= min_hole_area_px2))
+    rings = np.flatnonzero(keep)
+    rings = rings[np.lexsort((~shell[rings], ring_label[rings]))]
+    if not len(rings):
+        return empty
+    lengths = ring_len[rings] + 1
+    offsets = np.r_[0, np.cumsum(lengths)]
+    gather = np.repeat(ring_start[rings] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    last = offsets[1:] - 1
+    gather[last] = ring_start[rings]
+    coords = np.column_stack([x[gather], y[gather]]).astype(float)
+    polygon_start = np.flatnonzero(shell[rings])
+    geometries = shapely.from_ragged_array(
+        shapely.GeometryType.POLYGON, coords, (offsets, np.r_[polygon_start, len(rings)])
+    )
+    geometries = np.asarray(geometries, object)
+    return PixelPolygons(geometries, ring_label[rings][polygon_start], shapely.area(geometries))
 
 
 def polygonize_mask(mask, labels=None, min_area_px2=0.0, min_hole_area_px2=0.0):
@@ -205,30 +278,9 @@ def polygonize_mask(mask, labels=None, min_area_px2=0.0, min_hole_area_px2=0.0):
     if labels is None:
         labels, _count = label_components(mask)
     if not mask.any():
-        empty = np.empty(0, object)
-        return PixelPolygons(empty, np.empty(0, np.int64), np.empty(0, float))
-    x, y, ring_start, ring_label, ring_area, n_rings = _rings(mask, labels)
-    ring_len = np.diff(np.r_[ring_start, len(x)])
-    shell = ring_area > 0
-    # a component's pixel count is its exterior's area minus its holes' (signed ring areas)
-    pixel_count = np.bincount(ring_label, weights=ring_area, minlength=int(ring_label.max()) + 1)
-    keep = ~shell & (-ring_area >= min_hole_area_px2) | shell & (pixel_count[ring_label] >= min_area_px2)
-    holes_of_dropped = ~shell & ~(pixel_count[ring_label] >= min_area_px2)
-    keep &= ~holes_of_dropped
-    rings = np.flatnonzero(keep)
-    rings = rings[np.lexsort((~shell[rings], ring_label[rings]))]
-    if not len(rings):
-        empty = np.empty(0, object)
-        return PixelPolygons(empty, np.empty(0, np.int64), np.empty(0, float))
-    lengths = ring_len[rings] + 1
-    offsets = np.r_[0, np.cumsum(lengths)]
-    gather = np.repeat(ring_start[rings] - offsets[:-1], lengths) + np.arange(offsets[-1])
-    last = offsets[1:] - 1
-    gather[last] = ring_start[rings]
-    coords = np.column_stack([x[gather], y[gather]]).astype(float)
-    polygon_start = np.flatnonzero(shell[rings])
-    geometries = shapely.from_ragged_array(
-        shapely.GeometryType.POLYGON, coords, (offsets, np.r_[polygon_start, len(rings)])
-    )
-    geometries = np.asarray(geometries, object)
-    return PixelPolygons(geometries, ring_label[rings][polygon_start], shapely.area(geometries))
+        return polygons_from_rings((None, None, np.empty(0, np.int64), None, None))
+    padded = np.pad(mask.view(np.uint8), 1)
+    h_x, h_y, h_end_x, h_d, h_lab = _horizontal_runs(padded, labels)
+    v_x, v_y, v_end_y, v_d, v_lab = _vertical_runs(padded, labels)
+    runs = (np.r_[h_x, v_x], np.r_[h_y, v_y], np.r_[h_d, v_d], np.r_[h_end_x, v_x], np.r_[h_y, v_end_y], np.r_[h_lab, v_lab])
+    return polygons_from_rings(trace_rings(runs, mask.shape[1]), min_area_px2, min_hole_area_px2)

@@ -35,6 +35,9 @@ __all__ = [
     "raster_crs_wkt",
 ]
 
+_FLOAT_TYPES = frozenset(getattr(gdal, name) for name in ("GDT_Float16", "GDT_Float32", "GDT_Float64", "GDT_CFloat16", "GDT_CFloat32", "GDT_CFloat64")
+                         if hasattr(gdal, name))
+"""GDAL data types that can hold NaN or infinity."""
 _METRES_PER_DEGREE_LAT = 110_574.0
 _METRES_PER_DEGREE_LON_EQUATOR = 111_320.0
 _SCALE_TOLERANCE = 1e-6
@@ -361,18 +364,17 @@ class GridReader:
         ok = np.ones((height, width), bool)
         for index, band_number in enumerate(self.bands):
             band = self._dataset.GetRasterBand(band_number)
-            values = band.ReadAsArray(xoff, yoff, width, height)
-            if values is None:
+            target = data[(index, *inner)]
+            # GDAL converts to float32 while it reads, straight into the tile
+            if band.ReadAsArray(xoff, yoff, width, height, buf_obj=target) is None:
                 raise RasterError(
                     f"Expected to read window ({xoff}, {yoff}, {width}, {height}) of band {band_number} of "
                     f"{self._info.path} but GDAL failed: {gdal.GetLastErrorMsg()}"
                 )
-            if values.dtype.kind == "f":  # integer bands are always finite
-                ok &= np.isfinite(values)
-            values = values.astype(np.float32, copy=False)
+            if band.DataType in _FLOAT_TYPES:  # integer bands are always finite
+                ok &= np.isfinite(target)
             if self._alpha_band is None and band.GetMaskFlags() != gdal.GMF_ALL_VALID:
                 ok &= band.GetMaskBand().ReadAsArray(xoff, yoff, width, height) > 0
-            data[(index, *inner)] = values
         if self._alpha_band is not None:
             ok &= self._dataset.GetRasterBand(self._alpha_band).ReadAsArray(xoff, yoff, width, height) > 0
         valid[inner] = ok

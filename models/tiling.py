@@ -138,18 +138,14 @@ class Tile:
 
 
 class StripAccumulator:
-    """Blends dense tile outputs row of tiles by row of tiles, finishing columns as tiles advance.
+    """Blends dense tile outputs row of tiles by row of tiles.
 
     For each tile row call :meth:`begin_row`, then :meth:`add` for its tiles
-    in increasing column order (skipped tiles are simply not added), then
-    :meth:`end_row`, which returns the blended values of the rows that no
-    later tile touches. The accumulator keeps only:
-
-    * a window of one tile (the sums of the columns later tiles of the row
-      may still touch),
-    * the finished rows of the current tile row (``stride`` rows, full width),
-    * the rows of the next tile row that this one already touched (the
-      vertical overlap, full width), carried to the next :meth:`begin_row`.
+    (any order; skipped tiles are simply not added), then :meth:`end_row`,
+    which returns the blended values of the rows that no later tile touches.
+    The accumulator keeps the weighted sums and weights of one tile row's
+    height over the full width; at :meth:`end_row` the rows the next tile row
+    overlaps move to the top and the rest is cleared.
 
     "Full width" is ``width_px``: the grid's, or one column block's window
     (the pipeline then passes tiles with ``col0`` relative to the window).
@@ -164,11 +160,11 @@ class StripAccumulator:
 
     Notes
     -----
-    Memory, bytes: ``(4 * channels + 1) * stride * width`` for the finished
-    rows, ``4 * (channels + 1) * overlap * width`` for the carried rows and
-    ``8 * (channels + 1) * tile**2`` for the window and its scratch buffers. A pixel is valid when
-    some tile covered it with a valid pixel (its weight is positive: weights
-    are zero on invalid pixels).
+    Memory, bytes: ``4 * (channels + 1) * tile * width`` for the sums and
+    weights, ``(4 * channels + 1) * stride * width`` for the rows
+    :meth:`end_row` returns and ``4 * (channels + 1) * tile**2`` for scratch
+    buffers. A pixel is valid when some tile covered it with a valid pixel
+    (its weight is positive: weights are zero on invalid pixels).
     """
 
     def __init__(self, width_px, tile_size_px, overlap_px, channels):
@@ -176,80 +172,30 @@ class StripAccumulator:
         self.tile_size_px = tile_size_px
         self.channels = channels
         self._weights = blend_weights(tile_size_px, overlap_px)
-        self._window_sum = np.zeros((channels, tile_size_px, tile_size_px), np.float32)
-        self._window_weight = np.zeros((tile_size_px, tile_size_px), np.float32)
-        self._scratch_sum = np.empty_like(self._window_sum)
-        self._scratch_weight = np.empty_like(self._window_weight)
-        self._carry_sum = np.zeros((channels, 0, width_px), np.float32)
-        self._carry_weight = np.zeros((0, width_px), np.float32)
+        self._sum = np.zeros((channels, tile_size_px, width_px), np.float32)
+        self._weight = np.zeros((tile_size_px, width_px), np.float32)
+        self._scratch_sum = np.empty((channels, tile_size_px, tile_size_px), np.float32)
+        self._scratch_weight = np.empty((tile_size_px, tile_size_px), np.float32)
         self._top = 0
+        self._finished = 0
+        self._carried = 0
 
     def begin_row(self, top_row, next_top_row, height_px):
         """Start the tile row whose tiles start at ``top_row``; the next one starts at ``next_top_row``."""
-        tile = self.tile_size_px
-        finished = min(next_top_row, height_px) - top_row
-        carried = max(0, min(top_row + tile, height_px) - next_top_row)
         self._top = top_row
-        self._finished = finished
-        self._values = np.zeros((self.channels, finished, self.width_px), np.float32)
-        self._valid = np.zeros((finished, self.width_px), bool)
-        self._next_sum = np.zeros((self.channels, carried, self.width_px), np.float32)
-        self._next_weight = np.zeros((carried, self.width_px), np.float32)
-        self._start_window(0)
-
-    def _start_window(self, col0):
-        self._window_col = col0
-        self._window_sum[:] = 0
-        self._window_weight[:] = 0
-        self._load_carry(0, self.tile_size_px)
-
-    def _load_carry(self, w0, w1):
-        g0, g1 = self._window_col + w0, min(self._window_col + w1, self.width_px)
-        rows = min(self._carry_weight.shape[0], self.tile_size_px)
-        if g1 <= g0 or rows == 0:
-            return
-        self._window_sum[:, :rows, w0:w0 + g1 - g0] += self._carry_sum[:, :rows, g0:g1]
-        self._window_weight[:rows, w0:w0 + g1 - g0] += self._carry_weight[:rows, g0:g1]
-
-    def _emit(self, w0, w1):
-        g0, g1 = self._window_col + w0, min(self._window_col + w1, self.width_px)
-        if g1 <= g0:
-            return
-        cols = slice(w0, w0 + g1 - g0)
-        n = self._finished
-        weight = self._window_weight[:n, cols]
-        valid = weight > 0
-        np.divide(self._window_sum[:, :n, cols], weight, out=self._values[:, :, g0:g1], where=valid)
-        self._valid[:, g0:g1] = valid
-        m = self._next_weight.shape[0]
-        self._next_sum[:, :, g0:g1] = self._window_sum[:, n:n + m, cols]
-        self._next_weight[:, g0:g1] = self._window_weight[n:n + m, cols]
-
-    def _advance_to(self, col):
-        tile = self.tile_size_px
-        while col > self._window_col:
-            shift = col - self._window_col
-            if shift >= tile:
-                self._emit(0, tile)
-                self._start_window(self._window_col + tile)
-                continue
-            self._emit(0, shift)
-            self._window_sum[:, :, : tile - shift] = self._window_sum[:, :, shift:]
-            self._window_sum[:, :, tile - shift:] = 0
-            self._window_weight[:, : tile - shift] = self._window_weight[:, shift:]
-            self._window_weight[:, tile - shift:] = 0
-            self._window_col = col
-            self._load_carry(tile - shift, tile)
+        self._finished = min(next_top_row, height_px) - top_row
+        self._carried = max(0, min(top_row + self.tile_size_px, height_px) - next_top_row)
 
     def add(self, tile, values, valid):
-        """Add one tile's dense outputs (channels, tile, tile) and validity (tile, tile).
-
-        Tiles of a row must come in increasing ``col0`` order.
-        """
-        self._advance_to(tile.col0)
+        """Add one tile's dense outputs (channels, tile, tile) and validity (tile, tile)."""
+        c0 = tile.col0
+        cols = min(self.tile_size_px, self.width_px - c0)
+        if cols <= 0:
+            return
         weights = self._weights if valid.all() else np.multiply(self._weights, valid, out=self._scratch_weight)
-        self._window_sum += np.multiply(values, weights, out=self._scratch_sum)  # float32, no temporaries
-        self._window_weight += weights
+        weighted = np.multiply(values, weights, out=self._scratch_sum)  # float32, no temporaries
+        self._sum[:, :, c0:c0 + cols] += weighted[:, :, :cols]
+        self._weight[:, c0:c0 + cols] += weights[:, :cols]
 
     def end_row(self):
         """Finish the tile row.
@@ -262,8 +208,14 @@ class StripAccumulator:
             Blended values (0 where no valid pixel contributed).
         valid : numpy.ndarray of bool, shape (rows, width)
         """
-        self._advance_to(self.width_px)
-        self._carry_sum, self._carry_weight = self._next_sum, self._next_weight
-        values, valid = self._values, self._valid
-        self._values = self._valid = None
+        n, m = self._finished, self._carried
+        weight = self._weight[:n]
+        valid = weight > 0
+        values = np.zeros((self.channels, n, self.width_px), np.float32)
+        np.divide(self._sum[:, :n], weight, out=values, where=valid)
+        # the next tile row starts n rows lower: its first m rows already hold this row's sums
+        self._sum[:, :m] = self._sum[:, n:n + m]
+        self._sum[:, m:] = 0
+        self._weight[:m] = self._weight[n:n + m]
+        self._weight[m:] = 0
         return self._top, values, valid
