@@ -66,9 +66,11 @@ class InputScaling:
         self._gain = (1.0 / (span * std)).astype(np.float32)[:, None, None]
         self._bias = (-(float(low) / span + mean) / std).astype(np.float32)[:, None, None]
 
-    def apply(self, raw):
-        """Scale a (channels, rows, cols) float32 array."""
-        return raw * self._gain + self._bias
+    def apply(self, raw, out=None):
+        """Scale a (channels, rows, cols) float32 array (into ``out`` when given)."""
+        out = np.multiply(raw, self._gain, out=out)
+        out += self._bias
+        return out
 
 
 def input_scaling(card, data_types, channels):
@@ -95,7 +97,12 @@ def to_model_input(tiles, scaling, dtype, layout):
     -------
     numpy.ndarray
     """
-    batch = np.stack([scaling.apply(tile) if scaling is not None else tile for tile in tiles])
+    batch = np.empty((len(tiles), *tiles[0].shape), np.float32)
+    for slot, tile in zip(batch, tiles):
+        if scaling is not None:
+            scaling.apply(tile, out=slot)
+        else:
+            slot[...] = tile
     if layout == "NHWC":
         batch = batch.transpose(0, 2, 3, 1)
     if dtype == "uint8":

@@ -6,8 +6,32 @@ import shapely
 __all__ = ["drop_small_holes", "largest_polygon", "simplify_keep_valid", "to_map_coordinates", "valid_polygons_only"]
 
 
+def _vertices_kept(originals, simplified):
+    """Whether every vertex of each simplified geometry is a vertex of its original (nothing was added)."""
+    xy0, index0 = shapely.get_coordinates(originals, return_index=True)
+    xy1, index1 = shapely.get_coordinates(simplified, return_index=True)
+    row = np.dtype((np.void, 24))
+    found = np.isin(
+        np.ascontiguousarray(np.column_stack([index1.astype(float), xy1])).view(row).ravel(),
+        np.ascontiguousarray(np.column_stack([index0.astype(float), xy0])).view(row).ravel(),
+    )
+    kept = np.ones(len(originals), bool)
+    kept[index1[~found]] = False
+    return kept
+
+
+def _same_topology(originals, simplified):
+    """Simplified geometries that are valid, non-empty single polygons with as many holes as their originals."""
+    return (
+        (shapely.get_type_id(simplified) == shapely.GeometryType.POLYGON)
+        & shapely.is_valid(simplified)
+        & ~shapely.is_empty(simplified)
+        & (shapely.get_num_interior_rings(simplified) == shapely.get_num_interior_rings(originals))
+    )
+
+
 def simplify_keep_valid(geometries, tolerance_px):
-    """Topology-preserving Douglas–Peucker simplification that never breaks validity.
+    """Douglas–Peucker simplification that preserves every polygon's topology and validity.
 
     Parameters
     ----------
@@ -19,10 +43,13 @@ def simplify_keep_valid(geometries, tolerance_px):
     Returns
     -------
     numpy.ndarray of shapely.Polygon
-        Each polygon simplified with GEOS' topology-preserving simplifier
-        (rings keep their nesting and never cross); a polygon whose simplified
-        form is invalid, empty, not a single polygon or has lost a hole is
-        returned unsimplified.
+        Each polygon simplified by plain Douglas–Peucker when the result is a
+        valid polygon with the same holes and only original vertices (GEOS
+        repairs a ring that would cross itself, which adds vertices: such a
+        result is not taken); otherwise by GEOS' topology-preserving
+        simplifier (rings keep their nesting and never cross); a polygon
+        whose simplified form is still invalid, empty, not a single polygon
+        or has lost a hole is returned unsimplified.
 
     Examples
     --------
@@ -33,16 +60,14 @@ def simplify_keep_valid(geometries, tolerance_px):
     geometries = np.asarray(geometries, object)
     if tolerance_px <= 0 or not len(geometries):
         return geometries
-    simplified = shapely.simplify(geometries, tolerance_px, preserve_topology=True)
-    holes_before = shapely.get_num_interior_rings(geometries)
-    holes_after = shapely.get_num_interior_rings(simplified)
-    good = (
-        (shapely.get_type_id(simplified) == shapely.GeometryType.POLYGON)
-        & shapely.is_valid(simplified)
-        & ~shapely.is_empty(simplified)
-        & (holes_after == holes_before)
-    )
-    return np.where(good, simplified, geometries)
+    simplified = np.asarray(shapely.simplify(geometries, tolerance_px, preserve_topology=False), object)
+    good = _same_topology(geometries, simplified)
+    good[good] = _vertices_kept(geometries[good], simplified[good])
+    retry = np.flatnonzero(~good)
+    if len(retry):
+        preserved = np.asarray(shapely.simplify(geometries[retry], tolerance_px, preserve_topology=True), object)
+        simplified[retry] = np.where(_same_topology(geometries[retry], preserved), preserved, geometries[retry])
+    return simplified
 
 
 def to_map_coordinates(geometries, geotransform):

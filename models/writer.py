@@ -98,15 +98,16 @@ class VectorWriter:
         for name, kind in FIELDS:
             self._layer.CreateField(ogr.FieldDefn(name, kind))
         self._defn = self._layer.GetLayerDefn()
+        self._class_id, self._class_name, self._score = (self._defn.GetFieldIndex(name) for name, _kind in FIELDS)
         self._layer.StartTransaction()
         return self
 
     def write(self, geometry, class_id, class_name, score):
         """Append one polygon (shapely, in the layer's CRS) with its class and score."""
         feature = ogr.Feature(self._defn)
-        feature.SetField("class_id", int(class_id))
-        feature.SetField("class_name", str(class_name))
-        feature.SetField("score", float(score))
+        feature.SetFieldInteger64(self._class_id, int(class_id))
+        feature.SetFieldString(self._class_name, str(class_name))
+        feature.SetField(self._score, float(score))
         feature.SetGeometryDirectly(ogr.CreateGeometryFromWkb(geometry.wkb))
         if self._layer.CreateFeature(feature) != 0:
             raise OutputError(f"Expected OGR to write feature {self.count} to {self._tmp} but it failed: {gdal.GetLastErrorMsg()}")
