@@ -63,6 +63,8 @@ def main(argv=None):
     parser.add_argument("--channels", type=int, default=16, help="channels of the hidden convolutions")
     parser.add_argument("--layers", type=int, default=3, help="number of 3x3 convolutions")
     parser.add_argument("--repeats", type=int, default=3, help="bare/run pairs; the median ratio is the result")
+    parser.add_argument("--prefetch", type=int, default=None,
+                        help="RunParams.prefetch_batches of the run (0: no background thread; default: the engine's choice)")
     parser.add_argument("--model", help="semantic ONNX model to use instead of the generated CNN (its card sets the tile)")
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,7 +82,7 @@ def main(argv=None):
             model = load_model(conv_model(os.path.join(folder, "cnn.onnx"), args.tile, args.channels, args.layers), session_params)
             description = f"{args.layers} conv 3x3, {args.channels} channels"
         raster = write_geotiff(os.path.join(folder, "image.tif"), np.stack([mask] * model.io.channels))
-        params = RunParams(batch_size=args.batch, resolution_cm_per_px=GSD_M * 100)  # the raster's own GSD: no resampling
+        params = RunParams(batch_size=args.batch, resolution_cm_per_px=GSD_M * 100, prefetch_batches=args.prefetch)  # the raster's own GSD: no resampling
         bare_session_seconds(model, raster, params)  # warm-up: first runs allocate onnxruntime's arena
         repeats = []
         for repeat in range(args.repeats):
@@ -95,7 +97,7 @@ def main(argv=None):
     own = float(np.median([r["ratio_to_own_session_run"] for r in repeats]))
     print(json.dumps({
         "raster_px": args.size, "model": description, "tile_px": report.tiling.tile_size_px, "overlap_px": report.tiling.overlap_px,
-        "batch": args.batch, "threads": args.threads, "provider": report.provider.describe(), "tiles": tiles,
+        "batch": args.batch, "prefetch_batches": report.prefetch_batches, "threads": args.threads, "provider": report.provider.describe(), "tiles": tiles,
         "tiles_run": report.tiles_run, "polygons": report.polygon_count, "repeats": repeats, "median_ratio": round(ratio, 3),
         "median_ratio_to_own_session_run": round(own, 3),
     }, indent=2))

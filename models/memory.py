@@ -1,8 +1,9 @@
 """Working-set estimate of a run, checked before any work starts.
 
 The estimate counts what the pipeline allocates (a batch of input tiles, the
-model's outputs for that batch, the strip accumulator and the carried rows of
-one strip of the widest column block) with a factor for the model's own intermediate tensors, which
+model's outputs for that batch, the batches prefetched ahead of the decoding,
+the strip accumulator and the carried rows of one strip of the widest column
+block) with a factor for the model's own intermediate tensors, which
 onnxruntime does not expose. It is a guard against settings that cannot
 work (a tile size or batch the memory cannot hold), not a promise.
 """
@@ -41,7 +42,8 @@ class MemoryEstimate:
     Attributes
     ----------
     batch_bytes : int
-        Input batch, outputs and the model's intermediates for one batch.
+        Input batch, outputs and the model's intermediates for the batch being
+        run, plus the tensors of the batches prefetched or being decoded.
     strip_bytes : int
         Strip accumulator and one strip of carried rows.
     """
@@ -55,7 +57,8 @@ class MemoryEstimate:
         return self.batch_bytes + self.strip_bytes
 
 
-def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, output_channels, dense_channels):
+def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, output_channels, dense_channels,
+                    prefetch_batches=0):
     """Estimate the working set of a run.
 
     Parameters
@@ -70,6 +73,9 @@ def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, out
         Channels of all outputs per tile pixel (instance masks count per instance).
     dense_channels : int
         Channels blended into the strip accumulator.
+    prefetch_batches : int
+        Batches a background thread may hold ready ahead of the decoding
+        (each holds its tensors while it waits, one more is being decoded).
 
     Returns
     -------
@@ -82,7 +88,7 @@ def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, out
     """
     tile_pixels = tile_size_px * tile_size_px
     tensors = batch_size * tile_pixels * (input_channels + output_channels) * _FLOAT_BYTES
-    batch = tensors * (1 + _MODEL_ACTIVATION_FACTOR)
+    batch = tensors * (1 + _MODEL_ACTIVATION_FACTOR) + tensors * (prefetch_batches + 1 if prefetch_batches else 0)
     strip = tile_size_px * (grid_width_px + tile_size_px) * ((dense_channels + 1) * _FLOAT_BYTES + 1)
     strip += tile_size_px * grid_width_px * (2 + _FLOAT_BYTES)
     return MemoryEstimate(int(batch), int(strip))

@@ -11,6 +11,7 @@ never loads the weights into memory.
 """
 
 import os
+import stat
 import tempfile
 
 from .errors import ModelFileError
@@ -246,6 +247,8 @@ def write_metadata_props(path, props, out_path=None):
                         remaining -= len(chunk)
                 for key, value in props.items():
                     out.write(_encode_entry(key, value))
+            # mkstemp makes the file private (0600): give it the permissions of the file it replaces
+            os.chmod(tmp_path, stat.S_IMODE(os.stat(out_path if os.path.exists(out_path) else path).st_mode))
             os.replace(tmp_path, out_path)
         except BaseException:
             if os.path.exists(tmp_path):

@@ -15,6 +15,8 @@ carried to the next strip. Polygons cut at block seams are merged whole. See
 docs/models.md for the bound.
 """
 
+import itertools
+import os
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -29,15 +31,22 @@ from .errors import InferenceCancelled, InferenceError, RasterError
 from .memory import check_memory, estimate_memory
 from .normalize import input_scaling, to_model_input
 from .polygon_cleanup import to_map_coordinates, valid_polygons_only
+from .prefetch import Prefetcher
 from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
 from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .writer import VectorWriter
 
-__all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "MapPolygon", "Prediction", "RunParams", "RunReport", "run_to_file"]
+__all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "Prediction", "RunParams", "RunReport",
+           "prefetch_depth", "run_to_file"]
 
-DECODE_ROWS_PER_CALL = 128
+DECODE_ROWS_PER_CALL = 512
 """Finished rows are handed to dense decoders in chunks of at most this many rows,
-so the decoders' temporaries scale with this, not with the tile size."""
+so the decoders' temporaries scale with this, not with the tile size. Tiles up to
+about 512 px give one chunk per tile row: every chunk re-reads the rows carried
+for still-open polygons, so fewer, taller chunks cost less time."""
+
+PREFETCH_BATCHES = 2
+"""Batches read and run ahead of the decoding when prefetching."""
 
 COLUMN_BLOCK_PX = 4096
 """Target width of a column block, model pixels: wider grids are processed in
@@ -68,6 +77,12 @@ class RunParams:
         Refuse to start when the estimate exceeds this (default: available memory).
     prompts : tuple of Prompt or None
         Box or point prompts in the raster's CRS (promptable family).
+    prefetch_batches : int or None
+        Batches that a background thread may read and run ahead of the
+        decoding; 0 runs everything in the calling thread. None (default)
+        chooses: :data:`PREFETCH_BATCHES` when the graph runs on a GPU or on
+        fewer CPU threads than this process may use, else 0 (see
+        :func:`prefetch_depth`).
     """
 
     tile_size_px: object = None
@@ -79,6 +94,35 @@ class RunParams:
     resolution_cm_per_px: object = None
     memory_limit_bytes: object = None
     prompts: object = None
+    prefetch_batches: object = None
+
+
+@dataclass(frozen=True)
+class _TileRow:
+    """One tile row of one column block: its tiles, those the model runs on, and their batches."""
+
+    block: object
+    index: int
+    row0: int
+    tiles: list
+    runnable: list
+    batches: list
+
+
+@dataclass(frozen=True)
+class _Inferred:
+    """One batch after reading and ``session.run``: ``kept`` are the tiles with valid pixels.
+
+    ``outputs`` maps roles to raw output arrays, ``maps`` holds the dense
+    roles' activated (batch, channels, tile, tile) arrays, ``valid`` the kept
+    tiles' validity masks; all None when no tile was kept.
+    """
+
+    tiles: list
+    kept: list
+    outputs: object
+    maps: object
+    valid: object
 
 
 @dataclass(frozen=True)
@@ -112,6 +156,8 @@ class RunReport:
         (expected 0; counted so that it is never silent).
     session_seconds, total_seconds : float
         Time inside ``session.run`` and overall.
+    prefetch_batches : int
+        Batches read and run ahead in a background thread (0: none).
     messages : list of str
         Warnings and notes for the user (no georeference, empty output, ...).
     """
@@ -126,7 +172,45 @@ class RunReport:
     tiles_rerun: int = 0
     session_seconds: float = 0.0
     total_seconds: float = 0.0
+    prefetch_batches: int = 0
     messages: list = field(default_factory=list)
+
+
+def _usable_cpus():
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def prefetch_depth(requested, provider_report):
+    """Batches to prefetch: ``requested`` when set, else what pays off for this session.
+
+    Reading and ``session.run`` in a background thread overlap with the
+    decoding only where a core is free for it: a GPU runs the graph, or the
+    CPU provider uses fewer threads than there are usable CPUs. When the CPU
+    provider already uses every core, the two threads compete and the run
+    gets slower (measured, see docs/models.md), so nothing is prefetched.
+
+    Parameters
+    ----------
+    requested : int or None
+        :attr:`RunParams.prefetch_batches`.
+    provider_report : ProviderReport or None
+        The session's report (None for predictors without one: no prefetch).
+
+    Returns
+    -------
+    int
+    """
+    if requested is not None:
+        if not isinstance(requested, int) or isinstance(requested, bool) or requested < 0:
+            raise InferenceError(f"Expected prefetch_batches to be an integer >= 0 or None but got {requested!r}.")
+        return requested
+    if provider_report is None:
+        return 0
+    if not provider_report.on_cpu:
+        return PREFETCH_BATCHES
+    threads = provider_report.intra_op_threads
+    return PREFETCH_BATCHES if 0 < threads < _usable_cpus() else 0
 
 
 def _aoi_extent(aoi, extent):
@@ -206,11 +290,14 @@ class Prediction:
         dense = (io.class_count or 1) + roles - 1 if roles else 0
         per_pixel_outputs = dense if roles else 2
         widest = max(block.window_width_px for block in self.blocks)
-        estimate = estimate_memory(widest, tile, self.tiling.batch_size, io.channels, per_pixel_outputs, dense)
+        report = model.session.report if hasattr(model.session, "report") else None
+        self.prefetch_batches = prefetch_depth(params.prefetch_batches, report)
+        estimate = estimate_memory(widest, tile, self.tiling.batch_size, io.channels, per_pixel_outputs, dense,
+                                   self.prefetch_batches)
         check_memory(estimate, params.memory_limit_bytes)
         if params.aoi is not None:
             shapely.prepare(params.aoi)
-        self.report = RunReport(model.session.report if hasattr(model.session, "report") else None, self.grid, self.tiling, messages=self.messages)
+        self.report = RunReport(report, self.grid, self.tiling, prefetch_batches=self.prefetch_batches, messages=self.messages)
         self.report.tiles_total = len(self.tile_rows) * len(self.tile_cols)
         self._done = 0
         self._channels = None
@@ -298,8 +385,16 @@ class Prediction:
     def __iter__(self):
         started = time.perf_counter()
         self._done = 0
-        for block in self.blocks:
-            yield from self._run_block(block)
+        batches = (batch for row in self._schedule() for batch in row.batches)
+        depth = self.prefetch_batches
+        inferred = Prefetcher(batches, self._infer, depth) if depth else map(self._infer, batches)
+        try:
+            rows = self._schedule()
+            for block in self.blocks:
+                yield from self._run_block(block, rows, inferred)
+        finally:
+            if depth:
+                inferred.close()
         yield from self._to_map(self.decoder.finish())
         if self.report.tiles_run == 0:
             self.messages.append(
@@ -309,11 +404,39 @@ class Prediction:
             self.messages.append("The model found no polygons in the processed area: the output layer is empty.")
         self.report.total_seconds = time.perf_counter() - started
 
-    def _run_block(self, block):
-        """Run the tiles of one column block row by row and decode its core columns."""
+    def _schedule(self):
+        """The tile rows of every column block in run order, with their batches of runnable tiles."""
+        tile_px, size = self.tiling.tile_size_px, self.tiling.batch_size
+        for block in self.blocks:
+            for k, row0 in enumerate(self.tile_rows):
+                tiles = [
+                    Tile(k * len(self.tile_cols) + int(j), int(self.tile_cols[j]), int(row0), tile_px, k, int(j))
+                    for j in block.tile_col_indices
+                ]
+                runnable = [t for t in tiles if self.decoder.wants_tile(t) and self._tile_in_aoi(t)]
+                batches = [runnable[start:start + size] for start in range(0, len(runnable), size)]
+                yield _TileRow(block, k, int(row0), tiles, runnable, batches)
+
+    def _infer(self, tiles):
+        """Read a batch of tiles and run the model on those with valid pixels (the prefetch thread's work).
+
+        Returns
+        -------
+        _Inferred
+        """
+        read = [self._read_tile(t) for t in tiles]
+        keep = [i for i, (_data, valid) in enumerate(read) if valid.any()]
+        if not keep:
+            return _Inferred(tiles, [], None, None, None)
+        kept = [tiles[i] for i in keep]
+        outputs = self._run_batch(kept, [read[i][0] for i in keep])
+        maps = [self._dense(role, outputs[role], kept) for role in self.decoder.dense_roles]
+        return _Inferred(tiles, kept, outputs, maps, np.stack([read[i][1] for i in keep]))
+
+    def _run_block(self, block, rows, inferred):
+        """Take the inferred batches of one column block row by row and decode its core columns."""
         decoder = self.decoder
         decoder.begin_column_block(block.core_col0_px, block.core_col1_px, block.seam_left, block.seam_right)
-        dense_roles = decoder.dense_roles
         tile_px = self.tiling.tile_size_px
         window0 = block.window_col0_px
         core = slice(block.core_col0_px - window0, block.core_col1_px - window0)
@@ -322,42 +445,30 @@ class Prediction:
             return sum(t.tile_col >= block.first_fresh_tile_col for t in tiles)
 
         accumulator = None
-        for k, row0 in enumerate(self.tile_rows):
-            last = k == len(self.tile_rows) - 1
-            next_top = self.grid.height_px if last else int(self.tile_rows[k + 1])
+        for row in itertools.islice(rows, len(self.tile_rows)):
+            last = row.index == len(self.tile_rows) - 1
+            next_top = self.grid.height_px if last else int(self.tile_rows[row.index + 1])
             if accumulator is not None:
-                accumulator.begin_row(int(row0), next_top, self.grid.height_px)
-            tiles = [
-                Tile(k * len(self.tile_cols) + int(j), int(self.tile_cols[j]), int(row0), tile_px, k, int(j))
-                for j in block.tile_col_indices
-            ]
-            runnable = [t for t in tiles if decoder.wants_tile(t) and self._tile_in_aoi(t)]
-            self._done += fresh(tiles) - fresh(runnable)
-            for start in range(0, len(runnable), self.tiling.batch_size):
+                accumulator.begin_row(row.row0, next_top, self.grid.height_px)
+            self._done += fresh(row.tiles) - fresh(row.runnable)
+            for _batch in row.batches:
                 self._check_cancel()
-                batch_tiles = runnable[start:start + self.tiling.batch_size]
-                read = [self._read_tile(t) for t in batch_tiles]
-                keep = [i for i, (_data, valid) in enumerate(read) if valid.any()]
-                self._done += fresh(batch_tiles) - fresh(batch_tiles[i] for i in keep)
-                if keep:
-                    batch_tiles = [batch_tiles[i] for i in keep]
-                    data = [read[i][0] for i in keep]
-                    valid = np.stack([read[i][1] for i in keep])
-                    outputs = self._run_batch(batch_tiles, data)
-                    new = fresh(batch_tiles)
+                result = next(inferred)
+                self._done += fresh(result.tiles) - fresh(result.kept)
+                if result.kept:
+                    new = fresh(result.kept)
                     self.report.tiles_run += new
-                    self.report.tiles_rerun += len(batch_tiles) - new
+                    self.report.tiles_rerun += len(result.kept) - new
                     self._done += new
-                    if dense_roles:
-                        maps = [self._dense(role, outputs[role], batch_tiles) for role in dense_roles]
+                    if result.maps:
                         if accumulator is None:
-                            self._channels = [m.shape[1] for m in maps]
+                            self._channels = [m.shape[1] for m in result.maps]
                             accumulator = StripAccumulator(block.window_width_px, tile_px, self.tiling.overlap_px, sum(self._channels))
-                            accumulator.begin_row(int(row0), next_top, self.grid.height_px)
-                            yield from self._skipped_rows(int(row0), self._channels, block.core_width_px)
-                        for i, tile in enumerate(batch_tiles):
-                            accumulator.add(replace(tile, col0=tile.col0 - window0), np.concatenate([m[i] for m in maps]), valid[i])
-                    yield from self._to_map(decoder.decode_batch(batch_tiles, outputs, valid))
+                            accumulator.begin_row(row.row0, next_top, self.grid.height_px)
+                            yield from self._skipped_rows(row.row0, self._channels, block.core_width_px)
+                        for i, tile in enumerate(result.kept):
+                            accumulator.add(replace(tile, col0=tile.col0 - window0), np.concatenate([m[i] for m in result.maps]), result.valid[i])
+                    yield from self._to_map(decoder.decode_batch(result.kept, result.outputs, result.valid))
                 if self._progress is not None:
                     self._progress(self._done, self.report.tiles_total)
             if accumulator is not None:

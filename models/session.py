@@ -93,11 +93,20 @@ class ProviderReport:
         The providers of the created session, the first one running the graph.
     fallback_reason : str or None
         Why ``auto`` did not get a GPU provider; None when nothing fell back.
+    intra_op_threads : int
+        Threads asked for inside one operator (0: onnxruntime's default, one
+        per physical core).
     """
 
     requested: str
     used: tuple
     fallback_reason: object = None
+    intra_op_threads: int = 0
+
+    @property
+    def on_cpu(self):
+        """Whether the CPU provider runs the graph."""
+        return self.primary == _CPU
 
     @property
     def primary(self):
@@ -238,4 +247,4 @@ def open_session(path, params=SessionParams()):
         )
     if params.provider == "auto" and reason is None and used[0] == _CPU:
         reason = f"{providers[0]} is offered but failed to start (missing CUDA/cuDNN/TensorRT libraries?)"
-    return ModelSession(path, session, ProviderReport(params.provider, used, reason))
+    return ModelSession(path, session, ProviderReport(params.provider, used, reason, params.intra_op_threads))

@@ -1,5 +1,8 @@
 """Reading and writing metadata_props without the onnx package, checked against onnx itself."""
 
+import os
+import stat
+
 import onnx
 import pytest
 
@@ -31,6 +34,16 @@ def test_write_to_other_file_leaves_source(tmp_path, tiny):
     write_metadata_props(path, {"k": "v"}, out)
     assert read_metadata_props(out) == {"k": "v"}
     assert read_metadata_props(path)["tile_size"] == "64"
+
+
+def test_write_keeps_the_permissions_of_the_file_it_replaces(tmp_path, tiny):
+    path = tiny.deepness_model(tmp_path / "m.onnx")
+    os.chmod(path, 0o644)
+    write_metadata_props(path, {"k": "v"})
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    out = tmp_path / "copy.onnx"
+    write_metadata_props(path, {"k": "w"}, out)  # a new file takes the source's permissions
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o644
 
 
 def test_missing_file_names_path(tmp_path):
