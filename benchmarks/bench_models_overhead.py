@@ -7,7 +7,8 @@ then has as many identical bands as the model has input channels). "Bare" runs
 exactly the batches the pipeline runs (same tiles, same input tensors,
 prepared beforehand) and sums the time spent in ``session.run`` alone. The
 run includes reading through GDAL, scaling, blending, polygonizing,
-simplifying and writing the GeoPackage. Both sides run in the same process,
+simplifying and writing the GeoPackage, with the prefetch thread the engine
+chooses (``--prefetch`` overrides; the JSON says which was used). Both sides run in the same process,
 alternately, ``--repeats`` times (default 3); the ratio of every repeat and
 their median are reported. Goal: run / bare <= 1.10. On a loaded machine the
 two sides of a repeat may see different loads, so the ratio of the run to the
@@ -16,7 +17,7 @@ two sides of a repeat may see different loads, so the ratio of the run to the
 Usage::
 
     python benchmarks/bench_models_overhead.py [--size 4096] [--tile 512] [--batch 1] [--threads 2]
-        [--channels 16] [--layers 3] [--repeats 3] [--model PATH]
+        [--channels 16] [--layers 3] [--repeats 3] [--prefetch N] [--model PATH]
 """
 
 import argparse

@@ -2,11 +2,13 @@
 
 Every 4-connected component of the mask becomes one polygon whose rings run
 along pixel edges: one exterior ring and one interior ring per enclosed piece
-of the complement. The tracing is vectorized with NumPy: all boundary edges
-are found at once, each edge is linked to the next one around its ring, and
-the rings are ordered by list ranking (pointer jumping), so the cost is
-O(E log L) for E boundary edges and rings of at most L edges, with no Python
-loop over pixels or edges.
+of the complement. The tracing is vectorized with NumPy: the maximal straight
+runs of boundary are found at once from the changes along the mask's rows
+and columns, each run is linked to the perpendicular run that starts at its
+end, and the rings are ordered by list ranking (pointer jumping). After a
+few passes over the pixels the cost is O(R log L) for R runs (one per
+corner) and rings of at most L corners, with no Python loop over pixels,
+edges or runs.
 
 At a vertex where two mask pixels touch only diagonally the ring must pick a
 turn. When the two pixels belong to different components the ring turns
@@ -261,8 +263,9 @@ def polygonize_mask(mask, labels=None, min_area_px2=0.0, min_hole_area_px2=0.0):
 
     Notes
     -----
-    Memory is O(E) for E boundary edges (a few int64 arrays); time is
-    O(E log E). Every polygon is valid: its rings are simple and touch only
+    Memory: a padded copy of the mask plus a few int64 arrays per boundary run
+    (one run per corner); time: a few passes over the pixels plus O(R log R)
+    for R runs. Every polygon is valid: its rings are simple and touch only
     at isolated points (see the module docstring).
 
     Examples
