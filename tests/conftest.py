@@ -5,11 +5,12 @@ packages (``evaluator``, ``models``) never pay for it.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-__all__ = ["qgis_app", "repo_root"]
+__all__ = ["qgis_app", "qgis_processing", "repo_root"]
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +34,25 @@ def qgis_app(tmp_path_factory):
     app.initQgis()
     yield app
     app.exitQgis()
+
+
+@pytest.fixture(scope="module")
+def qgis_processing(qgis_app):
+    """Start QGIS Processing and register the PolyTopo provider for one test module.
+
+    The provider is removed afterwards: other tests expect no PolyTopo provider registered.
+    """
+    from qgis.core import QgsApplication
+
+    plugins = str(Path(QgsApplication.pkgDataPath()) / "python" / "plugins")
+    if plugins not in sys.path:
+        sys.path.append(plugins)
+    from processing.core.Processing import Processing
+
+    import polytopo
+
+    Processing.initialize()
+    plugin = polytopo.classFactory(None)
+    plugin.initProcessing()
+    yield plugin.provider
+    plugin.unload()

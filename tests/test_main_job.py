@@ -10,10 +10,10 @@ path is checked with or without the zoo.
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from polytopo_testing import semantic_band_model
 
 from polytopo.evaluator import evaluate, load_inputs
 
@@ -21,25 +21,6 @@ from polytopo.evaluator import evaluate, load_inputs
 CROP_COL, CROP_ROW, CROP_PX = 640, 0, 256
 PIXEL_SIZE_M = 0.5
 PER_FEATURE_FIELDS = ("score", "iou", "pred_holes", "hole_f1", "topo_em", "e_biou", "error_class")
-
-
-@pytest.fixture(scope="module")
-def qgis_processing(qgis_app):
-    """Start Processing and register the PolyTopo provider; removed afterwards for the other tests."""
-    from qgis.core import QgsApplication
-
-    plugins = str(Path(QgsApplication.pkgDataPath()) / "python" / "plugins")
-    if plugins not in sys.path:
-        sys.path.append(plugins)
-    from processing.core.Processing import Processing
-
-    import polytopo
-
-    Processing.initialize()
-    plugin = polytopo.classFactory(None)
-    plugin.initProcessing()
-    yield plugin.provider
-    plugin.unload()
 
 
 @pytest.fixture(scope="module")
@@ -79,27 +60,9 @@ def atlanta_crop(tmp_path_factory):
 
 def write_threshold_model(path, tile_px=128, channels=1):
     """A one-node semantic model: building probability = band 1 scaled from [0, 1400] to [0, 1]."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper, save_model
-
-    def constant(name, values):
-        return helper.make_node("Constant", [], [name],
-                                value=numpy_helper.from_array(np.array(values, np.int64), f"{name}_value"))
-
-    nodes = [constant("starts", [0]), constant("ends", [1]), constant("axes", [1]),
-             helper.make_node("Slice", ["input", "starts", "ends", "axes"], ["output"])]
-    graph = helper.make_graph(
-        nodes, "pan", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", channels, tile_px, tile_px])],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", 1, tile_px, tile_px])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
     card = {"polytopo.family": "semantic", "seg_thresh": 0.5, "tile_size": tile_px, "tiles_overlap": 15,
             "resolution": 50, "class_names": {"0": "building"}, "polytopo.input_range": [0, 1400]}
-    for key, value in card.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, json.dumps(value)
-    save_model(model, str(path))
-    return Path(path)
+    return Path(semantic_band_model(path, channels, tile=tile_px, card=card))
 
 
 def plain(value):

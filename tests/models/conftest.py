@@ -6,52 +6,15 @@ turns two bands into two instance masks with their boxes, and so on. Rasters
 are written with GDAL into the test's temporary folder.
 """
 
-import json
 import types
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper, save_model
+from onnx import TensorProto, helper
 from osgeo import gdal, osr
+from polytopo_testing import build, constant, image_input, semantic_band_model
 
-OPSET = 17
 FLOAT = TensorProto.FLOAT
-
-
-def _const(name, array):
-    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(array), name + "_value"))
-
-
-def build(path, nodes, inputs, outputs, card=None, initializers=()):
-    """Save a graph as an ONNX model with ``card`` (Python values, JSON-encoded) as metadata."""
-    graph = helper.make_graph(nodes, "test", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
-    for key, value in (card or {}).items():
-        entry = model.metadata_props.add()
-        entry.key = key
-        entry.value = json.dumps(value)
-    save_model(model, str(path))
-    return str(path)
-
-
-def image_input(channels, tile=None, name="input", batch=None):
-    size = tile if tile else None
-    shape = [batch if batch else "N", channels, size or "H", size or "W"]
-    return helper.make_tensor_value_info(name, FLOAT, shape)
-
-
-def semantic_band_model(path, channels=1, band=0, tile=None, card=None):
-    """Probability of class 1 = input channel ``band`` (values already in [0, 1])."""
-    nodes = [
-        _const("starts", np.array([band], np.int64)),
-        _const("ends", np.array([band + 1], np.int64)),
-        _const("axes", np.array([1], np.int64)),
-        helper.make_node("Slice", ["input", "starts", "ends", "axes"], ["output"]),
-    ]
-    card = {"polytopo.family": "semantic", "seg_thresh": 0.5} if card is None else card
-    out = helper.make_tensor_value_info("output", FLOAT, ["N", 1, tile or "H", tile or "W"])
-    return build(path, nodes, [image_input(channels, tile)], [out], card)
 
 
 def deepness_model(path, tile=64):
@@ -61,10 +24,10 @@ def deepness_model(path, tile=64):
     scaling, channel 0 its complement, exactly as a softmax output would sum to 1.
     """
     nodes = [
-        _const("starts", np.array([0], np.int64)),
-        _const("ends", np.array([1], np.int64)),
-        _const("axes", np.array([1], np.int64)),
-        _const("one", np.array(1.0, np.float32)),
+        constant("starts", np.array([0], np.int64)),
+        constant("ends", np.array([1], np.int64)),
+        constant("axes", np.array([1], np.int64)),
+        constant("one", np.array(1.0, np.float32)),
         helper.make_node("Slice", ["input", "starts", "ends", "axes"], ["fg"]),
         helper.make_node("Sub", ["one", "fg"], ["bg"]),
         helper.make_node("Concat", ["bg", "fg"], ["output"], axis=1),
@@ -89,7 +52,7 @@ def tile_mean_model(path, tile=32):
     nodes = [
         helper.make_node("ReduceMean", ["input"], ["mean"], axes=[2, 3], keepdims=1),
         helper.make_node("Sub", ["input", "mean"], ["centered"]),
-        _const("gain", np.array(4.0, np.float32)),
+        constant("gain", np.array(4.0, np.float32)),
         helper.make_node("Mul", ["centered", "gain"], ["scaled"]),
         helper.make_node("Sigmoid", ["scaled"], ["output"]),
     ]
@@ -101,8 +64,8 @@ def tile_mean_model(path, tile=32):
 def nan_model(path):
     """Returns NaN wherever the input exceeds 0.5."""
     nodes = [
-        _const("half", np.array(0.5, np.float32)),
-        _const("nan", np.array(np.nan, np.float32)),
+        constant("half", np.array(0.5, np.float32)),
+        constant("nan", np.array(np.nan, np.float32)),
         helper.make_node("Greater", ["input", "half"], ["big"]),
         helper.make_node("Where", ["big", "nan", "input"], ["output"]),
     ]
@@ -117,9 +80,9 @@ def instance_model(path, tile=32, card=None):
     Boxes are (x1, y1, x2, y2) in tile pixels with exclusive upper bounds.
     """
     nodes = [
-        _const("s0", np.array([0], np.int64)),
-        _const("e0", np.array([2], np.int64)),
-        _const("ax1", np.array([1], np.int64)),
+        constant("s0", np.array([0], np.int64)),
+        constant("e0", np.array([2], np.int64)),
+        constant("ax1", np.array([1], np.int64)),
         helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["masks"]),  # (B, 2, H, W)
         helper.make_node("ReduceMax", ["masks"], ["rows"], axes=[3], keepdims=0),  # (B, 2, H)
         helper.make_node("ReduceMax", ["masks"], ["cols"], axes=[2], keepdims=0),  # (B, 2, W)
@@ -129,10 +92,10 @@ def instance_model(path, tile=32, card=None):
         helper.make_node("ArgMax", ["cols"], ["x2i"], axis=2, keepdims=1, select_last_index=1),
         helper.make_node("Concat", ["x1i", "y1i", "x2i", "y2i"], ["boxi"], axis=2),
         helper.make_node("Cast", ["boxi"], ["boxf"], to=FLOAT),
-        _const("plus", np.array([0, 0, 1, 1], np.float32)),
+        constant("plus", np.array([0, 0, 1, 1], np.float32)),
         helper.make_node("Add", ["boxf", "plus"], ["boxes"]),  # (B, 2, 4)
         helper.make_node("ReduceMax", ["rows"], ["present"], axes=[2], keepdims=0),  # (B, 2)
-        _const("base", np.array([0.9, 0.8], np.float32)),
+        constant("base", np.array([0.9, 0.8], np.float32)),
         helper.make_node("Mul", ["present", "base"], ["scores"]),
     ]
     card = card or {
@@ -156,11 +119,11 @@ def instance_model(path, tile=32, card=None):
 def vertex_mask_model(path, tile=32):
     """mask = input channel 0, vertex heatmap = input channel 1."""
     nodes = [
-        _const("s0", np.array([0], np.int64)),
-        _const("e0", np.array([1], np.int64)),
-        _const("s1", np.array([1], np.int64)),
-        _const("e1", np.array([2], np.int64)),
-        _const("ax1", np.array([1], np.int64)),
+        constant("s0", np.array([0], np.int64)),
+        constant("e0", np.array([1], np.int64)),
+        constant("s1", np.array([1], np.int64)),
+        constant("e1", np.array([2], np.int64)),
+        constant("ax1", np.array([1], np.int64)),
         helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["mask"]),
         helper.make_node("Slice", ["input", "s1", "e1", "ax1"], ["junctions"]),
     ]
@@ -190,14 +153,14 @@ def rings_model(path, rings, scores, tile=32):
     scores = np.asarray(scores, np.float32)
     nodes = [
         helper.make_node("Shape", ["input"], ["shape"]),
-        _const("zero", np.array([0], np.int64)),
+        constant("zero", np.array([0], np.int64)),
         helper.make_node("Gather", ["shape", "zero"], ["batch"]),
-        _const("ring_tail", np.array(rings.shape, np.int64)),
-        _const("score_tail", np.array(scores.shape, np.int64)),
+        constant("ring_tail", np.array(rings.shape, np.int64)),
+        constant("score_tail", np.array(scores.shape, np.int64)),
         helper.make_node("Concat", ["batch", "ring_tail"], ["ring_shape"], axis=0),
         helper.make_node("Concat", ["batch", "score_tail"], ["score_shape"], axis=0),
-        _const("ring_value", rings[None]),
-        _const("score_value", scores[None]),
+        constant("ring_value", rings[None]),
+        constant("score_value", scores[None]),
         helper.make_node("Expand", ["ring_value", "ring_shape"], ["rings"]),
         helper.make_node("Expand", ["score_value", "score_shape"], ["scores"]),
     ]
@@ -227,9 +190,9 @@ def promptable_models(folder, tile=32):
     encoder = str(folder / "encoder.onnx")
     decoder_name = "decoder.onnx"
     nodes = [
-        _const("s0", np.array([0], np.int64)),
-        _const("e0", np.array([1], np.int64)),
-        _const("ax1", np.array([1], np.int64)),
+        constant("s0", np.array([0], np.int64)),
+        constant("e0", np.array([1], np.int64)),
+        constant("ax1", np.array([1], np.int64)),
         helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["image_embeddings"]),
     ]
     card = {
@@ -245,17 +208,17 @@ def promptable_models(folder, tile=32):
     build(encoder, nodes, [image_input(1, tile)], [emb], card)
     ys, xs = np.mgrid[0:tile, 0:tile].astype(np.float32) + 0.5
     dnodes = [
-        _const("X", xs[None, None]),
-        _const("Y", ys[None, None]),
-        _const("ax12", np.array([1, 2], np.int64)),
-        _const("p0x_s", np.array([0, 0], np.int64)),
-        _const("p0x_e", np.array([1, 1], np.int64)),
-        _const("p0y_s", np.array([0, 1], np.int64)),
-        _const("p0y_e", np.array([1, 2], np.int64)),
-        _const("p1x_s", np.array([1, 0], np.int64)),
-        _const("p1x_e", np.array([2, 1], np.int64)),
-        _const("p1y_s", np.array([1, 1], np.int64)),
-        _const("p1y_e", np.array([2, 2], np.int64)),
+        constant("X", xs[None, None]),
+        constant("Y", ys[None, None]),
+        constant("ax12", np.array([1, 2], np.int64)),
+        constant("p0x_s", np.array([0, 0], np.int64)),
+        constant("p0x_e", np.array([1, 1], np.int64)),
+        constant("p0y_s", np.array([0, 1], np.int64)),
+        constant("p0y_e", np.array([1, 2], np.int64)),
+        constant("p1x_s", np.array([1, 0], np.int64)),
+        constant("p1x_e", np.array([2, 1], np.int64)),
+        constant("p1y_s", np.array([1, 1], np.int64)),
+        constant("p1y_e", np.array([2, 2], np.int64)),
         helper.make_node("Slice", ["point_coords", "p0x_s", "p0x_e", "ax12"], ["x1"]),  # (1, 1, 1)
         helper.make_node("Slice", ["point_coords", "p0y_s", "p0y_e", "ax12"], ["y1"]),
         helper.make_node("Slice", ["point_coords", "p1x_s", "p1x_e", "ax12"], ["x2"]),
@@ -269,7 +232,7 @@ def promptable_models(folder, tile=32):
         helper.make_node("And", ["ab", "cd"], ["inside"]),
         helper.make_node("Cast", ["inside"], ["insidef"], to=FLOAT),
         helper.make_node("Mul", ["image_embeddings", "insidef"], ["kept"]),
-        _const("half", np.array(0.5, np.float32)),
+        constant("half", np.array(0.5, np.float32)),
         helper.make_node("Sub", ["kept", "half"], ["masks"]),
         helper.make_node("ReduceMax", ["kept"], ["best"], axes=[2, 3], keepdims=0),  # (1, 1)
         helper.make_node("Identity", ["best"], ["iou_predictions"]),

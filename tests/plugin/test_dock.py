@@ -13,10 +13,10 @@ import time
 import types
 
 import pytest
+from polytopo_testing import RecordingNotifier, polygon_layer, wait_until
 
 from polytopo.plugin.errors import RunCanceled
 
-TIMEOUT_S = 30
 
 #: Reference: a square with two holes, and a small square elsewhere.
 REFERENCE = [
@@ -28,52 +28,6 @@ PREDICTION = [
     "POLYGON((0 0,20 0,20 20,0 20,0 0),(3 3,8 3,8 8,3 8,3 3),(12 2,16 2,16 6,12 6,12 2))",
     "POLYGON((60 0,70 0,70 10,60 10,60 0))",
 ]
-
-
-def wait_until(predicate, timeout_s=TIMEOUT_S):
-    """Process Qt events until ``predicate()`` is true; fail after ``timeout_s``."""
-    from qgis.core import QgsApplication
-
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout_s} s")
-        QgsApplication.processEvents()
-        time.sleep(0.005)
-
-
-class RecordingNotifier:
-    """Notifier stand-in: keeps ``(level, text)`` pairs."""
-
-    def __init__(self):
-        self.messages = []
-
-    def info(self, title, text):
-        self.messages.append(("info", text))
-
-    def warning(self, title, text):
-        self.messages.append(("warning", text))
-
-    def error(self, title, text):
-        self.messages.append(("error", text))
-
-
-def polygon_layer(name, wkts, crs="EPSG:3857"):
-    """Return a memory polygon layer with a numeric ``score`` field, one feature per WKT."""
-    from qgis.core import QgsFeature, QgsField, QgsGeometry, QgsVectorLayer
-    from qgis.PyQt.QtCore import QVariant
-
-    layer = QgsVectorLayer(f"Polygon?crs={crs}", name, "memory")
-    layer.dataProvider().addAttributes([QgsField("score", QVariant.Double)])
-    layer.updateFields()
-    features = []
-    for wkt in wkts:
-        feature = QgsFeature(layer.fields())
-        feature.setGeometry(QgsGeometry.fromWkt(wkt))
-        feature.setAttribute("score", 0.9)
-        features.append(feature)
-    layer.dataProvider().addFeatures(features)
-    return layer
 
 
 def raster_layer(folder, name="image"):
@@ -343,9 +297,9 @@ def test_missing_inputs_are_refused_with_a_message(project):
     dock.reference_combo.setLayer(project.reference)
     assert dock.start_evaluation() is None
     assert dock.start_vectorization() is None
-    assert [level for level, _ in notifier.messages] == ["warning", "warning"]
-    assert "two different layers" in notifier.messages[0][1]
-    assert "raster layer" in notifier.messages[1][1]
+    assert [level for level, _ in notifier.texts] == ["warning", "warning"]
+    assert "two different layers" in notifier.texts[0][1]
+    assert "raster layer" in notifier.texts[1][1]
     dock.deleteLater()
 
 
@@ -359,7 +313,7 @@ def test_evaluation_from_the_dock_fills_tables_adds_layers_and_zooms(project, ca
     run_evaluation(dock)
     elapsed = time.monotonic() - started
     assert elapsed < 20
-    assert [level for level, _ in notifier.messages] == ["info"], notifier.messages
+    assert [level for level, _ in notifier.texts] == ["info"], notifier.texts
     assert gpkg.is_file()
     assert (tmp_path / "run_report" / "report.html").is_file()
     assert len(project.project.mapLayers()) == layers_before + len(dock.added_layers)
@@ -411,7 +365,7 @@ def test_cancel_stops_a_slow_run_and_leaves_nothing(project, tmp_path):
     assert time.monotonic() - clicked < 2.0
     assert task is not None
     assert core.calls == ["evaluate_layers"]
-    assert notifier.messages == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
+    assert notifier.texts == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
     assert set(project.project.mapLayers()) == layers_before
     assert group_names(project.project) == []
     assert list(tmp_path.iterdir()) == []
@@ -427,7 +381,7 @@ def test_cancel_in_the_real_core_leaves_no_layer_and_no_file(project, tmp_path, 
     set_up_evaluation(dock, project, tmp_path / "run.gpkg")
     layers_before = set(project.project.mapLayers())
     run_evaluation(dock)
-    assert notifier.messages == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
+    assert notifier.texts == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
     assert set(project.project.mapLayers()) == layers_before
     assert list(tmp_path.iterdir()) == []
     dock.deleteLater()
@@ -466,7 +420,7 @@ def test_abandoned_tasks_outlive_the_deleted_dock_quietly(project, tmp_path):
     assert sip.isdeleted(dock)
     wait_until(lambda: QgsApplication.taskManager().countActiveTasks() == 0)
     QgsApplication.processEvents()
-    assert notifier.messages == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
+    assert notifier.texts == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
     assert set(project.project.mapLayers()) == layers_before
     assert list(tmp_path.iterdir()) == []
 
@@ -518,7 +472,7 @@ def test_vectorization_from_the_dock_adds_the_polygon_layer(project, canvas, tmp
     ((name, model, provider, extent),) = core.calls
     assert (name, model, provider) == ("image", str(tmp_path / "unet.onnx"), "cpu")
     assert extent.xMinimum() <= 100 and extent.xMaximum() >= 102
-    assert notifier.messages == [("info", "Vectorized image into 1 polygons on CPUExecutionProvider.")]
+    assert notifier.texts == [("info", "Vectorized image into 1 polygons on CPUExecutionProvider.")]
     (layer,) = dock.added_layers
     assert layer.featureCount() == 1
     assert any(name.startswith("PolyTopo vectorization") for name in group_names(QgsProject.instance()))
@@ -563,7 +517,7 @@ def test_real_vectorization_from_the_dock_yields_a_polygon_with_its_hole(project
     dock.vector_output.setFilePath(str(tmp_path / "square.gpkg"))
     assert dock.start_vectorization() is not None
     wait_until(lambda: dock.vectorize_task is None)
-    assert notifier.messages == [("info", "Vectorized square into 1 polygons on CPUExecutionProvider "
+    assert notifier.texts == [("info", "Vectorized square into 1 polygons on CPUExecutionProvider "
                                           "(requested cpu).")]
     (layer,) = dock.added_layers
     import shapely

@@ -10,38 +10,10 @@ import time
 import types
 
 import pytest
+from polytopo_testing import RecordingNotifier, polygon_layer, wait_until
 
 from polytopo.plugin.errors import LayerInputError, RunCanceled
 
-TIMEOUT_S = 20
-
-
-def wait_until(predicate, timeout_s=TIMEOUT_S):
-    """Process Qt events until ``predicate()`` is true; fail after ``timeout_s``."""
-    from qgis.core import QgsApplication
-
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout_s} s")
-        QgsApplication.processEvents()
-        time.sleep(0.005)
-
-
-class RecordingNotifier:
-    """Notifier stand-in: keeps ``(level, title, text)`` tuples."""
-
-    def __init__(self):
-        self.messages = []
-
-    def info(self, title, text):
-        self.messages.append(("info", title, text))
-
-    def warning(self, title, text):
-        self.messages.append(("warning", title, text))
-
-    def error(self, title, text):
-        self.messages.append(("error", title, text))
 
 
 class StandInCore:
@@ -90,24 +62,6 @@ class StandInCore:
         with open(output_path, "wb") as stream:
             stream.write(b"gpkg")
         return {"path": output_path, "provider_used": "CPUExecutionProvider", "card": None, "features": 2}
-
-
-def polygon_layer(name, wkts, crs="EPSG:3857"):
-    """Return a memory polygon layer with a numeric ``score`` field and one feature per WKT."""
-    from qgis.core import QgsFeature, QgsField, QgsGeometry, QgsVectorLayer
-    from qgis.PyQt.QtCore import QVariant
-
-    layer = QgsVectorLayer(f"Polygon?crs={crs}", name, "memory")
-    layer.dataProvider().addAttributes([QgsField("score", QVariant.Double)])
-    layer.updateFields()
-    features = []
-    for wkt in wkts:
-        feature = QgsFeature(layer.fields())
-        feature.setGeometry(QgsGeometry.fromWkt(wkt))
-        feature.setAttribute("score", 0.9)
-        features.append(feature)
-    layer.dataProvider().addFeatures(features)
-    return layer
 
 
 SQUARE = "POLYGON((0 0, 10 0, 10 10, 0 10, 0 0), (3 3, 6 3, 6 6, 3 6, 3 3))"

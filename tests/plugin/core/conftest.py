@@ -1,4 +1,4 @@
-"""Fixtures of the plugin-core tests: Processing started once, and a scene of known errors.
+"""Fixtures of the plugin-core tests: a scene of known errors (Processing: ``qgis_processing`` of tests/conftest.py).
 
 The scene is one row of 40 m buildings in UTM zone 16N (EPSG:32616), evaluated at
 0.5 m per pixel. Each position shows one error class; the prediction layer is stored
@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from polytopo_testing import semantic_band_model
 
 __all__ = [
     "RecordingFeedback",
     "Scene",
     "VectorizeInputs",
     "block_wkt",
-    "qgis_processing",
     "recording_feedback",
     "release_failed_test_frames",
     "scene",
@@ -129,28 +129,6 @@ class Scene:
         return prediction, reference
 
 
-@pytest.fixture(scope="module")
-def qgis_processing(qgis_app):
-    """Start QGIS Processing and register the PolyTopo provider for one test module.
-
-    The provider is removed afterwards: other tests expect no PolyTopo provider registered.
-    """
-    from qgis.core import QgsApplication
-
-    plugins = str(Path(QgsApplication.pkgDataPath()) / "python" / "plugins")
-    if plugins not in sys.path:
-        sys.path.append(plugins)
-    from processing.core.Processing import Processing
-
-    import polytopo
-
-    Processing.initialize()
-    plugin = polytopo.classFactory(None)
-    plugin.initProcessing()
-    yield plugin.provider
-    plugin.unload()
-
-
 @pytest.fixture(scope="session")
 def scene(qgis_app, tmp_path_factory):
     """Write the scene's reference (EPSG:32616) and prediction (EPSG:3857) GeoPackages."""
@@ -207,29 +185,9 @@ def write_building_raster(path, bands=1):
 
 def write_band_model(path, channels=1, tile=64):
     """A tiny semantic ONNX model: building probability = input channel 0 (8-bit input scaled to 0–1)."""
-    import json
-
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper, save_model
-
-    def constant(name, values):
-        return helper.make_node("Constant", [], [name],
-                                value=numpy_helper.from_array(np.array(values, np.int64), f"{name}_value"))
-
-    nodes = [constant("starts", [0]), constant("ends", [1]), constant("axes", [1]),
-             helper.make_node("Slice", ["input", "starts", "ends", "axes"], ["output"])]
-    graph = helper.make_graph(
-        nodes, "band", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", channels, tile, tile])],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", 1, tile, tile])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
     card = {"polytopo.family": "semantic", "seg_thresh": 0.5, "tile_size": tile, "tiles_overlap": 25,
             "class_names": {"0": "building"}, "polytopo.input_range": [0, 255]}
-    for key, value in card.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, json.dumps(value)
-    save_model(model, str(path))
-    return Path(path)
+    return Path(semantic_band_model(path, channels, tile=tile, card=card))
 
 
 @dataclass(frozen=True)
