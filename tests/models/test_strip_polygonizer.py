@@ -4,8 +4,9 @@ import numpy as np
 import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import ndimage
 
-from polytopo.models.polygonize import polygonize_mask
+from polytopo.models.polygonize import label_components, polygonize_mask
 from polytopo.models.strip_polygonizer import NO_CLASS, StripPolygonizer
 
 
@@ -89,3 +90,21 @@ def test_strips_equal_whole_map(seed, density, cuts):
     whole = polygonize_mask(mask, min_hole_area_px2=2).geometries
     assert all(g.is_valid for g in strips)
     assert normalized(strips) == normalized(whole)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(1, 29), max_size=5, unique=True), st.integers(0, 3))
+def test_several_classes_with_margin_equal_the_whole_map_with_mean_scores(seed, cuts, margin):
+    rng = np.random.default_rng(seed)
+    classes = rng.integers(-1, 3, (30, 21)).astype(np.int16)
+    scores = rng.random(classes.shape).astype(np.float32)
+    closed = by_strips(classes, cuts, class_ids=(0, 1, 2), scores=scores, min_area_px2=2, closing_margin_rows=margin)
+    for class_id in (0, 1, 2):
+        mask = classes == class_id
+        whole = polygonize_mask(mask, min_area_px2=2)
+        labels, _count = label_components(mask)
+        expected = dict(zip((shapely.normalize(g).wkt for g in whole.geometries),
+                            ndimage.mean(scores, labels, whole.labels)))
+        got = {shapely.normalize(g).wkt: s for b in closed if b.class_id == class_id for g, s in zip(b.geometries, b.scores)}
+        assert got.keys() == expected.keys()
+        assert all(np.isclose(got[k], expected[k], rtol=0, atol=1e-6) for k in got)
