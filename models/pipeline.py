@@ -15,7 +15,6 @@ carried to the next strip. Polygons cut at block seams are merged whole. See
 docs/models.md for the bound.
 """
 
-import itertools
 import os
 import time
 import warnings
@@ -385,16 +384,14 @@ class Prediction:
     def __iter__(self):
         started = time.perf_counter()
         self._done = 0
-        batches = (batch for row in self._schedule() for batch in row.batches)
         depth = self.prefetch_batches
-        inferred = Prefetcher(batches, self._infer, depth) if depth else map(self._infer, batches)
+        stream = Prefetcher(self._stream(), depth) if depth else self._stream()
         try:
-            rows = self._schedule()
             for block in self.blocks:
-                yield from self._run_block(block, rows, inferred)
+                yield from self._run_block(block, stream)
         finally:
             if depth:
-                inferred.close()
+                stream.close()
         yield from self._to_map(self.decoder.finish())
         if self.report.tiles_run == 0:
             self.messages.append(
@@ -417,8 +414,20 @@ class Prediction:
                 batches = [runnable[start:start + size] for start in range(0, len(runnable), size)]
                 yield _TileRow(block, k, int(row0), tiles, runnable, batches)
 
+    def _stream(self):
+        """Every tile row in run order, each followed by its batches, read and run.
+
+        This is all the prefetch thread does; the tile schedule (decoder and
+        AOI tests) and the reading are only ever done by the thread that
+        iterates it.
+        """
+        for row in self._schedule():
+            yield row
+            for batch in row.batches:
+                yield self._infer(batch)
+
     def _infer(self, tiles):
-        """Read a batch of tiles and run the model on those with valid pixels (the prefetch thread's work).
+        """Read a batch of tiles and run the model on those with valid pixels.
 
         Returns
         -------
@@ -433,8 +442,8 @@ class Prediction:
         maps = [self._dense(role, outputs[role], kept) for role in self.decoder.dense_roles]
         return _Inferred(tiles, kept, outputs, maps, np.stack([read[i][1] for i in keep]))
 
-    def _run_block(self, block, rows, inferred):
-        """Take the inferred batches of one column block row by row and decode its core columns."""
+    def _run_block(self, block, stream):
+        """Take the tile rows of one column block and their batches from ``stream`` and decode its core columns."""
         decoder = self.decoder
         decoder.begin_column_block(block.core_col0_px, block.core_col1_px, block.seam_left, block.seam_right)
         tile_px = self.tiling.tile_size_px
@@ -445,7 +454,8 @@ class Prediction:
             return sum(t.tile_col >= block.first_fresh_tile_col for t in tiles)
 
         accumulator = None
-        for row in itertools.islice(rows, len(self.tile_rows)):
+        for _k in range(len(self.tile_rows)):
+            row = next(stream)
             last = row.index == len(self.tile_rows) - 1
             next_top = self.grid.height_px if last else int(self.tile_rows[row.index + 1])
             if accumulator is not None:
@@ -453,7 +463,7 @@ class Prediction:
             self._done += fresh(row.tiles) - fresh(row.runnable)
             for _batch in row.batches:
                 self._check_cancel()
-                result = next(inferred)
+                result = next(stream)
                 self._done += fresh(result.tiles) - fresh(result.kept)
                 if result.kept:
                     new = fresh(result.kept)

@@ -18,21 +18,21 @@ _POLL_SECONDS = 0.1
 
 
 class Prefetcher:
-    """Apply ``function`` to ``items`` in a background thread; iterate to get the results in order.
+    """Iterate ``items`` in a background thread; iterate the prefetcher to get them in order.
 
     Parameters
     ----------
     items : iterable
-        Consumed by the worker thread only.
-    function : callable(item) -> result
+        Iterated by the worker thread only: a generator whose iteration does
+        the work (reading, ``session.run``) runs that work in the worker.
     depth : int
-        Results the worker may hold ready before the consumer takes them
+        Items the worker may hold ready before the consumer takes them
         (at least 1).
 
     Notes
     -----
-    An exception raised by ``function`` (or by iterating ``items``) stops the
-    worker and is raised by the iteration at the position where it happened,
+    An exception raised while iterating ``items`` stops the worker and is
+    raised by the iteration at the position where it happened,
     after every earlier result. :meth:`close` stops the worker, waits for
     the item in progress and drops what was not taken; iterating to the end
     or leaving a ``with`` block closes too. The thread is a daemon, so a
@@ -40,20 +40,20 @@ class Prefetcher:
 
     Examples
     --------
-    >>> with Prefetcher(range(4), lambda i: i * i, depth=2) as squares:
+    >>> with Prefetcher((i * i for i in range(4)), depth=2) as squares:
     ...     list(squares)
     [0, 1, 4, 9]
     """
 
     _END = object()
 
-    def __init__(self, items, function, depth):
+    def __init__(self, items, depth):
         if depth < 1:
             raise ValueError(f"Expected a prefetch depth of at least 1 but got {depth}.")
         self._queue = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._finished = False
-        self._thread = threading.Thread(target=self._work, args=(items, function), name="polytopo-prefetch", daemon=True)
+        self._thread = threading.Thread(target=self._work, args=(items,), name="polytopo-prefetch", daemon=True)
         self._thread.start()
 
     def _put(self, entry):
@@ -65,10 +65,10 @@ class Prefetcher:
                 continue
         return False
 
-    def _work(self, items, function):
+    def _work(self, items):
         try:
             for item in items:
-                if self._stop.is_set() or not self._put((function(item), None)):
+                if self._stop.is_set() or not self._put((item, None)):
                     return
         except BaseException as error:  # handed to the consumer, which raises it
             self._put((None, error))

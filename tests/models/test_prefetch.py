@@ -26,7 +26,7 @@ def test_results_come_in_order_and_the_worker_stays_within_depth():
         made.append(item)
         return item * 10
 
-    with Prefetcher(range(50), work, depth=3) as results:
+    with Prefetcher((work(i) for i in range(50)), depth=3) as results:
         for value in results:
             consumed.append(value)
             assert len(made) <= len(consumed) + 3 + 1  # queue of 3 plus the one in progress
@@ -42,7 +42,7 @@ def test_an_error_is_raised_where_it_happened_after_the_earlier_results():
 
     seen = []
     with pytest.raises(ValueError, match="bad item 4"):
-        for value in Prefetcher(range(10), work, depth=2):
+        for value in Prefetcher((work(i) for i in range(10)), depth=2):
             seen.append(value)
     assert seen == [0, 1, 2, 3]
     assert not prefetch_threads()
@@ -55,7 +55,7 @@ def test_close_stops_the_worker_and_drops_pending_results():
         started.set()
         return item
 
-    results = Prefetcher(iter(range(10**9)), work, depth=2)
+    results = Prefetcher((work(i) for i in range(10**9)), depth=2)
     assert next(results) == 0
     started.wait(5)
     results.close()
@@ -66,7 +66,7 @@ def test_close_stops_the_worker_and_drops_pending_results():
 
 def test_depth_must_be_positive():
     with pytest.raises(ValueError, match="at least 1"):
-        Prefetcher([], lambda i: i, depth=0)
+        Prefetcher([], depth=0)
 
 
 def test_prefetch_depth_policy(monkeypatch):
@@ -129,3 +129,31 @@ def test_nan_found_by_the_prefetch_thread_fails_the_run_without_output(tmp_path,
         run_to_file(model, raster, tmp_path / "out.gpkg", RunParams(prefetch_batches=2))
     assert not prefetch_threads()
     assert sorted(os.listdir(tmp_path)) == ["f.tif", "nan.onnx"]
+
+
+def test_schedule_aoi_tests_and_reading_happen_in_the_prefetch_thread_only(tmp_path, tiny, monkeypatch):
+    """Prepared AOI geometries and the GDAL dataset are not thread-safe: one thread must do all of it."""
+    import shapely
+
+    model = load_model(tiny.deepness_model(tmp_path / "m.onnx", tile=64), CPU)
+    raster = ring_raster(tiny, tmp_path / "r.tif")
+    aoi = shapely.box(500003.0, 3999930.0, 500060.0, 3999996.0)
+    threads = {"aoi": set(), "read": set()}
+    tile_in_aoi, read_tile = Prediction._tile_in_aoi, Prediction._read_tile
+
+    def recording_aoi(self, tile):
+        threads["aoi"].add(threading.current_thread().name)
+        return tile_in_aoi(self, tile)
+
+    def recording_read(self, tile):
+        threads["read"].add(threading.current_thread().name)
+        return read_tile(self, tile)
+
+    monkeypatch.setattr(Prediction, "_tile_in_aoi", recording_aoi)
+    monkeypatch.setattr(Prediction, "_read_tile", recording_read)
+    with_thread = [p.geometry.wkb for p in Prediction(model, raster, RunParams(aoi=aoi, prefetch_batches=2))]
+    assert threads == {"aoi": {"polytopo-prefetch"}, "read": {"polytopo-prefetch"}}
+    threads["aoi"].clear(), threads["read"].clear()
+    without = [p.geometry.wkb for p in Prediction(model, raster, RunParams(aoi=aoi, prefetch_batches=0))]
+    assert threads == {"aoi": {"MainThread"}, "read": {"MainThread"}}
+    assert with_thread and with_thread == without
