@@ -2,8 +2,8 @@
 
 The estimate counts what the pipeline allocates (a batch of input tiles, the
 model's outputs for that batch, the batches prefetched ahead of the decoding,
-the strip accumulator and the carried rows of one strip of the widest column
-block) with a factor for the model's own intermediate tensors, which
+the strip accumulator and the decoder's buffers for one strip of the widest
+column block) with a factor for the model's own intermediate tensors, which
 onnxruntime does not expose. It is a guard against settings that cannot
 work (a tile size or batch the memory cannot hold), not a promise.
 """
@@ -45,7 +45,7 @@ class MemoryEstimate:
         Input batch, outputs and the model's intermediates for the batch being
         run, plus the tensors of the batches prefetched or being decoded.
     strip_bytes : int
-        Strip accumulator and one strip of carried rows.
+        Strip accumulator and the decoder's buffers for one strip.
     """
 
     batch_bytes: int
@@ -88,7 +88,8 @@ def estimate_memory(grid_width_px, tile_size_px, batch_size, input_channels, out
     """
     tile_pixels = tile_size_px * tile_size_px
     tensors = batch_size * tile_pixels * (input_channels + output_channels) * _FLOAT_BYTES
-    batch = tensors * (1 + _MODEL_ACTIVATION_FACTOR) + tensors * (prefetch_batches + 1 if prefetch_batches else 0)
+    waiting = tensors * (prefetch_batches + 1) if prefetch_batches else 0  # queued, plus the one being decoded
+    batch = tensors * (1 + _MODEL_ACTIVATION_FACTOR) + waiting
     strip = tile_size_px * (grid_width_px + tile_size_px) * ((dense_channels + 1) * _FLOAT_BYTES + 1)
     strip += tile_size_px * grid_width_px * (2 + _FLOAT_BYTES)
     return MemoryEstimate(int(batch), int(strip))

@@ -100,7 +100,6 @@ class RunParams:
 class _TileRow:
     """One tile row of one column block: its tiles, those the model runs on, and their batches."""
 
-    block: object
     index: int
     row0: int
     tiles: list
@@ -412,7 +411,7 @@ class Prediction:
                 ]
                 runnable = [t for t in tiles if self.decoder.wants_tile(t) and self._tile_in_aoi(t)]
                 batches = [runnable[start:start + size] for start in range(0, len(runnable), size)]
-                yield _TileRow(block, k, int(row0), tiles, runnable, batches)
+                yield _TileRow(k, int(row0), tiles, runnable, batches)
 
     def _stream(self):
         """Every tile row in run order, each followed by its batches, read and run.
