@@ -6,13 +6,15 @@
     ├── InputFormatError (also ValueError)      unreadable file, wrong schema, bad record
     ├── InvalidParameterError (also ValueError) a parameter outside its domain
     ├── MissingDependencyError (also ImportError) an optional library (GDAL, matplotlib) is missing
+    ├── ClusterError (also RuntimeError)        a Dask scheduler, worker or partition failed
     └── PhaseOrderError (also RuntimeError)     a result asked for before it was computed
 
 Every message names what was expected, what was found and, where it helps, how to fix it.
 Invalid polygon geometry is *not* an error: it is evaluated and counted as a topology failure.
 """
 
-__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "MissingDependencyError", "PhaseOrderError"]
+__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "MissingDependencyError", "PhaseOrderError",
+           "ClusterError"]
 
 
 class EvaluatorError(Exception):
@@ -33,3 +35,7 @@ class MissingDependencyError(EvaluatorError, ImportError):
 
 class PhaseOrderError(EvaluatorError, RuntimeError):
     """A phase of the evaluation was run before the phase it depends on."""
+
+
+class ClusterError(EvaluatorError, RuntimeError):
+    """A Dask scheduler does not answer, a worker differs or dies, or a partition fails."""

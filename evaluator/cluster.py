@@ -1,0 +1,229 @@
+"""Dask clusters for scale-out: open one, check it, map work over it, close it.
+
+Both pure packages partition their work on a :class:`distributed.Client` (the
+evaluator by image, the vectorizer by image or raster block). This module is the one
+place that starts a ``distributed.LocalCluster``, connects to a running scheduler,
+checks that the workers run the same PolyTopo as the client and maps a function over
+partitions with results in order. ``dask`` and ``distributed`` are imported lazily, so
+the single-process path never pays for them.
+
+Inside QGIS ``sys.executable`` is the QGIS binary, not a Python interpreter: worker
+processes of a local cluster are started with :func:`worker_python` instead.
+"""
+
+import contextlib
+import multiprocessing
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .errors import ClusterError, InvalidParameterError, MissingDependencyError
+
+__all__ = ["SCHEDULER_TIMEOUT_S", "open_client", "map_partitions", "worker_python"]
+
+SCHEDULER_TIMEOUT_S = 10.0
+"""Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
+
+_INSTALL_HINT = "install them with 'pip install dask distributed' (pinned in requirements.txt)"
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"Expected the packages 'dask' and 'distributed' for --workers/--scheduler but they cannot be "
+            f"imported ({exc}); {_INSTALL_HINT}, or run with 0 workers.") from exc
+    return distributed
+
+
+def worker_python():
+    """Return the Python interpreter that local worker processes are started with.
+
+    Returns
+    -------
+    str
+        ``sys.executable`` when it is a Python interpreter; otherwise (QGIS, whose
+        ``sys.executable`` is the QGIS binary) ``python3`` of ``sys.exec_prefix``, or
+        the ``python3`` on ``PATH``.
+
+    Raises
+    ------
+    ClusterError
+        When no Python interpreter can be found.
+    """
+    current = Path(sys.executable or "")
+    if current.name.startswith("python") and current.is_file():
+        return str(current)
+    for candidate in (Path(sys.exec_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                      Path(sys.exec_prefix) / "bin" / "python3"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("python3")
+    if found:
+        return found
+    raise ClusterError(
+        f"Expected a Python interpreter to start Dask workers with but sys.executable is {sys.executable!r} "
+        "and no python3 was found; give the address of a running scheduler instead (--scheduler).")
+
+
+def _check_workers(workers):
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise InvalidParameterError(f"Expected workers to be a whole number >= 0 but got {workers!r}.")
+
+
+def _worker_version():
+    from .. import __version__
+
+    return __version__
+
+
+def _check_versions(client):
+    """Refuse workers whose PolyTopo version differs from the client's."""
+    from .. import __version__
+
+    try:
+        found = client.run(_worker_version)
+    except Exception as exc:  # a worker without polytopo cannot even unpickle the call
+        raise ClusterError(
+            f"Expected every Dask worker to import polytopo {__version__} but asking them failed: {exc}. "
+            "Install the same PolyTopo on every worker.") from exc
+    wrong = {address: version for address, version in found.items() if version != __version__}
+    if wrong:
+        address, version = sorted(wrong.items())[0]
+        raise ClusterError(
+            f"Expected every Dask worker to run polytopo {__version__} (the client's version) but worker "
+            f"{address} runs polytopo {version} ({len(wrong)} of {len(found)} workers differ). Install the "
+            "same version everywhere.")
+
+
+@contextlib.contextmanager
+def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
+    """Yield a ``distributed.Client`` for the run, or None to run in this process.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes of a ``LocalCluster`` started for the run and closed after it
+        (one thread each); 0 with no ``scheduler`` runs in this process.
+    scheduler : str or None
+        Address of a running scheduler (``tcp://HOST:PORT``, started with
+        ``dask scheduler`` and ``dask worker``); excludes ``workers``.
+    timeout_s : float
+        Seconds to wait for the scheduler and for at least one worker.
+
+    Yields
+    ------
+    distributed.Client or None
+
+    Raises
+    ------
+    ClusterError
+        The scheduler does not answer within ``timeout_s``, it has no worker, or a
+        worker runs another PolyTopo version.
+    InvalidParameterError
+        ``workers`` is negative, or both ``workers`` and ``scheduler`` are given.
+    """
+    _check_workers(workers)
+    if scheduler is not None and workers:
+        raise InvalidParameterError(
+            f"Expected either workers or a scheduler address but got both (workers={workers}, "
+            f"scheduler={scheduler!r}); give one.")
+    if scheduler is None and workers == 0:
+        yield None
+        return
+    distributed = _distributed()
+    with contextlib.ExitStack() as stack:
+        if scheduler is None:
+            multiprocessing.set_executable(worker_python())
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address="127.0.0.1:0", silence_logs=40))
+            address = cluster.scheduler_address
+        else:
+            address = scheduler
+        try:
+            client = stack.enter_context(distributed.Client(address, timeout=timeout_s, set_as_default=False))
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(
+                f"Expected a Dask scheduler answering at {address} but got no answer within {timeout_s:g} s "
+                f"({exc}). Start one with 'dask scheduler' and 'dask worker {address}', or use --workers N "
+                "for a local cluster.") from exc
+        try:
+            client.wait_for_workers(1, timeout=timeout_s)
+        except TimeoutError as exc:
+            raise ClusterError(
+                f"Expected at least one Dask worker at {address} but none joined within {timeout_s:g} s; "
+                f"start one with 'dask worker {address}'.") from exc
+        _check_versions(client)
+        yield client
+
+
+def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1):
+    """Return ``[func(p) for p in partitions]``, computed on the cluster's workers.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        None runs every partition in this process, in order.
+    func : callable
+        A module-level function (workers import it by name).
+    partitions : sequence
+        One argument per call; each is sent to one worker.
+    names : sequence of str, optional
+        A name per partition for messages (e.g. image ids); default ``"partition i"``.
+    progress : callable, optional
+        ``progress(done, total)`` after each finished partition; it may raise to cancel,
+        which cancels the partitions still running.
+    retries : int
+        How often Dask retries a partition whose worker died.
+
+    Returns
+    -------
+    list
+        The results in the order of ``partitions``; the client holds only these.
+
+    Raises
+    ------
+    ClusterError
+        A partition failed on its worker (the message names it); the original
+        exception is chained. Errors of PolyTopo's own kinds are raised unchanged.
+    """
+    partitions = list(partitions)
+    names = [f"partition {i}" for i in range(len(partitions))] if names is None else list(map(str, names))
+    total = len(partitions)
+    if client is None:
+        results = []
+        for done, part in enumerate(partitions, 1):
+            results.append(func(part))
+            if progress is not None:
+                progress(done, total)
+        return results
+    distributed = _distributed()
+    futures = client.map(func, partitions, pure=False, retries=retries)
+    index = {future.key: i for i, future in enumerate(futures)}
+    results = [None] * total
+    try:
+        for done, future in enumerate(distributed.as_completed(futures, loop=client.loop), 1):
+            i = index[future.key]
+            try:
+                results[i] = future.result()
+            except Exception as exc:
+                if _is_own_error(exc):
+                    raise
+                raise ClusterError(
+                    f"Expected {names[i]} to finish on its Dask worker but it failed: "
+                    f"{type(exc).__name__}: {exc}") from exc
+            future.release()
+            if progress is not None:
+                progress(done, total)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return results
+
+
+def _is_own_error(exc):
+    """Tell whether ``exc`` is one of PolyTopo's own errors (any package), which name their cause."""
+    return type(exc).__module__.split(".")[0] == __name__.split(".")[0]

@@ -1,0 +1,86 @@
+"""Real Dask clusters: a 2-process LocalCluster, ordered results, named failures, version checks."""
+
+import sys
+import time
+
+import pytest
+
+from polytopo.evaluator.cluster import map_partitions, open_client, worker_python
+from polytopo.evaluator.errors import ClusterError, InvalidParameterError
+
+
+def square(x):
+    return x * x
+
+
+def fail_on_three(x):
+    if x == 3:
+        raise ZeroDivisionError("three is not allowed")
+    return x
+
+
+def pretend_other_version():
+    import polytopo
+
+    polytopo.__version__ = "0.0.0-other"
+    return polytopo.__version__
+
+
+@pytest.fixture(scope="module")
+def local_client():
+    with open_client(workers=2) as client:
+        yield client
+
+
+def test_zero_workers_without_scheduler_runs_in_process():
+    with open_client(0) as client:
+        assert client is None
+        assert map_partitions(client, square, [1, 2, 3]) == [1, 4, 9]
+
+
+def test_local_cluster_has_two_worker_processes_and_keeps_order(local_client):
+    assert len(local_client.scheduler_info()["workers"]) == 2
+    seen = []
+    result = map_partitions(local_client, square, range(20), progress=lambda d, t: seen.append((d, t)))
+    assert result == [x * x for x in range(20)]
+    assert seen[-1] == (20, 20) and len(seen) == 20
+
+
+def test_a_failing_partition_is_named(local_client):
+    with pytest.raises(ClusterError, match=r"c to finish .* ZeroDivisionError: three is not allowed"):
+        map_partitions(local_client, fail_on_three, [1, 2, 3], names=["a", "b", "c"])
+
+
+def test_an_unreachable_scheduler_fails_within_the_timeout():
+    start = time.monotonic()
+    with pytest.raises(ClusterError, match="Expected a Dask scheduler answering at tcp://127.0.0.1:9"):
+        with open_client(scheduler="tcp://127.0.0.1:9", timeout_s=2):
+            pass
+    assert time.monotonic() - start < 10
+
+
+def test_workers_and_scheduler_together_are_refused():
+    with pytest.raises(InvalidParameterError, match="either workers or a scheduler"):
+        with open_client(2, "tcp://127.0.0.1:8786"):
+            pass
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_bad_worker_counts_are_refused(bad):
+    with pytest.raises(InvalidParameterError, match="workers to be a whole number"):
+        with open_client(bad):
+            pass
+
+
+def test_worker_python_is_an_interpreter():
+    assert "python" in worker_python().rsplit("/", 1)[-1]
+
+
+def test_a_worker_with_another_version_is_refused():
+    from polytopo import __version__
+    from polytopo.evaluator.cluster import _check_versions
+
+    with open_client(workers=1) as client:
+        client.run(pretend_other_version)
+        with pytest.raises(ClusterError, match=rf"polytopo {__version__} .* runs polytopo 0.0.0-other"):
+            _check_versions(client)
