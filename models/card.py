@@ -27,7 +27,6 @@ __all__ = [
     "FAMILIES",
     "FAMILY_ROLES",
     "ModelCard",
-    "PLANNED_FAMILIES",
     "POLYTOPO_KEYS",
     "card_to_props",
     "example_card",
@@ -35,16 +34,14 @@ __all__ = [
     "parse_card",
 ]
 
-FAMILIES = ("semantic", "instance", "vertex-mask", "rings", "promptable")
+FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "promptable")
 """Decoder families the engine runs."""
-
-PLANNED_FAMILIES = ("frame-field",)
-"""Families that a card may name but that the engine does not decode yet."""
 
 FAMILY_ROLES = {
     "semantic": (("probabilities",), ()),
     "instance": (("boxes", "scores", "masks"), ("labels",)),
     "vertex-mask": (("mask", "vertices"), ()),
+    "frame-field": (("seg", "frame_field"), ()),
     "rings": (("rings", "scores"), ("labels",)),
     "promptable": (("embedding",), ()),
 }
@@ -86,6 +83,8 @@ POLYTOPO_KEYS = (
     "polytopo.mask_threshold",
     "polytopo.vertex_threshold",
     "polytopo.vertex_snap_radius_px",
+    "polytopo.edge_threshold",
+    "polytopo.frame_field_axes",
     "polytopo.prompt_decoder",
     "polytopo.prompt_inputs",
     "polytopo.prompt_outputs",
@@ -98,6 +97,7 @@ POLYTOPO_KEYS = (
 _DEEPNESS_MODEL_TYPES = {"segmentor": "semantic", "segmentation": "semantic"}
 _ACTIVATIONS = ("none", "sigmoid", "softmax")
 _LAYOUTS = ("NCHW", "NHWC")
+_FIELD_AXES = ("ij", "xy")
 
 _EXAMPLES = {
     "semantic": {
@@ -140,6 +140,22 @@ _EXAMPLES = {
         "polytopo.vertex_threshold": 0.5,
         "polytopo.vertex_snap_radius_px": 3,
         "polytopo.baseline": "HiSup",
+    },
+    "frame-field": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 512,
+        "tiles_overlap": 15,
+        "standardization_mean": [0.485, 0.456, 0.406],
+        "standardization_std": [0.229, 0.224, 0.225],
+        "seg_thresh": 0.5,
+        "polytopo.family": "frame-field",
+        "polytopo.outputs": {"seg": "seg", "frame_field": "crossfield"},
+        "polytopo.input_range": [0, 255],
+        "polytopo.frame_field_axes": "ij",
+        "polytopo.simplify_tolerance_px": 1.0,
+        "polytopo.min_area_px": 10,
+        "polytopo.baseline": "FFL",
     },
     "rings": {
         "class_names": {"0": "building"},
@@ -278,6 +294,12 @@ class ModelCard:
         Minimum heatmap value of a vertex peak (vertex-mask family).
     vertex_snap_radius_px : float
         Largest distance between a contour vertex and the peak it snaps to.
+    edge_threshold : float or None
+        Frame-field family: pixels whose edge probability (channel 1 of the
+        ``seg`` output) reaches this are not interior; None ignores the edge.
+    frame_field_axes : str
+        Frame-field family: ``ij`` when a direction is the complex number
+        ``Δrow + i Δcol`` (FFL), ``xy`` when it is ``Δx + i Δy``.
     prompt_decoder : str or None
         Prompt decoder ONNX file, relative to the encoder file (promptable).
     prompt_inputs, prompt_outputs : tuple of (str, str)
@@ -312,6 +334,8 @@ class ModelCard:
     mask_threshold: float = 0.5
     vertex_threshold: float = 0.5
     vertex_snap_radius_px: float = 3.0
+    edge_threshold: object = None
+    frame_field_axes: str = "ij"
     prompt_decoder: object = None
     prompt_inputs: tuple = tuple(_SAM_PROMPT_INPUTS.items())
     prompt_outputs: tuple = tuple(_SAM_PROMPT_OUTPUTS.items())
@@ -418,12 +442,6 @@ def _class_names(props, family):
 def _family(props):
     if "polytopo.family" in props:
         family = _text(props, "polytopo.family", "semantic")
-        if family in PLANNED_FAMILIES:
-            raise ModelCardError(
-                f"Expected polytopo.family to be one of {list(FAMILIES)} but got {family!r}: this family "
-                "is described in docs/models.md and not implemented yet; export the model with a family "
-                "the engine decodes."
-            )
         if family not in FAMILIES:
             _fail("polytopo.family", f"one of {list(FAMILIES)}", repr(family))
         return family
@@ -549,6 +567,10 @@ def parse_card(props):
         mask_threshold=_number(props, "polytopo.mask_threshold", family, 0.5),
         vertex_threshold=_number(props, "polytopo.vertex_threshold", family, 0.5),
         vertex_snap_radius_px=_number(props, "polytopo.vertex_snap_radius_px", family, 3.0, low=0),
+        edge_threshold=_number(props, "polytopo.edge_threshold", family, None, low=0, high=1) if (
+            props.get("polytopo.edge_threshold", "null") != "null"
+        ) else None,
+        frame_field_axes=_choice(props, "polytopo.frame_field_axes", family, _FIELD_AXES, "ij"),
         prompt_decoder=_text(props, "polytopo.prompt_decoder", family),
         prompt_inputs=_role_map(props, "polytopo.prompt_inputs", family, _SAM_PROMPT_INPUTS),
         prompt_outputs=_role_map(props, "polytopo.prompt_outputs", family, _SAM_PROMPT_OUTPUTS),

@@ -1,6 +1,7 @@
 """Decoder families; :func:`decoder_for` picks the one a model's card names."""
 
 from .base import DecodeContext, Decoder, PolygonRecord
+from .frame_field import FrameFieldDecoder
 from .instance import InstanceDecoder
 from .promptable import PromptableDecoder
 from .rings import RingsDecoder
@@ -11,6 +12,7 @@ __all__ = [
     "DECODERS",
     "DecodeContext",
     "Decoder",
+    "FrameFieldDecoder",
     "InstanceDecoder",
     "PolygonRecord",
     "PromptableDecoder",
@@ -24,6 +26,7 @@ DECODERS = {
     "semantic": SemanticDecoder,
     "instance": InstanceDecoder,
     "vertex-mask": VertexMaskDecoder,
+    "frame-field": FrameFieldDecoder,
     "rings": RingsDecoder,
     "promptable": PromptableDecoder,
 }

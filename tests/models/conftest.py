@@ -144,6 +144,61 @@ def vertex_mask_model(path, tile=32):
     return build(path, nodes, [image_input(2, tile)], outs, card)
 
 
+def frame_field_model(path, tile=32, card=None, field_channels=4):
+    """FFL's output heads: ``seg`` = sigmoid of (interior, edge) logits, ``crossfield`` = 2 tanh(.) in [-2, 2].
+
+    Interior and edge probabilities are input bands 1 and 2 (logits
+    ``12 (band - 0.5)``); band 3 holds the field's angle ``phi / pi``, ``phi``
+    being the angle of the direction ``u`` in FFL's ij convention
+    (``u = cos phi + i sin phi = Δrow + i Δcol``). The field is the frame of
+    ``u`` and ``i u`` (c0 = u²v² = -u⁴, c2 = -(u² + v²) = 0), written as
+    ``2 tanh(atanh(c / 2))`` so the graph ends as FFL's head does.
+    """
+    nodes = [
+        constant("s0", np.array([0], np.int64)),
+        constant("e0", np.array([2], np.int64)),
+        constant("s2", np.array([2], np.int64)),
+        constant("e2", np.array([3], np.int64)),
+        constant("ax1", np.array([1], np.int64)),
+        constant("half", np.array(0.5, np.float32)),
+        constant("gain", np.array(12.0, np.float32)),
+        constant("pi4", np.array(4 * np.pi, np.float32)),
+        constant("minus", np.array(-1.0, np.float32)),
+        constant("two", np.array(2.0, np.float32)),
+        helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["probs_in"]),
+        helper.make_node("Sub", ["probs_in", "half"], ["centred"]),
+        helper.make_node("Mul", ["centred", "gain"], ["seg_logits"]),
+        helper.make_node("Sigmoid", ["seg_logits"], ["seg"]),
+        helper.make_node("Slice", ["input", "s2", "e2", "ax1"], ["angle"]),
+        helper.make_node("Mul", ["angle", "pi4"], ["phi4"]),
+        helper.make_node("Cos", ["phi4"], ["cos4"]),
+        helper.make_node("Sin", ["phi4"], ["sin4"]),
+        helper.make_node("Mul", ["cos4", "minus"], ["c0_re"]),
+        helper.make_node("Mul", ["sin4", "minus"], ["c0_im"]),
+        helper.make_node("Sub", ["angle", "angle"], ["zero"]),
+        helper.make_node("Concat", ["c0_re", "c0_im", "zero", "zero"][:field_channels], ["coefficients"], axis=1),
+        helper.make_node("Div", ["coefficients", "two"], ["scaled"]),
+        helper.make_node("Atanh", ["scaled"], ["pre_tanh"]),
+        helper.make_node("Tanh", ["pre_tanh"], ["tanh"]),
+        helper.make_node("Mul", ["tanh", "two"], ["crossfield"]),
+    ]
+    card = card or {
+        "polytopo.family": "frame-field",
+        "class_names": {"0": "building"},
+        "tile_size": tile,
+        "tiles_overlap": 25,
+        "seg_thresh": 0.5,
+        "polytopo.input_range": [0, 1],
+        "polytopo.outputs": {"seg": "seg", "frame_field": "crossfield"},
+        "polytopo.simplify_tolerance_px": 1.0,
+    }
+    outs = [
+        helper.make_tensor_value_info("seg", FLOAT, ["N", 2, tile, tile]),
+        helper.make_tensor_value_info("crossfield", FLOAT, ["N", field_channels, tile, tile]),
+    ]
+    return build(path, nodes, [image_input(3, tile)], outs, card)
+
+
 def rings_model(path, rings, scores, tile=32):
     """Every tile predicts the same rings (tile pixels, NaN-padded) and scores, whatever the image.
 
@@ -292,6 +347,7 @@ def tiny():
         nan_model=nan_model,
         instance_model=instance_model,
         vertex_mask_model=vertex_mask_model,
+        frame_field_model=frame_field_model,
         rings_model=rings_model,
         promptable_models=promptable_models,
         write_raster=write_raster,
