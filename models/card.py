@@ -43,12 +43,16 @@ FAMILY_ROLES = {
     "vertex-mask": (("mask", "vertices"), ()),
     "frame-field": (("seg", "frame_field"), ()),
     "rings": (("rings", "scores"), ("labels",)),
-    "promptable": (("embedding",), ()),
+    "promptable": (("embedding",), ("high_res_0", "high_res_1")),
 }
 """Required and optional output roles of each family: ``{family: (required, optional)}``."""
 
 PROMPT_INPUT_ROLES = ("embedding", "point_coords", "point_labels")
+"""Prompt-decoder inputs every promptable card needs (SAM's names by default)."""
+PROMPT_FEATURE_ROLES = ("high_res_0", "high_res_1")
+"""Optional encoder outputs passed on to the prompt decoder (SAM 2's high-resolution features)."""
 PROMPT_OUTPUT_ROLES = ("masks", "scores")
+"""Prompt-decoder outputs every promptable card needs."""
 _SAM_PROMPT_INPUTS = {"embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels"}
 _SAM_PROMPT_OUTPUTS = {"masks": "masks", "scores": "iou_predictions"}
 

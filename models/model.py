@@ -3,7 +3,7 @@
 import os
 from dataclasses import dataclass
 
-from .card import parse_card
+from .card import PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
 from .card_validation import check_card
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
@@ -25,8 +25,12 @@ class PromptIO:
     masks, scores : str
         Decoder outputs.
     extra_inputs : tuple of str
-        Other decoder inputs; those SAM exports have (``mask_input``,
-        ``has_mask_input``, ``orig_im_size``) are fed neutral values.
+        Other decoder inputs; those SAM and SAM 2 exports have (``mask_input``
+        or ``input_masks``, ``has_mask_input`` or ``has_input_masks``,
+        ``orig_im_size`` or ``original_image_size``) are fed neutral values.
+    features : tuple of (str, str)
+        Encoder output role (``high_res_0``, ``high_res_1``) to the decoder
+        input it feeds (SAM 2's high-resolution features).
     """
 
     embedding: str
@@ -35,6 +39,7 @@ class PromptIO:
     masks: str
     scores: str
     extra_inputs: tuple = ()
+    features: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ class LoadedModel:
     prompt_io: object = None
 
 
-_SAM_NEUTRAL_INPUTS = ("mask_input", "has_mask_input", "orig_im_size")
+_SAM_NEUTRAL_INPUTS = ("mask_input", "has_mask_input", "orig_im_size", "input_masks", "has_input_masks", "original_image_size")
 
 
 def _prompt_io(card, signature):
@@ -68,14 +73,21 @@ def _prompt_io(card, signature):
     outputs = dict(card.prompt_outputs)
     names_in = [spec.name for spec in signature.inputs]
     names_out = [spec.name for spec in signature.outputs]
-    for role in ("embedding", "point_coords", "point_labels"):
+    for role in PROMPT_FEATURE_ROLES:
+        if (role in inputs) != bool(card.output_name(role)):
+            raise ModelCardError(
+                f"Expected encoder feature role {role!r} in both polytopo.outputs and polytopo.prompt_inputs (or in neither) "
+                f"but polytopo.outputs maps it to {card.output_name(role)!r} and polytopo.prompt_inputs to {inputs.get(role)!r}; "
+                'a SAM 2 card maps e.g. {"high_res_0": "image_features_0"} in both.'
+            )
+    for role in PROMPT_INPUT_ROLES + tuple(r for r in PROMPT_FEATURE_ROLES if card.output_name(r)):
         if inputs.get(role) not in names_in:
             raise ModelCardError(
                 f"Expected the prompt decoder to have an input for role {role!r} named {inputs.get(role)!r} but its "
                 f"inputs are {names_in}; set polytopo.prompt_inputs, e.g. "
                 '{"embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels"}.'
             )
-    for role in ("masks", "scores"):
+    for role in PROMPT_OUTPUT_ROLES:
         if outputs.get(role) not in names_out:
             raise ModelCardError(
                 f"Expected the prompt decoder to have an output for role {role!r} named {outputs.get(role)!r} but its "
@@ -96,6 +108,7 @@ def _prompt_io(card, signature):
         masks=outputs["masks"],
         scores=outputs["scores"],
         extra_inputs=extra,
+        features=tuple((role, inputs[role]) for role in PROMPT_FEATURE_ROLES if card.output_name(role)),
     )
 
 

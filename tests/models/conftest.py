@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from osgeo import gdal, osr
-from polytopo_testing import build, constant, image_input, semantic_band_model
+from polytopo_testing import build, constant, image_input, mask_box_nodes, semantic_band_model
 
 FLOAT = TensorProto.FLOAT
 
@@ -84,17 +84,7 @@ def instance_model(path, tile=32, card=None):
         constant("e0", np.array([2], np.int64)),
         constant("ax1", np.array([1], np.int64)),
         helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["masks"]),  # (B, 2, H, W)
-        helper.make_node("ReduceMax", ["masks"], ["rows"], axes=[3], keepdims=0),  # (B, 2, H)
-        helper.make_node("ReduceMax", ["masks"], ["cols"], axes=[2], keepdims=0),  # (B, 2, W)
-        helper.make_node("ArgMax", ["rows"], ["y1i"], axis=2, keepdims=1),
-        helper.make_node("ArgMax", ["rows"], ["y2i"], axis=2, keepdims=1, select_last_index=1),
-        helper.make_node("ArgMax", ["cols"], ["x1i"], axis=2, keepdims=1),
-        helper.make_node("ArgMax", ["cols"], ["x2i"], axis=2, keepdims=1, select_last_index=1),
-        helper.make_node("Concat", ["x1i", "y1i", "x2i", "y2i"], ["boxi"], axis=2),
-        helper.make_node("Cast", ["boxi"], ["boxf"], to=FLOAT),
-        constant("plus", np.array([0, 0, 1, 1], np.float32)),
-        helper.make_node("Add", ["boxf", "plus"], ["boxes"]),  # (B, 2, 4)
-        helper.make_node("ReduceMax", ["rows"], ["present"], axes=[2], keepdims=0),  # (B, 2)
+        *mask_box_nodes("masks", "boxes", "present"),  # (B, 2, 4), (B, 2)
         constant("base", np.array([0.9, 0.8], np.float32)),
         helper.make_node("Mul", ["present", "base"], ["scores"]),
     ]

@@ -12,7 +12,10 @@ import time
 
 import numpy as np
 
-__all__ = ["OPSET", "RecordingNotifier", "build", "constant", "image_input", "polygon_layer", "semantic_band_model", "wait_until"]
+__all__ = [
+    "OPSET", "RecordingNotifier", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
+    "wait_until",
+]
 
 OPSET = 17
 
@@ -37,6 +40,25 @@ def build(path, nodes, inputs, outputs, card=None, initializers=()):
         entry.value = json.dumps(value)
     save_model(model, str(path))
     return str(path)
+
+
+def mask_box_nodes(masks, boxes, present):
+    """Nodes giving the boxes (..., n, 4) = x1, y1, x2, y2 (exclusive) and presence (..., n) of masks (..., n, H, W)."""
+    from onnx import TensorProto, helper
+
+    return [
+        helper.make_node("ReduceMax", [masks], [f"{boxes}_rows"], axes=[-1], keepdims=0),
+        helper.make_node("ReduceMax", [masks], [f"{boxes}_cols"], axes=[-2], keepdims=0),
+        helper.make_node("ArgMax", [f"{boxes}_rows"], [f"{boxes}_y1"], axis=-1, keepdims=1),
+        helper.make_node("ArgMax", [f"{boxes}_rows"], [f"{boxes}_y2"], axis=-1, keepdims=1, select_last_index=1),
+        helper.make_node("ArgMax", [f"{boxes}_cols"], [f"{boxes}_x1"], axis=-1, keepdims=1),
+        helper.make_node("ArgMax", [f"{boxes}_cols"], [f"{boxes}_x2"], axis=-1, keepdims=1, select_last_index=1),
+        helper.make_node("Concat", [f"{boxes}_x1", f"{boxes}_y1", f"{boxes}_x2", f"{boxes}_y2"], [f"{boxes}_i"], axis=-1),
+        helper.make_node("Cast", [f"{boxes}_i"], [f"{boxes}_f"], to=TensorProto.FLOAT),
+        constant(f"{boxes}_plus", np.array([0, 0, 1, 1], np.float32)),
+        helper.make_node("Add", [f"{boxes}_f", f"{boxes}_plus"], [boxes]),
+        helper.make_node("ReduceMax", [f"{boxes}_rows"], [present], axes=[-1], keepdims=0),
+    ]
 
 
 def image_input(channels, tile=None, name="input", batch=None):

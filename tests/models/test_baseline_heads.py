@@ -1,0 +1,386 @@
+"""The output heads of the paper's baselines, rebuilt as tiny ONNX graphs, run end to end with the cards of docs/baselines.md.
+
+Each graph has the names, ranks, dtypes, value ranges, activations and
+coordinate conventions of the baseline's public code (or of the export
+wrapper in ``tools/export/`` where the network's own heads cannot be fed to
+the engine), with trivial layers in between: a band of the raster plays the
+part of what the network would predict. The frame-field family (FFL) is
+tested the same way in ``test_frame_field.py``.
+"""
+
+import numpy as np
+import pytest
+import shapely
+from onnx import TensorProto, helper, numpy_helper
+from polytopo_testing import build, constant, mask_box_nodes
+
+from polytopo.models import Prediction, RunParams, SessionParams, load_model, prompts_from_geometries
+
+CPU = SessionParams(provider="cpu")
+FLOAT, INT64, INT32, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
+GT = (500000.0, 0.5, 0.0, 4000000.0, 0.0, -0.5)
+PX2 = 0.25  # m² per pixel
+IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def to_map(x, y):
+    return GT[0] + x * GT[1], GT[3] + y * GT[5]
+
+
+def courtyard(size=64, outer=(0, 48), hole=(16, 32)):
+    """A square building with a square courtyard, 0/1 float."""
+    band = np.zeros((size, size), np.float32)
+    band[outer[0]:outer[1], outer[0]:outer[1]] = 1
+    band[hole[0]:hole[1], hole[0]:hole[1]] = 0
+    return band
+
+
+def value(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def slice_channels(source, start, stop, out):
+    return [
+        constant(f"{out}_s", np.array([start], np.int64)),
+        constant(f"{out}_e", np.array([stop], np.int64)),
+        constant(f"{out}_a", np.array([1], np.int64)),
+        helper.make_node("Slice", [source, f"{out}_s", f"{out}_e", f"{out}_a"], [out]),
+    ]
+
+
+def conv1x1(name, source, weights, bias):
+    """A 1x1 convolution with the given (out, in) weights and bias (initializers returned)."""
+    w = numpy_helper.from_array(np.asarray(weights, np.float32)[:, :, None, None], f"{name}_w")
+    b = numpy_helper.from_array(np.asarray(bias, np.float32), f"{name}_b")
+    return [helper.make_node("Conv", [source, f"{name}_w", f"{name}_b"], [name])], [w, b]
+
+
+# ---------------------------------------------------------------- U-Net + Poly. (segmentation_models_pytorch)
+
+
+def unet_smp_model(path, tile=64):
+    """smp.Unet(classes=1, activation=None): logits (N, 1, H, W), any H, W (multiples of 32), ImageNet input normalization.
+
+    The logit is 12 (r - 0.5) with r the first band scaled to [0, 1], written on the standardized input.
+    """
+    nodes, inits = conv1x1("output", "input", [[12 * IMAGENET_STD[0], 0, 0]], [12 * (IMAGENET_MEAN[0] - 0.5)])
+    card = {
+        "model_type": "Segmentor", "class_names": {"0": "background", "1": "building"},
+        "resolution": 50, "tile_size": tile, "tiles_overlap": 25,
+        "standardization_mean": IMAGENET_MEAN, "standardization_std": IMAGENET_STD, "seg_thresh": 0.5,
+        "polytopo.family": "semantic", "polytopo.outputs": {"probabilities": "output"},
+        "polytopo.output_activation": "sigmoid", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
+        "polytopo.simplify_tolerance_px": 1.0, "polytopo.baseline": "U-Net + Poly.",
+    }
+    inputs = [value("input", FLOAT, ["batch", 3, "height", "width"])]
+    return build(path, nodes, inputs, [value("output", FLOAT, ["batch", 1, "height", "width"])], card, inits)
+
+
+def test_unet_logits_with_sigmoid_outside_the_graph(tmp_path, tiny):
+    model = load_model(unet_smp_model(tmp_path / "unet.onnx"), CPU)
+    rgb = np.stack([courtyard(96) * 255, np.full((96, 96), 90), np.full((96, 96), 30)]).astype(np.uint8)
+    raster = tiny.write_raster(tmp_path / "rgb.tif", rgb)
+    (polygon,) = list(Prediction(model, raster))
+    assert polygon.class_name == "building" and polygon.score > 0.99
+    assert len(polygon.geometry.interiors) == 1
+    assert polygon.geometry.area == pytest.approx((48 * 48 - 16 * 16) * PX2)
+
+
+# ---------------------------------------------------------------- Mask R-CNN + Poly. (torchvision)
+
+
+def maskrcnn_torchvision_model(path):
+    """torchvision maskrcnn_resnet50_fpn in eval mode behind the batch-1 wrapper of tools/export/maskrcnn.py.
+
+    Input ``images`` (1, 3, H, W) in [0, 1] (normalization and resizing are
+    inside torchvision's graph). Outputs of the one image: ``boxes`` (N, 4)
+    float x1, y1, x2, y2 in input pixels, ``labels`` (N,) int64 (1 = building,
+    0 is the background), ``scores`` (N,) float, ``masks`` (N, 1, H, W) float
+    probabilities pasted at the input's resolution; N is dynamic (0 included)
+    because the graph drops detections scoring under box_score_thresh 0.05.
+    Two candidates: band 1 (score 0.9) and band 2 (score 0.04, always dropped).
+    """
+    nodes = [
+        *slice_channels("images", 0, 2, "cand"),  # (1, 2, H, W)
+        *mask_box_nodes("cand", "box3", "present2"),  # (1, 2, 4), (1, 2)
+        constant("zero_axis", np.array([0], np.int64)),
+        helper.make_node("Squeeze", ["box3", "zero_axis"], ["all_boxes"]),  # (2, 4)
+        helper.make_node("Squeeze", ["present2", "zero_axis"], ["present"]),  # (2,)
+        constant("base", np.array([0.9, 0.04], np.float32)),
+        helper.make_node("Mul", ["present", "base"], ["all_scores"]),
+        constant("thresh", np.array(0.05, np.float32)),
+        helper.make_node("Greater", ["all_scores", "thresh"], ["keep"]),
+        helper.make_node("NonZero", ["keep"], ["keep_nz"]),
+        helper.make_node("Squeeze", ["keep_nz", "zero_axis"], ["idx"]),
+        helper.make_node("Gather", ["all_boxes", "idx"], ["boxes"], axis=0),
+        helper.make_node("Gather", ["all_scores", "idx"], ["scores"], axis=0),
+        constant("all_labels", np.array([1, 1], np.int64)),
+        helper.make_node("Gather", ["all_labels", "idx"], ["labels"], axis=0),
+        helper.make_node("Transpose", ["cand"], ["cand_t"], perm=[1, 0, 2, 3]),  # (2, 1, H, W)
+        constant("soft", np.array(0.97, np.float32)),
+        helper.make_node("Mul", ["cand_t", "soft"], ["all_masks"]),
+        helper.make_node("Gather", ["all_masks", "idx"], ["masks"], axis=0),
+    ]
+    card = {
+        "class_names": {"0": "background", "1": "building"}, "resolution": 50, "tile_size": 64, "tiles_overlap": 25,
+        "det_conf": 0.05, "det_iou_thresh": 0.5,
+        "polytopo.family": "instance", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
+        "polytopo.outputs": {"boxes": "boxes", "scores": "scores", "masks": "masks", "labels": "labels"},
+        "polytopo.mask_threshold": 0.5, "polytopo.simplify_tolerance_px": 1.0, "polytopo.baseline": "Mask R-CNN + Poly.",
+    }
+    outputs = [
+        value("boxes", FLOAT, ["N", 4]), value("labels", INT64, ["N"]), value("scores", FLOAT, ["N"]),
+        value("masks", FLOAT, ["N", 1, "H", "W"]),
+    ]
+    return build(path, nodes, [value("images", FLOAT, [1, 3, "H", "W"])], outputs, card)
+
+
+def test_torchvision_maskrcnn_heads_with_dynamic_instance_count(tmp_path, tiny):
+    model = load_model(maskrcnn_torchvision_model(tmp_path / "maskrcnn.onnx"), CPU)
+    assert model.io.batch_size_fixed == 1
+    bands = np.zeros((3, 96, 96), np.float32)
+    bands[0, 8:56, 8:56] = courtyard(48, (0, 48), (16, 32))  # one building, whole in the first tile, cut in others
+    bands[1] = bands[0]  # second candidate, under torchvision's score threshold
+    raster = tiny.write_raster(tmp_path / "rgb.tif", (bands * 255).astype(np.uint8))
+    prediction = Prediction(model, raster)
+    (polygon,) = list(prediction)
+    assert polygon.class_name == "building" and polygon.score == pytest.approx(0.9)
+    assert len(polygon.geometry.interiors) == 1
+    assert polygon.geometry.area == pytest.approx((48 * 48 - 16 * 16) * PX2)
+    assert prediction.report.tiles_run == 4
+    empty = tiny.write_raster(tmp_path / "empty.tif", np.full((3, 64, 64), 7, np.uint8))
+    assert list(Prediction(model, empty)) == []  # N = 0: boxes (0, 4), masks (0, 1, H, W)
+
+
+# ---------------------------------------------------------------- SAM / SAM 2 + Poly.
+
+
+def sam_models(folder, version, tile=64):
+    """SAM's image encoder and prompt decoder, or SAM 2's as exported by onnxruntime's sam2 tools.
+
+    Encoder: ``image`` (1, 3, T, T), normalized input; ``image_embeddings``
+    (1, 256, T/16, T/16); SAM 2 also ``image_features_0`` (1, 32, T/4, T/4)
+    and ``image_features_1`` (1, 64, T/8, T/8). Here every channel is the mean
+    of band 1 over the cell.
+
+    Decoder, SAM (segment-anything scripts/export_onnx_model.py,
+    --return-single-mask): ``image_embeddings``, ``point_coords`` (1, P, 2)
+    float in input pixels, ``point_labels`` (1, P) float, ``mask_input``
+    (1, 1, T/4, T/4), ``has_mask_input`` (1,), ``orig_im_size`` (2,) float →
+    ``masks`` (1, 1, H, W) logits at orig_im_size, ``iou_predictions`` (1, 1),
+    ``low_res_masks`` (1, 1, T/4, T/4). SAM 2: the two feature maps first,
+    ``point_labels`` int32, ``input_masks``, ``has_input_masks``,
+    ``original_image_size`` (2,) int32, and boolean ``masks`` (return_logits
+    off). The low-resolution logits are +5 inside the box (points 0 and 1)
+    where the cell holds the building (SAM: the embedding; SAM 2: the level-0
+    features, so they must reach the decoder) and -5 elsewhere.
+    """
+    grid = tile // 16
+    low = 4 * grid
+    encoder_nodes = [*slice_channels("image", 0, 1, "band")]
+    encoder_outputs = []
+    levels = [("image_embeddings", 16, 256)] + ([("image_features_0", 4, 32), ("image_features_1", 8, 64)] if version == 2 else [])
+    for name, stride, channels in levels:
+        encoder_nodes += [
+            helper.make_node("AveragePool", ["band"], [f"{name}_1"], kernel_shape=[stride, stride], strides=[stride, stride]),
+            constant(f"{name}_rep", np.array([1, channels, 1, 1], np.int64)),
+            helper.make_node("Tile", [f"{name}_1", f"{name}_rep"], [name]),
+        ]
+        encoder_outputs.append(value(name, FLOAT, [1, channels, tile // stride, tile // stride]))
+    names = {
+        1: ("point_labels", FLOAT, "mask_input", "has_mask_input", "orig_im_size", FLOAT),
+        2: ("point_labels", INT32, "input_masks", "has_input_masks", "original_image_size", INT32),
+    }[version]
+    labels_name, labels_type, mask_in, has_mask, size_name, size_type = names
+    card = {
+        "class_names": {"0": "building"}, "resolution": 50, "tile_size": tile,
+        "standardization_mean": IMAGENET_MEAN, "standardization_std": IMAGENET_STD,
+        "polytopo.family": "promptable", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
+        "polytopo.outputs": {"embedding": "image_embeddings"},
+        "polytopo.prompt_decoder": "decoder.onnx",
+        "polytopo.prompt_outputs": {"masks": "masks", "scores": "iou_predictions"},
+        "polytopo.mask_threshold": 0.0, "polytopo.baseline": "SAM2 + Poly." if version == 2 else "SAM + Poly.",
+    }
+    if version == 2:
+        features = {"high_res_0": "image_features_0", "high_res_1": "image_features_1"}
+        card["polytopo.outputs"] = {**card["polytopo.outputs"], **features}
+        card["polytopo.prompt_inputs"] = {
+            "embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels", **features,
+        }
+    # the encoder sees the standardized input: undo it for band 1 so the cells hold 0/1
+    encoder_nodes = [
+        constant("std0", np.array(IMAGENET_STD[0], np.float32)),
+        constant("mean0", np.array(IMAGENET_MEAN[0], np.float32)),
+        helper.make_node("Mul", ["image_std", "std0"], ["image_scaled"]),
+        helper.make_node("Add", ["image_scaled", "mean0"], ["image"]),
+    ] + encoder_nodes
+    encoder = str(folder / "encoder.onnx")
+    build(encoder, encoder_nodes, [value("image_std", FLOAT, [1, 3, tile, tile])], encoder_outputs, card)
+
+    centres = (np.arange(low, dtype=np.float32) + 0.5) * (tile / low)
+    ys, xs = np.meshgrid(centres, centres, indexing="ij")
+    source = "image_features_0_c" if version == 2 else "emb_up"
+    nodes = [
+        constant("X", xs[None, None]), constant("Y", ys[None, None]), constant("ax12", np.array([1, 2], np.int64)),
+        constant("p0x_s", np.array([0, 0], np.int64)), constant("p0x_e", np.array([1, 1], np.int64)),
+        constant("p0y_s", np.array([0, 1], np.int64)), constant("p0y_e", np.array([1, 2], np.int64)),
+        constant("p1x_s", np.array([1, 0], np.int64)), constant("p1x_e", np.array([2, 1], np.int64)),
+        constant("p1y_s", np.array([1, 1], np.int64)), constant("p1y_e", np.array([2, 2], np.int64)),
+        helper.make_node("Slice", ["point_coords", "p0x_s", "p0x_e", "ax12"], ["x1"]),
+        helper.make_node("Slice", ["point_coords", "p0y_s", "p0y_e", "ax12"], ["y1"]),
+        helper.make_node("Slice", ["point_coords", "p1x_s", "p1x_e", "ax12"], ["x2"]),
+        helper.make_node("Slice", ["point_coords", "p1y_s", "p1y_e", "ax12"], ["y2"]),
+        helper.make_node("GreaterOrEqual", ["X", "x1"], ["a"]), helper.make_node("Less", ["X", "x2"], ["b"]),
+        helper.make_node("GreaterOrEqual", ["Y", "y1"], ["c"]), helper.make_node("Less", ["Y", "y2"], ["d"]),
+        helper.make_node("And", ["a", "b"], ["ab"]), helper.make_node("And", ["c", "d"], ["cd"]),
+        helper.make_node("And", ["ab", "cd"], ["inside"]),
+        helper.make_node("Cast", ["inside"], ["insidef"], to=FLOAT),
+        *slice_channels("image_embeddings", 0, 1, "emb_c"),
+        constant("up_scales", np.array([1, 1, 4, 4], np.float32)),
+        helper.make_node("Resize", ["emb_c", "", "up_scales"], ["emb_up"], mode="nearest"),
+        *(slice_channels("image_features_0", 0, 1, "image_features_0_c") if version == 2 else []),
+        helper.make_node("Mul", [source, "insidef"], ["kept"]),
+        constant("half", np.array(0.5, np.float32)), constant("ten", np.array(10.0, np.float32)),
+        helper.make_node("Sub", ["kept", "half"], ["kept_c"]),
+        helper.make_node("Mul", ["kept_c", "ten"], ["low_res_masks"]),
+        helper.make_node("Cast", [size_name], ["size64"], to=INT64),
+        constant("lead", np.array([1, 1], np.int64)),
+        helper.make_node("Concat", ["lead", "size64"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["low_res_masks", "", "", "sizes"], ["mask_logits"], mode="linear"),
+        helper.make_node("ReduceMax", ["kept"], ["best"], axes=[2, 3], keepdims=0),
+        helper.make_node("Cast", [labels_name], ["labels_f"], to=FLOAT),
+        helper.make_node("ReduceSum", ["labels_f"], ["labels_sum"], keepdims=0),
+        helper.make_node("Mul", ["labels_sum", "half"], ["labels_zero_a"]),
+        helper.make_node("Sub", ["labels_zero_a", "labels_zero_a"], ["labels_zero"]),
+        helper.make_node("Add", ["best", "labels_zero"], ["iou_predictions"]),
+    ]
+    if version == 2:
+        nodes.append(constant("zero_f", np.array(0.0, np.float32)))
+        nodes.append(helper.make_node("Greater", ["mask_logits", "zero_f"], ["masks"]))
+    else:
+        nodes.append(helper.make_node("Identity", ["mask_logits"], ["masks"]))
+    inputs = [value("image_embeddings", FLOAT, [1, 256, grid, grid])]
+    if version == 2:
+        inputs = [value("image_features_0", FLOAT, [1, 32, low, low]), value("image_features_1", FLOAT, [1, 64, 2 * grid, 2 * grid])] + inputs
+    prompts_first = [1] if version == 1 else ["num_labels"]
+    inputs += [
+        value("point_coords", FLOAT, [*prompts_first, "num_points", 2]),
+        value(labels_name, labels_type, [*prompts_first, "num_points"]),
+        value(mask_in, FLOAT, [*prompts_first, 1, low, low]),
+        value(has_mask, FLOAT, [1] if version == 1 else ["num_labels"]),
+        value(size_name, size_type, [2]),
+    ]
+    outputs = [
+        value("masks", BOOL if version == 2 else FLOAT, [*prompts_first, 1, "H", "W"]),
+        value("iou_predictions", FLOAT, [*prompts_first, 1]),
+        value("low_res_masks", FLOAT, [*prompts_first, 1, low, low]),
+    ]
+    build(folder / "decoder.onnx", nodes, inputs, outputs, {})
+    return encoder
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_sam_encoder_and_prompt_decoder_with_box_prompts(tmp_path, tiny, version):
+    model = load_model(sam_models(tmp_path, version), CPU)
+    assert [role for role, _name in model.prompt_io.features] == ([] if version == 1 else ["high_res_0", "high_res_1"])
+    rgb = np.stack([courtyard() * 255, np.full((64, 64), 80), np.full((64, 64), 40)]).astype(np.uint8)
+    raster = tiny.write_raster(tmp_path / "rgb.tif", rgb)
+    box = shapely.box(*to_map(-2, 50), *to_map(50, -2))
+    (polygon,) = list(Prediction(model, raster, RunParams(prompts=prompts_from_geometries([box]))))
+    assert polygon.score == pytest.approx(1.0)
+    assert len(polygon.geometry.interiors) == 1
+    # bilinear upsampling of the low-resolution logits rounds the corners by a pixel or so
+    assert polygon.geometry.area == pytest.approx((48 * 48 - 16 * 16) * PX2, rel=0.01)
+
+
+# ---------------------------------------------------------------- HiSup
+
+
+def hisup_model(path, tile=64):
+    """HiSup's heads at 1/4 of the input behind the export wrapper of tools/export/hisup.py.
+
+    Native heads (``BuildingDetector.forward_test``): ``remask`` logits
+    (N, 2, T/4, T/4), ``jloc`` logits (N, 3, T/4, T/4) over (none, concave,
+    convex), ``joff`` = sigmoid - 0.5 (N, 2, T/4, T/4) as (x, y) offsets in
+    cells, ``afm`` (N, 2, T/4, T/4). The wrapper returns ``mask`` = softmax
+    channel 1 upsampled bilinearly x4 and ``vertices`` = junction probability
+    (1 - softmax channel 0) placed at each cell's junction position
+    ``4 (cell + 0.5 + joff)`` with a 1-px Gaussian, both (N, 1, T, T).
+    Here the stand-in backbone averages the raster's 4 x 4 cells: band 1 is the
+    building, band 2 marks the cells of the corners, band 3 holds their
+    offsets (the same joff for x and y, in cells).
+    """
+    quarter = tile // 4
+    nodes = [helper.make_node("AveragePool", ["input"], ["feat"], kernel_shape=[4, 4], strides=[4, 4])]
+    inits = []
+    for name, weights, bias in (
+        ("remask", [[0, 0, 0], [12, 0, 0]], [0, -6]),
+        ("jloc", [[0, 0, 0], [0, 0, 0], [0, 12, 0]], [0, -30, -6]),
+        ("joff_logits", [[0, 0, 4], [0, 0, 4]], [0, 0]),
+        ("afm", [[0, 0, 0], [0, 0, 0]], [0, 0]),
+    ):
+        conv, params = conv1x1(name, "feat", weights, bias)
+        nodes += conv
+        inits += params
+    centres = np.arange(tile, dtype=np.float32) + 0.5
+    ys, xs = np.meshgrid(centres, centres, indexing="ij")
+    cells = np.floor(np.arange(tile) / 4).astype(np.float32) + 0.5
+    cy, cx = np.meshgrid(cells, cells, indexing="ij")
+    nodes += [
+        helper.make_node("Sigmoid", ["joff_logits"], ["joff_sig"]),
+        constant("half", np.array(0.5, np.float32)),
+        helper.make_node("Sub", ["joff_sig", "half"], ["joff"]),
+        helper.make_node("Softmax", ["remask"], ["remask_p"], axis=1),
+        *slice_channels("remask_p", 1, 2, "mask_q"),
+        constant("x4", np.array([1, 1, 4, 4], np.float32)),
+        helper.make_node("Resize", ["mask_q", "", "x4"], ["mask"], mode="linear"),
+        helper.make_node("Softmax", ["jloc"], ["jloc_p"], axis=1),
+        *slice_channels("jloc_p", 0, 1, "none_q"),
+        constant("one", np.array(1.0, np.float32)),
+        helper.make_node("Sub", ["one", "none_q"], ["junction_q"]),
+        helper.make_node("Resize", ["junction_q", "", "x4"], ["junction_up"], mode="nearest"),
+        helper.make_node("Resize", ["joff", "", "x4"], ["joff_up"], mode="nearest"),
+        *slice_channels("joff_up", 0, 1, "joff_x"),
+        *slice_channels("joff_up", 1, 2, "joff_y"),
+        constant("CX", cx[None, None]), constant("CY", cy[None, None]),
+        constant("PX", xs[None, None]), constant("PY", ys[None, None]), constant("four", np.array(4.0, np.float32)),
+        helper.make_node("Add", ["CX", "joff_x"], ["jx_c"]), helper.make_node("Mul", ["jx_c", "four"], ["jx"]),
+        helper.make_node("Add", ["CY", "joff_y"], ["jy_c"]), helper.make_node("Mul", ["jy_c", "four"], ["jy"]),
+        helper.make_node("Sub", ["PX", "jx"], ["dx"]), helper.make_node("Sub", ["PY", "jy"], ["dy"]),
+        helper.make_node("Mul", ["dx", "dx"], ["dx2"]), helper.make_node("Mul", ["dy", "dy"], ["dy2"]),
+        helper.make_node("Add", ["dx2", "dy2"], ["d2"]),
+        constant("minus_half", np.array(-0.5, np.float32)),
+        helper.make_node("Mul", ["d2", "minus_half"], ["gauss_arg"]),
+        helper.make_node("Exp", ["gauss_arg"], ["gauss"]),
+        helper.make_node("Mul", ["junction_up", "gauss"], ["vertices"]),
+    ]
+    card = {
+        "class_names": {"0": "building"}, "resolution": 50, "tile_size": tile, "tiles_overlap": 25,
+        "polytopo.family": "vertex-mask", "polytopo.input_range": [0, 1],
+        "polytopo.outputs": {"mask": "mask", "vertices": "vertices"},
+        "polytopo.vertex_threshold": 0.3, "polytopo.vertex_snap_radius_px": 3, "polytopo.baseline": "HiSup",
+    }
+    outputs = [
+        value("mask", FLOAT, ["N", 1, tile, tile]), value("vertices", FLOAT, ["N", 1, tile, tile]),
+        value("joff", FLOAT, ["N", 2, quarter, quarter]), value("afm", FLOAT, ["N", 2, quarter, quarter]),
+    ]
+    return build(path, nodes, [value("input", FLOAT, ["N", 3, tile, tile])], outputs, card, inits)
+
+
+def test_hisup_quarter_resolution_heads_with_junction_offsets(tmp_path, tiny):
+    """Junctions at cell corners (joff = -0.5) come back at the building's corners, not at the cell centres."""
+    building = courtyard(64, (8, 40), (16, 28))
+    corners = np.zeros_like(building)
+    offsets = np.zeros_like(building)
+    for x in (8, 40, 16, 28):
+        for y in (8, 40, 16, 28):
+            if (x in (8, 40)) == (y in (8, 40)):
+                corners[y:y + 4, x:x + 4] = 1  # the cell whose top-left corner is the building's corner
+    offsets[corners > 0] = -3.0  # joff = sigmoid(4 * -3) - 0.5 ≈ -0.5 cell: the junction is the cell's top-left corner
+    raster = tiny.write_raster(tmp_path / "hisup.tif", np.stack([building, corners, offsets]))
+    model = load_model(hisup_model(tmp_path / "hisup.onnx"), CPU)
+    (polygon,) = list(Prediction(model, raster))
+    geometry = polygon.geometry
+    assert len(geometry.interiors) == 1
+    assert len(geometry.exterior.coords) - 1 == 4 and len(geometry.interiors[0].coords) - 1 == 4
+    assert geometry.area == pytest.approx((32 * 32 - 12 * 12) * PX2, rel=0.08)
