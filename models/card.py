@@ -34,7 +34,7 @@ __all__ = [
     "parse_card",
 ]
 
-FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "promptable")
+FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "vertex-graph", "promptable")
 """Decoder families the engine runs."""
 
 FAMILY_ROLES = {
@@ -42,7 +42,8 @@ FAMILY_ROLES = {
     "instance": (("boxes", "scores", "masks"), ("labels",)),
     "vertex-mask": (("mask", "vertices"), ()),
     "frame-field": (("seg", "frame_field"), ()),
-    "rings": (("rings", "scores"), ("labels",)),
+    "rings": (("rings", "scores"), ("labels", "vertex_valid")),
+    "vertex-graph": (("vertices", "successors"), ("vertex_scores",)),
     "promptable": (("embedding",), ("high_res_0", "high_res_1")),
 }
 """Required and optional output roles of each family: ``{family: (required, optional)}``."""
@@ -172,6 +173,18 @@ _EXAMPLES = {
         "polytopo.outputs": {"rings": "rings", "scores": "scores"},
         "polytopo.baseline": "Pix2Poly",
     },
+    "vertex-graph": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 320,
+        "tiles_overlap": 20,
+        "det_conf": 0.5,
+        "det_iou_thresh": 0.5,
+        "polytopo.family": "vertex-graph",
+        "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
+        "polytopo.vertex_threshold": 0.5,
+        "polytopo.baseline": "PolyWorld",
+    },
     "promptable": {
         "class_names": {"0": "building"},
         "resolution": 30,
@@ -295,7 +308,8 @@ class ModelCard:
     mask_threshold : float
         Threshold on instance or prompt-decoder masks.
     vertex_threshold : float
-        Minimum heatmap value of a vertex peak (vertex-mask family).
+        Minimum heatmap value of a vertex peak (vertex-mask family) or vertex
+        score of a ring vertex (vertex-graph family).
     vertex_snap_radius_px : float
         Largest distance between a contour vertex and the peak it snaps to.
     edge_threshold : float or None

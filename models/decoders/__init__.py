@@ -4,7 +4,7 @@ from .base import DecodeContext, Decoder, PolygonRecord
 from .frame_field import FrameFieldDecoder
 from .instance import InstanceDecoder
 from .promptable import PromptableDecoder
-from .rings import RingsDecoder
+from .rings import RingsDecoder, VertexGraphDecoder
 from .semantic import SemanticDecoder
 from .vertex_mask import VertexMaskDecoder
 
@@ -18,6 +18,7 @@ __all__ = [
     "PromptableDecoder",
     "RingsDecoder",
     "SemanticDecoder",
+    "VertexGraphDecoder",
     "VertexMaskDecoder",
     "decoder_for",
 ]
@@ -28,6 +29,7 @@ DECODERS = {
     "vertex-mask": VertexMaskDecoder,
     "frame-field": FrameFieldDecoder,
     "rings": RingsDecoder,
+    "vertex-graph": VertexGraphDecoder,
     "promptable": PromptableDecoder,
 }
 """Family name to decoder class."""

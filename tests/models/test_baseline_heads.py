@@ -384,3 +384,77 @@ def test_hisup_quarter_resolution_heads_with_junction_offsets(tmp_path, tiny):
     assert len(geometry.interiors) == 1
     assert len(geometry.exterior.coords) - 1 == 4 and len(geometry.interiors[0].coords) - 1 == 4
     assert geometry.area == pytest.approx((32 * 32 - 12 * 12) * PX2, rel=0.08)
+
+
+# ---------------------------------------------------------------- PolyWorld (vertex-graph) and a rings export with a validity mask
+
+
+def constant_heads(path, arrays, card, tile=32):
+    """Every tile returns the same ``arrays`` (name → array without the batch axis), broadcast to the batch."""
+    nodes = [
+        helper.make_node("Shape", ["input"], ["shape"]),
+        constant("zero", np.array([0], np.int64)),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"]),
+    ]
+    outputs = []
+    for name, array in arrays.items():
+        array = np.asarray(array)
+        nodes += [
+            constant(f"{name}_tail", np.array(array.shape, np.int64)),
+            helper.make_node("Concat", ["batch", f"{name}_tail"], [f"{name}_shape"], axis=0),
+            constant(f"{name}_value", array[None]),
+            helper.make_node("Expand", [f"{name}_value", f"{name}_shape"], [name]),
+        ]
+        elem = {np.dtype(np.float32): FLOAT, np.dtype(bool): BOOL}[array.dtype]
+        outputs.append(value(name, elem, ["N", *array.shape]))
+    card = {"class_names": {"0": "building"}, "tile_size": tile, "tiles_overlap": 25, "polytopo.input_range": [0, 1], **card}
+    return build(path, nodes, [value("input", FLOAT, ["N", 3, tile, tile])], outputs, card)
+
+
+COURT_OUTER = [(4.5, 4.5), (27.5, 4.5), (27.5, 27.5), (4.5, 27.5)]
+COURT_HOLE = [(10.5, 10.5), (10.5, 21.5), (21.5, 21.5), (21.5, 10.5)]
+
+
+def test_polyworld_vertices_and_successor_scores_become_rings_by_assignment(tmp_path, tiny):
+    """PolyWorld's matching head behind tools/export/polyworld.py: vertices (1, N, 2) x, y px, vertex scores, scores (1, N, N).
+
+    The successor scores are noisy logits: the optimal assignment, not the row
+    argmax, recovers the two cycles; a low-score vertex and a vertex the
+    assignment maps to itself belong to no ring.
+    """
+    vertices = np.array(COURT_OUTER + COURT_HOLE + [(2.0, 30.0), (30.0, 2.0)], np.float32)
+    rng = np.random.default_rng(7)
+    successors = rng.normal(0.0, 1.0, (10, 10)).astype(np.float32)
+    for ring in ([0, 1, 2, 3], [4, 5, 6, 7]):
+        for a, b in zip(ring, ring[1:] + ring[:1]):
+            successors[a, b] = 6.0
+    successors[8, 8] = successors[9, 9] = 6.0
+    successors[0, 5] = 6.5  # tempting for a row argmax, worse for the assignment
+    vertex_scores = np.array([0.9] * 8 + [0.2, 0.9], np.float32)
+    card = {
+        "det_conf": 0.5, "polytopo.family": "vertex-graph", "polytopo.vertex_threshold": 0.5,
+        "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
+    }
+    path = constant_heads(tmp_path / "polyworld.onnx", {"vertices": vertices, "scores": successors, "vertex_scores": vertex_scores}, card)
+    raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
+    (polygon,) = list(Prediction(load_model(path, CPU), raster))
+    assert polygon.score == pytest.approx(0.9)
+    assert len(polygon.geometry.interiors) == 1
+    assert polygon.geometry.area == pytest.approx((23 * 23 - 11 * 11) * PX2)
+
+
+def test_rings_padded_with_a_validity_mask(tmp_path, tiny):
+    """A RoIPoly-style export: a fixed number of corner slots per polygon, padding flagged by ``vertex_valid``, not NaN."""
+    slots = np.zeros((2, 6, 2), np.float32)
+    slots[0, :4], slots[1, :4] = COURT_OUTER, COURT_HOLE
+    valid = np.zeros((2, 6), bool)
+    valid[:, :4] = True
+    card = {
+        "det_conf": 0.5, "polytopo.family": "rings",
+        "polytopo.outputs": {"rings": "polygons", "scores": "scores", "vertex_valid": "valid"},
+    }
+    arrays = {"polygons": slots, "scores": np.array([0.8, 0.7], np.float32), "valid": valid}
+    raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
+    (polygon,) = list(Prediction(load_model(constant_heads(tmp_path / "roipoly.onnx", arrays, card), CPU), raster))
+    assert len(polygon.geometry.interiors) == 1 and polygon.score == pytest.approx(0.8)
+    assert polygon.geometry.area == pytest.approx((23 * 23 - 11 * 11) * PX2)
