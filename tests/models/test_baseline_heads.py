@@ -8,11 +8,14 @@ part of what the network would predict. The frame-field family (FFL) is
 tested the same way in ``test_frame_field.py``.
 """
 
+import json
+
 import numpy as np
 import pytest
 import shapely
 from onnx import TensorProto, helper, numpy_helper
-from polytopo_testing import build, constant, mask_box_nodes
+from polytopo_testing import BASELINE_CARDS as CARDS
+from polytopo_testing import baseline_card, build, constant, mask_box_nodes
 
 from polytopo.models import Prediction, RunParams, SessionParams, load_model, prompts_from_geometries
 
@@ -21,6 +24,14 @@ FLOAT, INT64, INT32, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.IN
 GT = (500000.0, 0.5, 0.0, 4000000.0, 0.0, -0.5)
 PX2 = 0.25  # m² per pixel
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+def test_every_baseline_card_is_valid():
+    from polytopo.models import card_to_props, parse_card
+
+    names = sorted(path.stem for path in CARDS.glob("*.json"))
+    assert names == ["ffl", "hisup", "maskrcnn_torchvision", "polyworld", "sam", "sam2", "unet_smp"]
+    for name in names:
+        card = parse_card(card_to_props(json.loads((CARDS / f"{name}.json").read_text(encoding="utf-8"))))
+        assert card.baseline and card.family
 
 
 def to_map(x, y):
@@ -64,14 +75,7 @@ def unet_smp_model(path, tile=64):
     The logit is 12 (r - 0.5) with r the first band scaled to [0, 1], written on the standardized input.
     """
     nodes, inits = conv1x1("output", "input", [[12 * IMAGENET_STD[0], 0, 0]], [12 * (IMAGENET_MEAN[0] - 0.5)])
-    card = {
-        "model_type": "Segmentor", "class_names": {"0": "background", "1": "building"},
-        "resolution": 50, "tile_size": tile, "tiles_overlap": 25,
-        "standardization_mean": IMAGENET_MEAN, "standardization_std": IMAGENET_STD, "seg_thresh": 0.5,
-        "polytopo.family": "semantic", "polytopo.outputs": {"probabilities": "output"},
-        "polytopo.output_activation": "sigmoid", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
-        "polytopo.simplify_tolerance_px": 1.0, "polytopo.baseline": "U-Net + Poly.",
-    }
+    card = baseline_card("unet_smp", tile_size=tile)
     inputs = [value("input", FLOAT, ["batch", 3, "height", "width"])]
     return build(path, nodes, inputs, [value("output", FLOAT, ["batch", 1, "height", "width"])], card, inits)
 
@@ -121,13 +125,7 @@ def maskrcnn_torchvision_model(path):
         helper.make_node("Mul", ["cand_t", "soft"], ["all_masks"]),
         helper.make_node("Gather", ["all_masks", "idx"], ["masks"], axis=0),
     ]
-    card = {
-        "class_names": {"0": "background", "1": "building"}, "resolution": 50, "tile_size": 64, "tiles_overlap": 25,
-        "det_conf": 0.05, "det_iou_thresh": 0.5,
-        "polytopo.family": "instance", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
-        "polytopo.outputs": {"boxes": "boxes", "scores": "scores", "masks": "masks", "labels": "labels"},
-        "polytopo.mask_threshold": 0.5, "polytopo.simplify_tolerance_px": 1.0, "polytopo.baseline": "Mask R-CNN + Poly.",
-    }
+    card = baseline_card("maskrcnn_torchvision", tile_size=64)
     outputs = [
         value("boxes", FLOAT, ["N", 4]), value("labels", INT64, ["N"]), value("scores", FLOAT, ["N"]),
         value("masks", FLOAT, ["N", 1, "H", "W"]),
@@ -192,21 +190,7 @@ def sam_models(folder, version, tile=64):
         2: ("point_labels", INT32, "input_masks", "has_input_masks", "original_image_size", INT32),
     }[version]
     labels_name, labels_type, mask_in, has_mask, size_name, size_type = names
-    card = {
-        "class_names": {"0": "building"}, "resolution": 50, "tile_size": tile,
-        "standardization_mean": IMAGENET_MEAN, "standardization_std": IMAGENET_STD,
-        "polytopo.family": "promptable", "polytopo.input_range": [0, 255], "polytopo.bands": [1, 2, 3],
-        "polytopo.outputs": {"embedding": "image_embeddings"},
-        "polytopo.prompt_decoder": "decoder.onnx",
-        "polytopo.prompt_outputs": {"masks": "masks", "scores": "iou_predictions"},
-        "polytopo.mask_threshold": 0.0, "polytopo.baseline": "SAM2 + Poly." if version == 2 else "SAM + Poly.",
-    }
-    if version == 2:
-        features = {"high_res_0": "image_features_0", "high_res_1": "image_features_1"}
-        card["polytopo.outputs"] = {**card["polytopo.outputs"], **features}
-        card["polytopo.prompt_inputs"] = {
-            "embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels", **features,
-        }
+    card = baseline_card("sam2" if version == 2 else "sam", tile_size=tile, polytopo__prompt_decoder="decoder.onnx")
     # the encoder sees the standardized input: undo it for band 1 so the cells hold 0/1
     encoder_nodes = [
         constant("std0", np.array(IMAGENET_STD[0], np.float32)),
@@ -354,12 +338,8 @@ def hisup_model(path, tile=64):
         helper.make_node("Exp", ["gauss_arg"], ["gauss"]),
         helper.make_node("Mul", ["junction_up", "gauss"], ["vertices"]),
     ]
-    card = {
-        "class_names": {"0": "building"}, "resolution": 50, "tile_size": tile, "tiles_overlap": 25,
-        "polytopo.family": "vertex-mask", "polytopo.input_range": [0, 1],
-        "polytopo.outputs": {"mask": "mask", "vertices": "vertices"},
-        "polytopo.vertex_threshold": 0.3, "polytopo.vertex_snap_radius_px": 3, "polytopo.baseline": "HiSup",
-    }
+    # raw 0-1 bands (the offsets band is negative): no 8-bit scaling, no standardization
+    card = baseline_card("hisup", tile_size=tile, polytopo__input_range=[0, 1], standardization_mean=[0.0], standardization_std=[1.0])
     outputs = [
         value("mask", FLOAT, ["N", 1, tile, tile]), value("vertices", FLOAT, ["N", 1, tile, tile]),
         value("joff", FLOAT, ["N", 2, quarter, quarter]), value("afm", FLOAT, ["N", 2, quarter, quarter]),
@@ -419,8 +399,8 @@ def test_polyworld_vertices_and_successor_scores_become_rings_by_assignment(tmp_
     """PolyWorld's matching head behind tools/export/polyworld.py: vertices (1, N, 2) x, y px, vertex scores, scores (1, N, N).
 
     The successor scores are noisy logits: the optimal assignment, not the row
-    argmax, recovers the two cycles; a low-score vertex and a vertex the
-    assignment maps to itself belong to no ring.
+    argmax, recovers the two cycles; the two vertices the assignment maps to
+    themselves belong to no ring.
     """
     vertices = np.array(COURT_OUTER + COURT_HOLE + [(2.0, 30.0), (30.0, 2.0)], np.float32)
     rng = np.random.default_rng(7)
@@ -431,10 +411,7 @@ def test_polyworld_vertices_and_successor_scores_become_rings_by_assignment(tmp_
     successors[8, 8] = successors[9, 9] = 6.0
     successors[0, 5] = 6.5  # tempting for a row argmax, worse for the assignment
     vertex_scores = np.array([0.9] * 8 + [0.2, 0.9], np.float32)
-    card = {
-        "det_conf": 0.5, "polytopo.family": "vertex-graph", "polytopo.vertex_threshold": 0.5,
-        "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
-    }
+    card = baseline_card("polyworld", tile_size=32, polytopo__input_range=[0, 1])
     path = constant_heads(tmp_path / "polyworld.onnx", {"vertices": vertices, "scores": successors, "vertex_scores": vertex_scores}, card)
     raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
     (polygon,) = list(Prediction(load_model(path, CPU), raster))

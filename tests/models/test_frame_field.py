@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import shapely
+from polytopo_testing import baseline_card
 from shapely import affinity
 
 from polytopo.models import ModelCardError, Prediction, SessionParams, load_model
@@ -113,8 +114,9 @@ def test_rings_without_a_field_fall_back_to_the_simplified_contour():
 
 
 def test_ffl_graph_end_to_end_across_tiles(tmp_path, tiny):
-    """FFL-shaped heads (sigmoid seg, 2 tanh crossfield) over a 64 px raster in 32 px tiles: one aligned polygon with its hole."""
-    model = load_model(tiny.frame_field_model(tmp_path / "ffl.onnx", tile=32), CPU)
+    """FFL-shaped heads (sigmoid seg, 2 tanh crossfield) with FFL's card, 64 px raster in 32 px tiles: one aligned polygon with its hole."""
+    card = baseline_card("ffl", tile_size=32, polytopo__input_range=[0, 1])
+    model = load_model(tiny.frame_field_model(tmp_path / "ffl.onnx", tile=32, card=card), CPU)
     truth = courtyard_building(30.0)
     interior = rasterize(truth, (64, 64)).astype(np.float32)
     angle = np.full((64, 64), (90.0 - 30.0) / 180.0, np.float32)

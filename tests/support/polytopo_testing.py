@@ -9,15 +9,30 @@
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
 __all__ = [
-    "OPSET", "RecordingNotifier", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
+    "BASELINE_CARDS", "OPSET", "RecordingNotifier", "baseline_card", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
     "wait_until",
 ]
 
 OPSET = 17
+
+BASELINE_CARDS = Path(__file__).resolve().parents[2] / "tools" / "export" / "cards"
+"""The cards docs/baselines.md tells to write, one JSON file per baseline."""
+
+
+def baseline_card(name, **changes):
+    """A baseline's card with what a tiny test graph changes: 50 cm pixels, 25 % overlap, then ``changes``.
+
+    Keyword names use ``__`` for the dot of ``polytopo.`` keys (``polytopo__input_range``).
+    """
+    card = json.loads((BASELINE_CARDS / f"{name}.json").read_text(encoding="utf-8"))
+    card.update({"resolution": 50, "tiles_overlap": 25})
+    card.update({key.replace("__", "."): value for key, value in changes.items()})
+    return card
 
 
 def constant(name, array):
