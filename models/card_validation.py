@@ -174,6 +174,13 @@ def _check_frame_field(card, signature, outputs):
     field = signature.output(dict(outputs)["frame_field"])
     if len(seg.shape) != 4:
         _fail("polytopo.outputs", f"output {seg.name!r} (seg) of shape (batch, interior[, edge], height, width)", f"shape {list(seg.shape)}", card.family)
+    if card.edge_threshold is not None and seg.shape[1] is not None and seg.shape[1] < 2:
+        _fail(
+            "polytopo.edge_threshold",
+            f"an edge channel (channel 1 of output {seg.name!r}) for the edge threshold",
+            f"{seg.shape[1]} channel; remove the key or export the edge channel",
+            card.family,
+        )
     if len(field.shape) != 4 or field.shape[1] not in (None, 4):
         _fail(
             "polytopo.outputs",

@@ -134,11 +134,11 @@ def vertex_mask_model(path, tile=32):
     return build(path, nodes, [image_input(2, tile)], outs, card)
 
 
-def frame_field_model(path, tile=32, card=None, field_channels=4):
+def frame_field_model(path, tile=32, card=None, field_channels=4, seg_channels=2):
     """FFL's output heads: ``seg`` = sigmoid of (interior, edge) logits, ``crossfield`` = 2 tanh(.) in [-2, 2].
 
     Interior and edge probabilities are input bands 1 and 2 (logits
-    ``12 (band - 0.5)``); band 3 holds the field's angle ``phi / pi``, ``phi``
+    ``12 (band - 0.5)``; ``seg_channels=1`` keeps the interior only); band 3 holds the field's angle ``phi / pi``, ``phi``
     being the angle of the direction ``u`` in FFL's ij convention
     (``u = cos phi + i sin phi = Δrow + i Δcol``). The field is the frame of
     ``u`` and ``i u`` (c0 = u²v² = -u⁴, c2 = -(u² + v²) = 0), written as
@@ -146,7 +146,7 @@ def frame_field_model(path, tile=32, card=None, field_channels=4):
     """
     nodes = [
         constant("s0", np.array([0], np.int64)),
-        constant("e0", np.array([2], np.int64)),
+        constant("e0", np.array([seg_channels], np.int64)),
         constant("s2", np.array([2], np.int64)),
         constant("e2", np.array([3], np.int64)),
         constant("ax1", np.array([1], np.int64)),
@@ -183,7 +183,7 @@ def frame_field_model(path, tile=32, card=None, field_channels=4):
         "polytopo.simplify_tolerance_px": 1.0,
     }
     outs = [
-        helper.make_tensor_value_info("seg", FLOAT, ["N", 2, tile, tile]),
+        helper.make_tensor_value_info("seg", FLOAT, ["N", seg_channels, tile, tile]),
         helper.make_tensor_value_info("crossfield", FLOAT, ["N", field_channels, tile, tile]),
     ]
     return build(path, nodes, [image_input(3, tile)], outs, card)

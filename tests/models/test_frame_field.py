@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import shapely
 from polytopo_testing import baseline_card
+from scipy import ndimage
 from shapely import affinity
 
 from polytopo.models import ModelCardError, Prediction, SessionParams, load_model
@@ -113,6 +114,23 @@ def test_rings_without_a_field_fall_back_to_the_simplified_contour():
     assert shapely.equals_exact(fallback, simplify_keep_valid(np.array([pixels], object), 1.0)[0], 1e-12)
 
 
+def test_random_shapes_in_random_fields_stay_valid_with_their_holes():
+    """Smooth random masks (many holes) in smoothly turning fields: every result is one valid polygon with the input's holes."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _trial in range(20):
+        mask = ndimage.gaussian_filter(rng.normal(size=(48, 48)), 3) > 0
+        phi = ndimage.gaussian_filter(rng.normal(size=(48, 48)), 6) * 10
+        field = np.zeros((4, 48, 48))
+        field[0], field[1] = -np.cos(4 * phi), -np.sin(4 * phi)
+        for polygon in polygonize_mask(mask).geometries:
+            aligned = align_polygon(polygon, field, tolerance_px=1.0)
+            assert aligned.geom_type == "Polygon" and aligned.is_valid
+            assert len(aligned.interiors) == len(polygon.interiors)
+            checked += 1
+    assert checked > 50
+
+
 def test_ffl_graph_end_to_end_across_tiles(tmp_path, tiny):
     """FFL-shaped heads (sigmoid seg, 2 tanh crossfield) with FFL's card, 64 px raster in 32 px tiles: one aligned polygon with its hole."""
     card = baseline_card("ffl", tile_size=32, polytopo__input_range=[0, 1])
@@ -147,6 +165,12 @@ def test_edge_channel_separates_buildings_sharing_a_wall(tmp_path, tiny):
     assert len(list(Prediction(joined, raster))) == 1
     halves = sorted(p.geometry.area / PIXEL_M ** 2 for p in Prediction(split, raster))
     assert halves == pytest.approx([20 * 11, 20 * 11])
+
+
+def test_edge_threshold_without_an_edge_channel_is_refused(tmp_path, tiny):
+    card = baseline_card("ffl", tile_size=32, polytopo__edge_threshold=0.5)
+    with pytest.raises(ModelCardError, match=r"an edge channel.*card key 'polytopo.edge_threshold'"):
+        load_model(tiny.frame_field_model(tmp_path / "interior_only.onnx", card=card, seg_channels=1), CPU)
 
 
 def test_frame_field_output_without_four_channels_is_refused(tmp_path, tiny):
