@@ -11,14 +11,19 @@ assignment is one graph: the wrapper returns ``vertices`` (1, 256, 2) as
 and ``scores`` (1, 256, 256). The assignment and the cycles run in the
 engine's vertex-graph decoder. PolyWorld gives polygons no score: the
 decoder scores a ring with the mean heatmap value of its vertices.
+
+PolyWorld's prediction script keeps its modules in training mode, so batch
+normalization uses the statistics of the image at hand (its authors found
+that better). ``--batch-statistics`` exports that way; run such a model with
+``--batch 1`` so the statistics are those of one tile.
 """
 
 from common import export_and_write_card, parser
 
 if __name__ == "__main__":
-    options = parser(__doc__)
+    options = parser(__doc__, checkpoint=False)
     options.add_argument("--weights", required=True, help="folder with polyworld_backbone, polyworld_seg_head, polyworld_matching")
-    options.set_defaults(checkpoint="unused")
+    options.add_argument("--batch-statistics", action="store_true", help="export batch normalization in training mode, as PolyWorld predicts")
     args = options.parse_args()
     import os
 
@@ -48,4 +53,5 @@ if __name__ == "__main__":
             return torch.flip(refined, dims=[2]).float() + 0.5, vertex_scores, scores
 
     export_and_write_card(VertexGraph(args.weights), torch.rand(1, 3, args.tile, args.tile), args.out, ["input"],
-                          ["vertices", "vertex_scores", "scores"], None, args.opset, "polyworld", args.set)
+                          ["vertices", "vertex_scores", "scores"], None, args.opset, "polyworld", args.set,
+                          batch_statistics=args.batch_statistics)
