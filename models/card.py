@@ -34,7 +34,7 @@ __all__ = [
     "parse_card",
 ]
 
-FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "vertex-graph", "promptable")
+FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "vertex-graph", "vertex-sequence", "promptable")
 """Decoder families the engine runs."""
 
 FAMILY_ROLES = {
@@ -44,6 +44,7 @@ FAMILY_ROLES = {
     "frame-field": (("seg", "frame_field"), ()),
     "rings": (("rings", "scores"), ("labels", "vertex_valid")),
     "vertex-graph": (("vertices", "successors"), ("vertex_scores",)),
+    "vertex-sequence": (("memory",), ()),
     "promptable": (("embedding",), ("high_res_0", "high_res_1")),
 }
 """Required and optional output roles of each family: ``{family: (required, optional)}``."""
@@ -90,6 +91,9 @@ POLYTOPO_KEYS = (
     "polytopo.vertex_snap_radius_px",
     "polytopo.edge_threshold",
     "polytopo.frame_field_axes",
+    "polytopo.sequence_decoder",
+    "polytopo.token_bins",
+    "polytopo.token_order",
     "polytopo.prompt_decoder",
     "polytopo.prompt_inputs",
     "polytopo.prompt_outputs",
@@ -103,6 +107,7 @@ _DEEPNESS_MODEL_TYPES = {"segmentor": "semantic", "segmentation": "semantic"}
 _ACTIVATIONS = ("none", "sigmoid", "softmax")
 _LAYOUTS = ("NCHW", "NHWC")
 _FIELD_AXES = ("ij", "xy")
+_TOKEN_ORDERS = ("yx", "xy")
 
 _EXAMPLES = {
     "semantic": {
@@ -184,6 +189,20 @@ _EXAMPLES = {
         "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
         "polytopo.vertex_threshold": 0.5,
         "polytopo.baseline": "PolyWorld",
+    },
+    "vertex-sequence": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 224,
+        "tiles_overlap": 20,
+        "det_conf": 0.0,
+        "det_iou_thresh": 0.5,
+        "polytopo.family": "vertex-sequence",
+        "polytopo.outputs": {"memory": "memory"},
+        "polytopo.sequence_decoder": "pix2poly_decoder.onnx",
+        "polytopo.token_bins": 224,
+        "polytopo.token_order": "yx",
+        "polytopo.baseline": "Pix2Poly",
     },
     "promptable": {
         "class_names": {"0": "building"},
@@ -318,6 +337,15 @@ class ModelCard:
     frame_field_axes : str
         Frame-field family: ``ij`` when a direction is the complex number
         ``Δrow + i Δcol`` (FFL), ``xy`` when it is ``Δx + i Δy``.
+    sequence_decoder : str or None
+        Vertex-sequence family: the token decoder's ONNX file, relative to
+        the encoder file.
+    token_bins : int
+        Vertex-sequence family: coordinate bins of a token (Pix2Poly: the
+        input size); bins, bins + 1 and bins + 2 are the BOS, EOS and PAD tokens.
+    token_order : str
+        Vertex-sequence family: ``yx`` when a vertex is the token pair
+        (row, column), as Pix2Poly, ``xy`` for (column, row).
     prompt_decoder : str or None
         Prompt decoder ONNX file, relative to the encoder file (promptable).
     prompt_inputs, prompt_outputs : tuple of (str, str)
@@ -354,6 +382,9 @@ class ModelCard:
     vertex_snap_radius_px: float = 3.0
     edge_threshold: object = None
     frame_field_axes: str = "ij"
+    sequence_decoder: object = None
+    token_bins: int = 224
+    token_order: str = "yx"
     prompt_decoder: object = None
     prompt_inputs: tuple = tuple(_SAM_PROMPT_INPUTS.items())
     prompt_outputs: tuple = tuple(_SAM_PROMPT_OUTPUTS.items())
@@ -557,6 +588,8 @@ def parse_card(props):
             _fail("polytopo.class_thresholds", "numbers in [0, 1], one per class", repr(props["polytopo.class_thresholds"]), family)
     if family == "promptable" and "polytopo.prompt_decoder" not in props:
         _fail("polytopo.prompt_decoder", "the prompt decoder's ONNX file name, relative to this model", "no such key", family)
+    if family == "vertex-sequence" and "polytopo.sequence_decoder" not in props:
+        _fail("polytopo.sequence_decoder", "the token decoder's ONNX file name, relative to this model", "no such key", family)
     bands = _number_list(props, "polytopo.bands", family, None, integer=True, low=1)
     layout = props.get("polytopo.input_layout")
     known = set(DEEPNESS_KEYS) | set(POLYTOPO_KEYS) | {"names"}
@@ -589,6 +622,9 @@ def parse_card(props):
             props.get("polytopo.edge_threshold", "null") != "null"
         ) else None,
         frame_field_axes=_choice(props, "polytopo.frame_field_axes", family, _FIELD_AXES, "ij"),
+        sequence_decoder=_text(props, "polytopo.sequence_decoder", family),
+        token_bins=_number(props, "polytopo.token_bins", family, 224, low=2, integer=True),
+        token_order=_choice(props, "polytopo.token_order", family, _TOKEN_ORDERS, "yx"),
         prompt_decoder=_text(props, "polytopo.prompt_decoder", family),
         prompt_inputs=_role_map(props, "polytopo.prompt_inputs", family, _SAM_PROMPT_INPUTS),
         prompt_outputs=_role_map(props, "polytopo.prompt_outputs", family, _SAM_PROMPT_OUTPUTS),

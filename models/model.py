@@ -9,7 +9,7 @@ from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
 
-__all__ = ["LoadedModel", "PromptIO", "load_model", "model_from_session"]
+__all__ = ["LoadedModel", "PromptIO", "SequenceIO", "load_model", "model_from_session"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,57 @@ class PromptIO:
 
 
 @dataclass(frozen=True)
+class SequenceIO:
+    """Shape of a token decoder (vertex-sequence family): one greedy step per call.
+
+    The decoder takes ``memory`` (the encoder output, batch first) and
+    ``tokens`` (1, length) int64, the sequence so far padded with PAD, and
+    returns ``logits`` (1, length, vocabulary), the next-token logits at every
+    position, and ``successors`` (1, vertices, vertices), the successor scores
+    of the vertices the tokens encode.
+
+    Attributes
+    ----------
+    length : int
+        Token positions of the decoder (Pix2Poly: 2 · vertices + 1).
+    vertices : int
+        Vertex slots of the successor scores ((length - 1) / 2).
+    """
+
+    length: int
+    vertices: int
+
+
+_SEQUENCE_INPUTS = ("memory", "tokens")
+_SEQUENCE_OUTPUTS = ("logits", "successors")
+
+
+def _sequence_io(card, signature):
+    names_in = [spec.name for spec in signature.inputs]
+    names_out = [spec.name for spec in signature.outputs]
+    if sorted(names_in) != sorted(_SEQUENCE_INPUTS) or any(name not in names_out for name in _SEQUENCE_OUTPUTS):
+        raise ModelCardError(
+            f"Expected the token decoder {card.sequence_decoder!r} to have the inputs {list(_SEQUENCE_INPUTS)} and the outputs "
+            f"{list(_SEQUENCE_OUTPUTS)} but it has inputs {names_in} and outputs {names_out}; export it with those names "
+            "(see tools/export/pix2poly.py)."
+        )
+    tokens = signature.input("tokens")
+    length = tokens.shape[-1] if len(tokens.shape) == 2 else None
+    if tokens.dtype != "int64" or length is None or length < 3 or length % 2 == 0:
+        raise ModelCardError(
+            f"Expected the token decoder's input 'tokens' to be int64 of shape (1, 2 * vertices + 1) with a fixed odd length "
+            f"but got {tokens.dtype} of shape {list(tokens.shape)}; export it with the sequence padded to its full length."
+        )
+    vocabulary = signature.output("logits").shape[-1]
+    if vocabulary is not None and vocabulary != card.token_bins + 3:
+        raise ModelCardError(
+            f"Expected logits over polytopo.token_bins + 3 = {card.token_bins + 3} tokens (bins, BOS, EOS, PAD) but the "
+            f"token decoder has {vocabulary}; set polytopo.token_bins to {vocabulary - 3}."
+        )
+    return SequenceIO(length=int(length), vertices=(int(length) - 1) // 2)
+
+
+@dataclass(frozen=True)
 class LoadedModel:
     """A model ready to run.
 
@@ -55,6 +106,9 @@ class LoadedModel:
     prompt_session : ModelSession or None
         The prompt decoder (promptable family).
     prompt_io : PromptIO or None
+    sequence_session : ModelSession or None
+        The token decoder (vertex-sequence family).
+    sequence_io : SequenceIO or None
     """
 
     path: str
@@ -63,6 +117,8 @@ class LoadedModel:
     session: object
     prompt_session: object = None
     prompt_io: object = None
+    sequence_session: object = None
+    sequence_io: object = None
 
 
 _SAM_NEUTRAL_INPUTS = ("mask_input", "has_mask_input", "orig_im_size", "input_masks", "has_input_masks", "original_image_size")
@@ -112,7 +168,24 @@ def _prompt_io(card, signature):
     )
 
 
-def model_from_session(path, session, prompt_session=None):
+_COMPANIONS = {
+    "promptable": ("prompt decoder", "prompt_decoder", "prompt_session", _prompt_io),
+    "vertex-sequence": ("token decoder", "sequence_decoder", "sequence_session", _sequence_io),
+}
+"""Families whose card names a second ONNX file: what it is, its card field, its LoadedModel field, its I/O check."""
+
+
+def _companion_io(card, path, session):
+    what, field, _session_field, check = _COMPANIONS[card.family]
+    if session is None:
+        raise ModelCardError(
+            f"Expected a {what} session for the {card.family} model {path} but got none; "
+            f"set polytopo.{field} to the {what}'s ONNX file."
+        )
+    return check(card, session.signature)
+
+
+def model_from_session(path, session, prompt_session=None, sequence_session=None):
     """Build a :class:`LoadedModel` from already-open session objects.
 
     Parameters
@@ -123,6 +196,8 @@ def model_from_session(path, session, prompt_session=None):
         Any predictor with ``signature``, ``metadata``, ``report`` and ``run``.
     prompt_session : object, optional
         The prompt decoder predictor (promptable family).
+    sequence_session : object, optional
+        The token decoder predictor (vertex-sequence family).
 
     Returns
     -------
@@ -130,15 +205,9 @@ def model_from_session(path, session, prompt_session=None):
     """
     card = parse_card(session.metadata)
     io = check_card(card, session.signature)
-    prompt_io = None
-    if card.family == "promptable":
-        if prompt_session is None:
-            raise ModelCardError(
-                f"Expected a prompt decoder session for the promptable model {path} but got none; "
-                "set polytopo.prompt_decoder to the decoder's ONNX file."
-            )
-        prompt_io = _prompt_io(card, prompt_session.signature)
-    return LoadedModel(os.fspath(path), card, io, session, prompt_session, prompt_io)
+    prompt_io = _companion_io(card, path, prompt_session) if card.family == "promptable" else None
+    sequence_io = _companion_io(card, path, sequence_session) if card.family == "vertex-sequence" else None
+    return LoadedModel(os.fspath(path), card, io, session, prompt_session, prompt_io, sequence_session, sequence_io)
 
 
 def load_model(path, params=SessionParams()):
@@ -147,7 +216,7 @@ def load_model(path, params=SessionParams()):
     Parameters
     ----------
     path : str or os.PathLike
-        ONNX model file (for the promptable family: the image encoder).
+        ONNX model file (for the promptable and vertex-sequence families: the image encoder).
     params : SessionParams
         Provider choice and thread count.
 
@@ -167,10 +236,11 @@ def load_model(path, params=SessionParams()):
     path = os.fspath(path)
     parse_card(read_metadata_props(path))
     session = open_session(path, params)
-    prompt_session = None
+    companions = {}
     card = parse_card(session.metadata)
-    if card.family == "promptable":
-        decoder_path = os.path.join(os.path.dirname(os.path.abspath(path)), card.prompt_decoder)
+    if card.family in _COMPANIONS:
+        _what, field, session_field, _check = _COMPANIONS[card.family]
+        decoder_path = os.path.join(os.path.dirname(os.path.abspath(path)), getattr(card, field))
         read_metadata_props(decoder_path)
-        prompt_session = open_session(decoder_path, params)
-    return model_from_session(path, session, prompt_session)
+        companions[session_field] = open_session(decoder_path, params)
+    return model_from_session(path, session, **companions)

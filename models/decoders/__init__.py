@@ -7,6 +7,7 @@ from .promptable import PromptableDecoder
 from .rings import RingsDecoder, VertexGraphDecoder
 from .semantic import SemanticDecoder
 from .vertex_mask import VertexMaskDecoder
+from .vertex_sequence import VertexSequenceDecoder
 
 __all__ = [
     "DECODERS",
@@ -20,6 +21,7 @@ __all__ = [
     "SemanticDecoder",
     "VertexGraphDecoder",
     "VertexMaskDecoder",
+    "VertexSequenceDecoder",
     "decoder_for",
 ]
 
@@ -30,6 +32,7 @@ DECODERS = {
     "frame-field": FrameFieldDecoder,
     "rings": RingsDecoder,
     "vertex-graph": VertexGraphDecoder,
+    "vertex-sequence": VertexSequenceDecoder,
     "promptable": PromptableDecoder,
 }
 """Family name to decoder class."""
@@ -51,4 +54,6 @@ def decoder_for(model, context, prompts=None):
     """
     if model.card.family == "promptable":
         return PromptableDecoder(context, model, prompts)
+    if model.card.family == "vertex-sequence":
+        return VertexSequenceDecoder(context, model)
     return DECODERS[model.card.family](context)

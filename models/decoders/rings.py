@@ -31,7 +31,7 @@ from ..polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
 from .sparse import SparseStitcher, core_owner, with_batch_axis
 
-__all__ = ["RingsDecoder", "VertexGraphDecoder", "assemble_rings", "ring_polygon", "rings_from_successors"]
+__all__ = ["RingsDecoder", "VertexGraphDecoder", "assemble_rings", "pack_rings", "ring_polygon", "rings_from_successors"]
 
 
 def ring_polygon(vertices):
@@ -180,7 +180,7 @@ class RingsDecoder(Decoder):
         return self._stitch.release(np.inf)
 
 
-def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_vertex_score=0.0):
+def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_vertex_score=0.0, padding_assigned=False):
     """Closed rings of a vertex graph: each vertex's successor by optimal assignment, rings are the cycles.
 
     The decoding step of PolyWorld and Pix2Poly: the network scores every
@@ -198,6 +198,10 @@ def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_ve
     vertex_scores : numpy.ndarray, shape (n,), optional
         Vertex confidences; vertices under ``min_vertex_score`` are dropped.
     min_vertex_score : float
+    padding_assigned : bool
+        Keep padding (and dropped) vertices in the assignment and remove them
+        from the cycles afterwards, as Pix2Poly does with its padded vertex
+        slots; by default they are left out of the assignment.
 
     Returns
     -------
@@ -215,8 +219,9 @@ def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_ve
     """
     vertices = np.asarray(vertices, float)
     confidence = np.ones(len(vertices)) if vertex_scores is None else np.asarray(vertex_scores, float)
-    used = np.flatnonzero(np.isfinite(vertices).all(axis=1) & (confidence >= min_vertex_score))
-    if len(used) < 3:
+    real = np.isfinite(vertices).all(axis=1) & (confidence >= min_vertex_score)
+    used = np.arange(len(vertices)) if padding_assigned else np.flatnonzero(real)
+    if real.sum() < 3:
         return [], []
     scores = np.asarray(successor_scores, float)[np.ix_(used, used)]
     rows, cols = linear_sum_assignment(np.nan_to_num(scores, nan=-np.inf, neginf=-1e30, posinf=1e30), maximize=True)
@@ -232,10 +237,25 @@ def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_ve
         while not seen[successor[cycle[-1]]]:
             cycle.append(successor[cycle[-1]])
             seen[cycle[-1]] = True
-        if len(cycle) >= 3 and successor[cycle[-1]] == start:
-            rings.append(vertices[used[cycle]])
-            ring_scores.append(float(confidence[used[cycle]].mean()))
+        members = used[cycle][real[used[cycle]]]
+        if len(members) >= 3 and successor[cycle[-1]] == start:
+            rings.append(vertices[members])
+            ring_scores.append(float(confidence[members].mean()))
     return rings, ring_scores
+
+
+def pack_rings(per_tile):
+    """Per-tile (rings, scores) lists as NaN-padded arrays: rings (batch, n, vertices, 2), scores (batch, n), labels."""
+    batch = len(per_tile)
+    most = max([len(rings) for rings, _scores in per_tile] + [1])
+    longest = max([len(r) for rings, _scores in per_tile for r in rings] + [3])
+    rings = np.full((batch, most, longest, 2), np.nan)
+    scores = np.full((batch, most), -np.inf)
+    for b, (tile_rings, tile_scores) in enumerate(per_tile):
+        for k, (ring, score) in enumerate(zip(tile_rings, tile_scores)):
+            rings[b, k, :len(ring)] = ring
+            scores[b, k] = score
+    return rings, scores, np.zeros(scores.shape, np.int64)
 
 
 class VertexGraphDecoder(RingsDecoder):
@@ -263,12 +283,4 @@ class VertexGraphDecoder(RingsDecoder):
                                   self.card.vertex_threshold if confidence is not None else 0.0)
             for b in range(batch)
         ]
-        most = max([len(rings) for rings, _scores in per_tile] + [1])
-        longest = max([len(r) for rings, _scores in per_tile for r in rings] + [3])
-        rings = np.full((batch, most, longest, 2), np.nan)
-        scores = np.full((batch, most), -np.inf)
-        for b, (tile_rings, tile_scores) in enumerate(per_tile):
-            for k, (ring, score) in enumerate(zip(tile_rings, tile_scores)):
-                rings[b, k, :len(ring)] = ring
-                scores[b, k] = score
-        return rings, scores, np.zeros(scores.shape, np.int64)
+        return pack_rings(per_tile)

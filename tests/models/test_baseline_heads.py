@@ -17,7 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 from polytopo_testing import BASELINE_CARDS as CARDS
 from polytopo_testing import baseline_card, build, constant, mask_box_nodes
 
-from polytopo.models import Prediction, RunParams, SessionParams, load_model, prompts_from_geometries
+from polytopo.models import ModelCardError, Prediction, RunParams, SessionParams, load_model, prompts_from_geometries
+from polytopo.models.card_io import write_card
 
 CPU = SessionParams(provider="cpu")
 FLOAT, INT64, INT32, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
@@ -28,7 +29,7 @@ def test_every_baseline_card_is_valid():
     from polytopo.models import card_to_props, parse_card
 
     names = sorted(path.stem for path in CARDS.glob("*.json"))
-    assert names == ["ffl", "hisup", "maskrcnn_torchvision", "polyworld", "sam", "sam2", "unet_smp"]
+    assert names == ["ffl", "hisup", "maskrcnn_torchvision", "pix2poly", "polyworld", "sam", "sam2", "unet_smp"]
     for name in names:
         card = parse_card(card_to_props(json.loads((CARDS / f"{name}.json").read_text(encoding="utf-8"))))
         assert card.baseline and card.family
@@ -435,3 +436,82 @@ def test_rings_padded_with_a_validity_mask(tmp_path, tiny):
     (polygon,) = list(Prediction(load_model(constant_heads(tmp_path / "roipoly.onnx", arrays, card), CPU), raster))
     assert len(polygon.geometry.interiors) == 1 and polygon.score == pytest.approx(0.8)
     assert polygon.geometry.area == pytest.approx((23 * 23 - 11 * 11) * PX2)
+
+
+# ---------------------------------------------------------------- Pix2Poly (vertex-sequence)
+
+
+def pix2poly_models(folder, sequence, successors, bins=33, tile=32):
+    """Pix2Poly's encoder and one decoder step (tools/export/pix2poly.py), decoding a fixed token ``sequence``.
+
+    Encoder: ``input`` → ``memory`` (N, 1, 3) (the band means, standing in for
+    the ViT patch features). Decoder: ``memory`` (1, 1, 3) and ``tokens``
+    (1, T) int64 → ``logits`` (1, T, bins + 3), position p favouring
+    ``sequence[p + 1]`` (10 against 0), and ``successors`` (1, N, N) with
+    T = 2 N + 1. Both inputs feed the outputs (times 0), as a real decoder's do.
+    """
+    sequence = np.asarray(sequence, np.int64)
+    length = len(sequence) - 1
+    vocabulary = bins + 3
+    table = np.zeros((1, length, vocabulary), np.float32)
+    table[0, np.arange(length), sequence[1:]] = 10.0
+    nodes = [
+        helper.make_node("GlobalAveragePool", ["input"], ["pooled"]),
+        constant("shape", np.array([-1, 1, 3], np.int64)),
+        helper.make_node("Reshape", ["pooled", "shape"], ["memory"]),
+    ]
+    card = baseline_card("pix2poly", tile_size=tile, polytopo__input_range=[0, 1], polytopo__token_bins=bins,
+                         polytopo__sequence_decoder="decoder.onnx")
+    encoder = build(folder / "encoder.onnx", nodes, [value("input", FLOAT, ["N", 3, tile, tile])],
+                    [value("memory", FLOAT, ["N", 1, 3])], card)
+    step = [
+        helper.make_node("Cast", ["tokens"], ["tokens_f"], to=FLOAT),
+        helper.make_node("ReduceSum", ["tokens_f"], ["token_sum"], keepdims=0),
+        helper.make_node("ReduceSum", ["memory"], ["memory_sum"], keepdims=0),
+        helper.make_node("Add", ["token_sum", "memory_sum"], ["both"]),
+        constant("nothing", np.array(0.0, np.float32)),
+        helper.make_node("Mul", ["both", "nothing"], ["zero"]),
+        constant("table", table),
+        helper.make_node("Add", ["table", "zero"], ["logits"]),
+        constant("graph", np.asarray(successors, np.float32)[None]),
+        helper.make_node("Add", ["graph", "zero"], ["successors"]),
+    ]
+    slots = (length - 1) // 2
+    build(folder / "decoder.onnx", step,
+          [value("memory", FLOAT, [1, 1, 3]), value("tokens", INT64, [1, length])],
+          [value("logits", FLOAT, [1, length, vocabulary]), value("successors", FLOAT, [1, slots, slots])])
+    return encoder
+
+
+def test_pix2poly_greedy_token_loop_then_assignment(tmp_path, tiny):
+    """Tokens (row, column) of an exterior and a hole, EOS, PAD slots: the greedy loop, the tokenizer and the padded assignment."""
+    outer = [(4, 4), (4, 28), (28, 28), (28, 4)]  # (row, column) = (y, x)
+    hole = [(10, 10), (22, 10), (22, 22), (10, 22)]
+    bos, eos, pad = 33, 34, 35
+    slots = 10
+    sequence = [bos] + [t for vertex in outer + hole for t in vertex] + [eos] + [pad] * (2 * slots + 1 - 17)
+    rng = np.random.default_rng(3)
+    successors = rng.normal(0.0, 1.0, (slots, slots))
+    for ring in ([0, 1, 2, 3], [4, 5, 6, 7]):
+        for a, b in zip(ring, ring[1:] + ring[:1]):
+            successors[a, b] = 6.0
+    successors[8, 9] = successors[9, 8] = 6.0  # the two padding slots pair up: a cycle without real vertices
+    model = load_model(pix2poly_models(tmp_path, sequence, successors), CPU)
+    assert (model.sequence_io.length, model.sequence_io.vertices) == (21, 10)
+    raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
+    prediction = Prediction(model, raster)
+    (polygon,) = list(prediction)
+    assert prediction.decoder.decoder_runs == 21  # one decoder run per token position, as Pix2Poly's loop
+    assert len(polygon.geometry.interiors) == 1
+    assert polygon.geometry.area == pytest.approx((24 * 24 - 12 * 12) * PX2)
+    assert polygon.score == pytest.approx(np.exp(10) / (np.exp(10) + 35))
+
+
+def test_pix2poly_decoders_that_do_not_fit_the_card_are_refused(tmp_path):
+    encoder = pix2poly_models(tmp_path, [33, 34] + [35] * 20, np.zeros((10, 10)))
+    write_card(encoder, {"polytopo.token_bins": 40}, validate=False)
+    with pytest.raises(ModelCardError, match="set polytopo.token_bins to 33"):
+        load_model(encoder, CPU)
+    even = pix2poly_models(tmp_path, [33, 34] + [35] * 19, np.zeros((9, 9)))
+    with pytest.raises(ModelCardError, match=r"'tokens' to be int64 of shape \(1, 2 \* vertices \+ 1\)"):
+        load_model(even, CPU)
