@@ -26,6 +26,8 @@ __all__ = [
     "DEEPNESS_KEYS",
     "FAMILIES",
     "FAMILY_ROLES",
+    "FAMILY_TABLE",
+    "Family",
     "ModelCard",
     "POLYTOPO_KEYS",
     "card_to_props",
@@ -34,20 +36,49 @@ __all__ = [
     "parse_card",
 ]
 
-FAMILIES = ("semantic", "instance", "vertex-mask", "frame-field", "rings", "vertex-graph", "vertex-sequence", "promptable")
+@dataclass(frozen=True)
+class Family:
+    """A decoder family as cards declare it: one row of :data:`FAMILY_TABLE`.
+
+    Attributes
+    ----------
+    name : str
+        Value of ``polytopo.family``.
+    required, optional : tuple of str
+        Output roles of ``polytopo.outputs``.
+    companion : str or None
+        Card key naming the second ONNX file the family runs (its path
+        relative to the model), required when set.
+    companion_kind : str
+        What that file is, for messages.
+    """
+
+    name: str
+    required: tuple
+    optional: tuple = ()
+    companion: object = None
+    companion_kind: str = ""
+
+
+FAMILY_TABLE = (
+    Family("semantic", ("probabilities",)),
+    Family("instance", ("boxes", "scores", "masks"), ("labels",)),
+    Family("vertex-mask", ("mask", "vertices")),
+    Family("frame-field", ("seg", "frame_field")),
+    Family("rings", ("rings", "scores"), ("labels", "vertex_valid")),
+    Family("vertex-graph", ("vertices", "successors"), ("vertex_scores",)),
+    Family("vertex-sequence", ("memory",), (), "polytopo.sequence_decoder", "token decoder"),
+    Family("promptable", ("embedding",), ("high_res_0", "high_res_1"), "polytopo.prompt_decoder", "prompt decoder"),
+)
+"""The decoder families, one row each (their decoders: :data:`polytopo.models.decoders.DECODERS`)."""
+
+FAMILIES = tuple(family.name for family in FAMILY_TABLE)
 """Decoder families the engine runs."""
 
-FAMILY_ROLES = {
-    "semantic": (("probabilities",), ()),
-    "instance": (("boxes", "scores", "masks"), ("labels",)),
-    "vertex-mask": (("mask", "vertices"), ()),
-    "frame-field": (("seg", "frame_field"), ()),
-    "rings": (("rings", "scores"), ("labels", "vertex_valid")),
-    "vertex-graph": (("vertices", "successors"), ("vertex_scores",)),
-    "vertex-sequence": (("memory",), ()),
-    "promptable": (("embedding",), ("high_res_0", "high_res_1")),
-}
+FAMILY_ROLES = {family.name: (family.required, family.optional) for family in FAMILY_TABLE}
 """Required and optional output roles of each family: ``{family: (required, optional)}``."""
+
+_FAMILY = {family.name: family for family in FAMILY_TABLE}
 
 PROMPT_INPUT_ROLES = ("embedding", "point_coords", "point_labels")
 """Prompt-decoder inputs every promptable card needs (SAM's names by default)."""
@@ -586,10 +617,9 @@ def parse_card(props):
         thresholds = _number_list(props, "polytopo.class_thresholds", family, None)
         if any(not 0.0 <= v <= 1.0 for v in thresholds):
             _fail("polytopo.class_thresholds", "numbers in [0, 1], one per class", repr(props["polytopo.class_thresholds"]), family)
-    if family == "promptable" and "polytopo.prompt_decoder" not in props:
-        _fail("polytopo.prompt_decoder", "the prompt decoder's ONNX file name, relative to this model", "no such key", family)
-    if family == "vertex-sequence" and "polytopo.sequence_decoder" not in props:
-        _fail("polytopo.sequence_decoder", "the token decoder's ONNX file name, relative to this model", "no such key", family)
+    companion = _FAMILY[family]
+    if companion.companion is not None and companion.companion not in props:
+        _fail(companion.companion, f"the {companion.companion_kind}'s ONNX file name, relative to this model", "no such key", family)
     bands = _number_list(props, "polytopo.bands", family, None, integer=True, low=1)
     layout = props.get("polytopo.input_layout")
     known = set(DEEPNESS_KEYS) | set(POLYTOPO_KEYS) | {"names"}

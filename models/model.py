@@ -3,7 +3,7 @@
 import os
 from dataclasses import dataclass
 
-from .card import PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
+from .card import FAMILY_TABLE, PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
 from .card_validation import check_card
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
@@ -168,21 +168,26 @@ def _prompt_io(card, signature):
     )
 
 
-_COMPANIONS = {
-    "promptable": ("prompt decoder", "prompt_decoder", "prompt_session", _prompt_io),
-    "vertex-sequence": ("token decoder", "sequence_decoder", "sequence_session", _sequence_io),
-}
-"""Families whose card names a second ONNX file: what it is, its card field, its LoadedModel field, its I/O check."""
+_COMPANION_LOADING = {"promptable": ("prompt_session", _prompt_io), "vertex-sequence": ("sequence_session", _sequence_io)}
+"""Families with a second ONNX file (see :data:`~polytopo.models.card.FAMILY_TABLE`): its LoadedModel field and I/O check."""
+
+_COMPANIONS = {family.name: family for family in FAMILY_TABLE if family.companion is not None}
+
+
+def _companion_path(card, path):
+    """The second ONNX file of ``card``'s family, beside ``path``."""
+    name = getattr(card, _COMPANIONS[card.family].companion.removeprefix("polytopo."))
+    return os.path.join(os.path.dirname(os.path.abspath(path)), name)
 
 
 def _companion_io(card, path, session):
-    what, field, _session_field, check = _COMPANIONS[card.family]
+    family = _COMPANIONS[card.family]
     if session is None:
         raise ModelCardError(
-            f"Expected a {what} session for the {card.family} model {path} but got none; "
-            f"set polytopo.{field} to the {what}'s ONNX file."
+            f"Expected a {family.companion_kind} session for the {card.family} model {path} but got none; "
+            f"set {family.companion} to the {family.companion_kind}'s ONNX file."
         )
-    return check(card, session.signature)
+    return _COMPANION_LOADING[card.family][1](card, session.signature)
 
 
 def model_from_session(path, session, prompt_session=None, sequence_session=None):
@@ -239,8 +244,7 @@ def load_model(path, params=SessionParams()):
     companions = {}
     card = parse_card(session.metadata)
     if card.family in _COMPANIONS:
-        _what, field, session_field, _check = _COMPANIONS[card.family]
-        decoder_path = os.path.join(os.path.dirname(os.path.abspath(path)), getattr(card, field))
+        decoder_path = _companion_path(card, path)
         read_metadata_props(decoder_path)
-        companions[session_field] = open_session(decoder_path, params)
+        companions[_COMPANION_LOADING[card.family][0]] = open_session(decoder_path, params)
     return model_from_session(path, session, **companions)

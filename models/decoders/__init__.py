@@ -26,14 +26,11 @@ __all__ = [
 ]
 
 DECODERS = {
-    "semantic": SemanticDecoder,
-    "instance": InstanceDecoder,
-    "vertex-mask": VertexMaskDecoder,
-    "frame-field": FrameFieldDecoder,
-    "rings": RingsDecoder,
-    "vertex-graph": VertexGraphDecoder,
-    "vertex-sequence": VertexSequenceDecoder,
-    "promptable": PromptableDecoder,
+    decoder.family: decoder
+    for decoder in (
+        SemanticDecoder, InstanceDecoder, VertexMaskDecoder, FrameFieldDecoder, RingsDecoder, VertexGraphDecoder,
+        VertexSequenceDecoder, PromptableDecoder,
+    )
 }
 """Family name to decoder class."""
 
