@@ -151,6 +151,45 @@ def test_torchvision_maskrcnn_heads_with_dynamic_instance_count(tmp_path, tiny):
     assert list(Prediction(model, empty)) == []  # N = 0: boxes (0, 4), masks (0, 1, H, W)
 
 
+def maskrcnn_box_masks_model(path, pattern):
+    """Mask R-CNN with its mask head's raw output (detectron2, mmdetection exports that do not paste).
+
+    ``images`` (1, 3, H, W) → ``boxes`` (N, 4) from band 1's extent,
+    ``scores`` (N,), ``labels`` (N,) int64 and ``masks`` (N, 1, 28, 28)
+    probabilities relative to each box (here the constant ``pattern``).
+    """
+    nodes = [
+        *slice_channels("images", 0, 1, "cand"),
+        *mask_box_nodes("cand", "box3", "present2"),
+        constant("zero_axis", np.array([0], np.int64)),
+        helper.make_node("Squeeze", ["box3", "zero_axis"], ["boxes"]),  # (1, 4)
+        helper.make_node("Squeeze", ["present2", "zero_axis"], ["presence"]),
+        constant("base", np.array([0.9], np.float32)),
+        helper.make_node("Mul", ["presence", "base"], ["scores"]),
+        constant("labels", np.array([1], np.int64)),
+        constant("masks", np.asarray(pattern, np.float32)[None, None]),
+    ]
+    card = baseline_card("maskrcnn_torchvision", tile_size=64)
+    outputs = [
+        value("boxes", FLOAT, ["N", 4]), value("labels", INT64, ["N"]), value("scores", FLOAT, ["N"]),
+        value("masks", FLOAT, ["N", 1, 28, 28]),
+    ]
+    return build(path, nodes, [value("images", FLOAT, [1, 3, "H", "W"])], outputs, card)
+
+
+def test_box_relative_mask_heads_are_pasted_into_their_boxes(tmp_path, tiny):
+    """A 28 x 28 mask with a courtyard in cells 10-17, pasted into a 48 px box: the hole covers pixels 17-30 of it."""
+    pattern = np.ones((28, 28), np.float32)
+    pattern[10:18, 10:18] = 0.0
+    model = load_model(maskrcnn_box_masks_model(tmp_path / "box_masks.onnx", pattern), CPU)
+    bands = np.zeros((3, 64, 64), np.uint8)
+    bands[0, 8:56, 8:56] = 255
+    (polygon,) = list(Prediction(model, tiny.write_raster(tmp_path / "rgb.tif", bands)))
+    (hole,) = polygon.geometry.interiors
+    assert shapely.Polygon(hole).bounds == pytest.approx((*to_map(8 + 17, 8 + 31), *to_map(8 + 31, 8 + 17)))
+    assert polygon.geometry.area == pytest.approx((48 * 48 - 14 * 14) * PX2)
+
+
 # ---------------------------------------------------------------- SAM / SAM 2 + Poly.
 
 
