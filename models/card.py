@@ -26,8 +26,9 @@ __all__ = [
     "DEEPNESS_KEYS",
     "FAMILIES",
     "FAMILY_ROLES",
+    "FAMILY_TABLE",
+    "Family",
     "ModelCard",
-    "PLANNED_FAMILIES",
     "POLYTOPO_KEYS",
     "card_to_props",
     "example_card",
@@ -35,23 +36,56 @@ __all__ = [
     "parse_card",
 ]
 
-FAMILIES = ("semantic", "instance", "vertex-mask", "rings", "promptable")
+@dataclass(frozen=True)
+class Family:
+    """A decoder family as cards declare it: one row of :data:`FAMILY_TABLE`.
+
+    Attributes
+    ----------
+    name : str
+        Value of ``polytopo.family``.
+    required, optional : tuple of str
+        Output roles of ``polytopo.outputs``.
+    companion : str or None
+        Card key naming the second ONNX file the family runs (its path
+        relative to the model), required when set.
+    companion_kind : str
+        What that file is, for messages.
+    """
+
+    name: str
+    required: tuple
+    optional: tuple = ()
+    companion: object = None
+    companion_kind: str = ""
+
+
+FAMILY_TABLE = (
+    Family("semantic", ("probabilities",)),
+    Family("instance", ("boxes", "scores", "masks"), ("labels",)),
+    Family("vertex-mask", ("mask", "vertices")),
+    Family("frame-field", ("seg", "frame_field")),
+    Family("rings", ("rings", "scores"), ("labels", "vertex_valid")),
+    Family("vertex-graph", ("vertices", "successors"), ("vertex_scores",)),
+    Family("vertex-sequence", ("memory",), (), "polytopo.sequence_decoder", "token decoder"),
+    Family("promptable", ("embedding",), ("high_res_0", "high_res_1"), "polytopo.prompt_decoder", "prompt decoder"),
+)
+"""The decoder families, one row each (their decoders: :data:`polytopo.models.decoders.DECODERS`)."""
+
+FAMILIES = tuple(family.name for family in FAMILY_TABLE)
 """Decoder families the engine runs."""
 
-PLANNED_FAMILIES = ("frame-field",)
-"""Families that a card may name but that the engine does not decode yet."""
-
-FAMILY_ROLES = {
-    "semantic": (("probabilities",), ()),
-    "instance": (("boxes", "scores", "masks"), ("labels",)),
-    "vertex-mask": (("mask", "vertices"), ()),
-    "rings": (("rings", "scores"), ("labels",)),
-    "promptable": (("embedding",), ()),
-}
+FAMILY_ROLES = {family.name: (family.required, family.optional) for family in FAMILY_TABLE}
 """Required and optional output roles of each family: ``{family: (required, optional)}``."""
 
+_FAMILY = {family.name: family for family in FAMILY_TABLE}
+
 PROMPT_INPUT_ROLES = ("embedding", "point_coords", "point_labels")
+"""Prompt-decoder inputs every promptable card needs (SAM's names by default)."""
+PROMPT_FEATURE_ROLES = ("high_res_0", "high_res_1")
+"""Optional encoder outputs passed on to the prompt decoder (SAM 2's high-resolution features)."""
 PROMPT_OUTPUT_ROLES = ("masks", "scores")
+"""Prompt-decoder outputs every promptable card needs."""
 _SAM_PROMPT_INPUTS = {"embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels"}
 _SAM_PROMPT_OUTPUTS = {"masks": "masks", "scores": "iou_predictions"}
 
@@ -86,6 +120,11 @@ POLYTOPO_KEYS = (
     "polytopo.mask_threshold",
     "polytopo.vertex_threshold",
     "polytopo.vertex_snap_radius_px",
+    "polytopo.edge_threshold",
+    "polytopo.frame_field_axes",
+    "polytopo.sequence_decoder",
+    "polytopo.token_bins",
+    "polytopo.token_order",
     "polytopo.prompt_decoder",
     "polytopo.prompt_inputs",
     "polytopo.prompt_outputs",
@@ -98,6 +137,8 @@ POLYTOPO_KEYS = (
 _DEEPNESS_MODEL_TYPES = {"segmentor": "semantic", "segmentation": "semantic"}
 _ACTIVATIONS = ("none", "sigmoid", "softmax")
 _LAYOUTS = ("NCHW", "NHWC")
+_FIELD_AXES = ("ij", "xy")
+_TOKEN_ORDERS = ("yx", "xy")
 
 _EXAMPLES = {
     "semantic": {
@@ -141,6 +182,22 @@ _EXAMPLES = {
         "polytopo.vertex_snap_radius_px": 3,
         "polytopo.baseline": "HiSup",
     },
+    "frame-field": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 512,
+        "tiles_overlap": 15,
+        "standardization_mean": [0.485, 0.456, 0.406],
+        "standardization_std": [0.229, 0.224, 0.225],
+        "seg_thresh": 0.5,
+        "polytopo.family": "frame-field",
+        "polytopo.outputs": {"seg": "seg", "frame_field": "crossfield"},
+        "polytopo.input_range": [0, 255],
+        "polytopo.frame_field_axes": "ij",
+        "polytopo.simplify_tolerance_px": 1.0,
+        "polytopo.min_area_px": 10,
+        "polytopo.baseline": "FFL",
+    },
     "rings": {
         "class_names": {"0": "building"},
         "resolution": 30,
@@ -150,6 +207,32 @@ _EXAMPLES = {
         "det_iou_thresh": 0.5,
         "polytopo.family": "rings",
         "polytopo.outputs": {"rings": "rings", "scores": "scores"},
+        "polytopo.baseline": "Pix2Poly",
+    },
+    "vertex-graph": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 320,
+        "tiles_overlap": 20,
+        "det_conf": 0.5,
+        "det_iou_thresh": 0.5,
+        "polytopo.family": "vertex-graph",
+        "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
+        "polytopo.vertex_threshold": 0.5,
+        "polytopo.baseline": "PolyWorld",
+    },
+    "vertex-sequence": {
+        "class_names": {"0": "building"},
+        "resolution": 30,
+        "tile_size": 224,
+        "tiles_overlap": 20,
+        "det_conf": 0.0,
+        "det_iou_thresh": 0.5,
+        "polytopo.family": "vertex-sequence",
+        "polytopo.outputs": {"memory": "memory"},
+        "polytopo.sequence_decoder": "pix2poly_decoder.onnx",
+        "polytopo.token_bins": 224,
+        "polytopo.token_order": "yx",
         "polytopo.baseline": "Pix2Poly",
     },
     "promptable": {
@@ -275,9 +358,25 @@ class ModelCard:
     mask_threshold : float
         Threshold on instance or prompt-decoder masks.
     vertex_threshold : float
-        Minimum heatmap value of a vertex peak (vertex-mask family).
+        Minimum heatmap value of a vertex peak (vertex-mask family) or vertex
+        score of a ring vertex (vertex-graph family).
     vertex_snap_radius_px : float
         Largest distance between a contour vertex and the peak it snaps to.
+    edge_threshold : float or None
+        Frame-field family: pixels whose edge probability (channel 1 of the
+        ``seg`` output) reaches this are not interior; None ignores the edge.
+    frame_field_axes : str
+        Frame-field family: ``ij`` when a direction is the complex number
+        ``Δrow + i Δcol`` (FFL), ``xy`` when it is ``Δx + i Δy``.
+    sequence_decoder : str or None
+        Vertex-sequence family: the token decoder's ONNX file, relative to
+        the encoder file.
+    token_bins : int
+        Vertex-sequence family: coordinate bins of a token (Pix2Poly: the
+        input size); bins, bins + 1 and bins + 2 are the BOS, EOS and PAD tokens.
+    token_order : str
+        Vertex-sequence family: ``yx`` when a vertex is the token pair
+        (row, column), as Pix2Poly, ``xy`` for (column, row).
     prompt_decoder : str or None
         Prompt decoder ONNX file, relative to the encoder file (promptable).
     prompt_inputs, prompt_outputs : tuple of (str, str)
@@ -312,6 +411,11 @@ class ModelCard:
     mask_threshold: float = 0.5
     vertex_threshold: float = 0.5
     vertex_snap_radius_px: float = 3.0
+    edge_threshold: object = None
+    frame_field_axes: str = "ij"
+    sequence_decoder: object = None
+    token_bins: int = 224
+    token_order: str = "yx"
     prompt_decoder: object = None
     prompt_inputs: tuple = tuple(_SAM_PROMPT_INPUTS.items())
     prompt_outputs: tuple = tuple(_SAM_PROMPT_OUTPUTS.items())
@@ -418,12 +522,6 @@ def _class_names(props, family):
 def _family(props):
     if "polytopo.family" in props:
         family = _text(props, "polytopo.family", "semantic")
-        if family in PLANNED_FAMILIES:
-            raise ModelCardError(
-                f"Expected polytopo.family to be one of {list(FAMILIES)} but got {family!r}: this family "
-                "is described in docs/models.md and not implemented yet; export the model with a family "
-                "the engine decodes."
-            )
         if family not in FAMILIES:
             _fail("polytopo.family", f"one of {list(FAMILIES)}", repr(family))
         return family
@@ -519,8 +617,9 @@ def parse_card(props):
         thresholds = _number_list(props, "polytopo.class_thresholds", family, None)
         if any(not 0.0 <= v <= 1.0 for v in thresholds):
             _fail("polytopo.class_thresholds", "numbers in [0, 1], one per class", repr(props["polytopo.class_thresholds"]), family)
-    if family == "promptable" and "polytopo.prompt_decoder" not in props:
-        _fail("polytopo.prompt_decoder", "the prompt decoder's ONNX file name, relative to this model", "no such key", family)
+    companion = _FAMILY[family]
+    if companion.companion is not None and companion.companion not in props:
+        _fail(companion.companion, f"the {companion.companion_kind}'s ONNX file name, relative to this model", "no such key", family)
     bands = _number_list(props, "polytopo.bands", family, None, integer=True, low=1)
     layout = props.get("polytopo.input_layout")
     known = set(DEEPNESS_KEYS) | set(POLYTOPO_KEYS) | {"names"}
@@ -549,6 +648,13 @@ def parse_card(props):
         mask_threshold=_number(props, "polytopo.mask_threshold", family, 0.5),
         vertex_threshold=_number(props, "polytopo.vertex_threshold", family, 0.5),
         vertex_snap_radius_px=_number(props, "polytopo.vertex_snap_radius_px", family, 3.0, low=0),
+        edge_threshold=_number(props, "polytopo.edge_threshold", family, None, low=0, high=1) if (
+            props.get("polytopo.edge_threshold", "null") != "null"
+        ) else None,
+        frame_field_axes=_choice(props, "polytopo.frame_field_axes", family, _FIELD_AXES, "ij"),
+        sequence_decoder=_text(props, "polytopo.sequence_decoder", family),
+        token_bins=_number(props, "polytopo.token_bins", family, 224, low=2, integer=True),
+        token_order=_choice(props, "polytopo.token_order", family, _TOKEN_ORDERS, "yx"),
         prompt_decoder=_text(props, "polytopo.prompt_decoder", family),
         prompt_inputs=_role_map(props, "polytopo.prompt_inputs", family, _SAM_PROMPT_INPUTS),
         prompt_outputs=_role_map(props, "polytopo.prompt_outputs", family, _SAM_PROMPT_OUTPUTS),

@@ -3,13 +3,13 @@
 import os
 from dataclasses import dataclass
 
-from .card import parse_card
+from .card import FAMILY_TABLE, PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
 from .card_validation import check_card
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
 
-__all__ = ["LoadedModel", "PromptIO", "load_model", "model_from_session"]
+__all__ = ["LoadedModel", "PromptIO", "SequenceIO", "load_model", "model_from_session"]
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,12 @@ class PromptIO:
     masks, scores : str
         Decoder outputs.
     extra_inputs : tuple of str
-        Other decoder inputs; those SAM exports have (``mask_input``,
-        ``has_mask_input``, ``orig_im_size``) are fed neutral values.
+        Other decoder inputs; those SAM and SAM 2 exports have (``mask_input``
+        or ``input_masks``, ``has_mask_input`` or ``has_input_masks``,
+        ``orig_im_size`` or ``original_image_size``) are fed neutral values.
+    features : tuple of (str, str)
+        Encoder output role (``high_res_0``, ``high_res_1``) to the decoder
+        input it feeds (SAM 2's high-resolution features).
     """
 
     embedding: str
@@ -35,6 +39,58 @@ class PromptIO:
     masks: str
     scores: str
     extra_inputs: tuple = ()
+    features: tuple = ()
+
+
+@dataclass(frozen=True)
+class SequenceIO:
+    """Shape of a token decoder (vertex-sequence family): one greedy step per call.
+
+    The decoder takes ``memory`` (the encoder output, batch first) and
+    ``tokens`` (1, length) int64, the sequence so far padded with PAD, and
+    returns ``logits`` (1, length, vocabulary), the next-token logits at every
+    position, and ``successors`` (1, vertices, vertices), the successor scores
+    of the vertices the tokens encode.
+
+    Attributes
+    ----------
+    length : int
+        Token positions of the decoder (Pix2Poly: 2 · vertices + 1).
+    vertices : int
+        Vertex slots of the successor scores ((length - 1) / 2).
+    """
+
+    length: int
+    vertices: int
+
+
+_SEQUENCE_INPUTS = ("memory", "tokens")
+_SEQUENCE_OUTPUTS = ("logits", "successors")
+
+
+def _sequence_io(card, signature):
+    names_in = [spec.name for spec in signature.inputs]
+    names_out = [spec.name for spec in signature.outputs]
+    if sorted(names_in) != sorted(_SEQUENCE_INPUTS) or any(name not in names_out for name in _SEQUENCE_OUTPUTS):
+        raise ModelCardError(
+            f"Expected the token decoder {card.sequence_decoder!r} to have the inputs {list(_SEQUENCE_INPUTS)} and the outputs "
+            f"{list(_SEQUENCE_OUTPUTS)} but it has inputs {names_in} and outputs {names_out}; export it with those names "
+            "(see tools/export/pix2poly.py)."
+        )
+    tokens = signature.input("tokens")
+    length = tokens.shape[-1] if len(tokens.shape) == 2 else None
+    if tokens.dtype != "int64" or length is None or length < 3 or length % 2 == 0:
+        raise ModelCardError(
+            f"Expected the token decoder's input 'tokens' to be int64 of shape (1, 2 * vertices + 1) with a fixed odd length "
+            f"but got {tokens.dtype} of shape {list(tokens.shape)}; export it with the sequence padded to its full length."
+        )
+    vocabulary = signature.output("logits").shape[-1]
+    if vocabulary is not None and vocabulary != card.token_bins + 3:
+        raise ModelCardError(
+            f"Expected logits over polytopo.token_bins + 3 = {card.token_bins + 3} tokens (bins, BOS, EOS, PAD) but the "
+            f"token decoder has {vocabulary}; set polytopo.token_bins to {vocabulary - 3}."
+        )
+    return SequenceIO(length=int(length), vertices=(int(length) - 1) // 2)
 
 
 @dataclass(frozen=True)
@@ -50,6 +106,9 @@ class LoadedModel:
     prompt_session : ModelSession or None
         The prompt decoder (promptable family).
     prompt_io : PromptIO or None
+    sequence_session : ModelSession or None
+        The token decoder (vertex-sequence family).
+    sequence_io : SequenceIO or None
     """
 
     path: str
@@ -58,9 +117,11 @@ class LoadedModel:
     session: object
     prompt_session: object = None
     prompt_io: object = None
+    sequence_session: object = None
+    sequence_io: object = None
 
 
-_SAM_NEUTRAL_INPUTS = ("mask_input", "has_mask_input", "orig_im_size")
+_SAM_NEUTRAL_INPUTS = ("mask_input", "has_mask_input", "orig_im_size", "input_masks", "has_input_masks", "original_image_size")
 
 
 def _prompt_io(card, signature):
@@ -68,14 +129,21 @@ def _prompt_io(card, signature):
     outputs = dict(card.prompt_outputs)
     names_in = [spec.name for spec in signature.inputs]
     names_out = [spec.name for spec in signature.outputs]
-    for role in ("embedding", "point_coords", "point_labels"):
+    for role in PROMPT_FEATURE_ROLES:
+        if (role in inputs) != bool(card.output_name(role)):
+            raise ModelCardError(
+                f"Expected encoder feature role {role!r} in both polytopo.outputs and polytopo.prompt_inputs (or in neither) "
+                f"but polytopo.outputs maps it to {card.output_name(role)!r} and polytopo.prompt_inputs to {inputs.get(role)!r}; "
+                'a SAM 2 card maps e.g. {"high_res_0": "image_features_0"} in both.'
+            )
+    for role in PROMPT_INPUT_ROLES + tuple(r for r in PROMPT_FEATURE_ROLES if card.output_name(r)):
         if inputs.get(role) not in names_in:
             raise ModelCardError(
                 f"Expected the prompt decoder to have an input for role {role!r} named {inputs.get(role)!r} but its "
                 f"inputs are {names_in}; set polytopo.prompt_inputs, e.g. "
                 '{"embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels"}.'
             )
-    for role in ("masks", "scores"):
+    for role in PROMPT_OUTPUT_ROLES:
         if outputs.get(role) not in names_out:
             raise ModelCardError(
                 f"Expected the prompt decoder to have an output for role {role!r} named {outputs.get(role)!r} but its "
@@ -96,10 +164,33 @@ def _prompt_io(card, signature):
         masks=outputs["masks"],
         scores=outputs["scores"],
         extra_inputs=extra,
+        features=tuple((role, inputs[role]) for role in PROMPT_FEATURE_ROLES if card.output_name(role)),
     )
 
 
-def model_from_session(path, session, prompt_session=None):
+_COMPANION_LOADING = {"promptable": ("prompt_session", _prompt_io), "vertex-sequence": ("sequence_session", _sequence_io)}
+"""Families with a second ONNX file (see :data:`~polytopo.models.card.FAMILY_TABLE`): its LoadedModel field and I/O check."""
+
+_COMPANIONS = {family.name: family for family in FAMILY_TABLE if family.companion is not None}
+
+
+def _companion_path(card, path):
+    """The second ONNX file of ``card``'s family, beside ``path``."""
+    name = getattr(card, _COMPANIONS[card.family].companion.removeprefix("polytopo."))
+    return os.path.join(os.path.dirname(os.path.abspath(path)), name)
+
+
+def _companion_io(card, path, session):
+    family = _COMPANIONS[card.family]
+    if session is None:
+        raise ModelCardError(
+            f"Expected a {family.companion_kind} session for the {card.family} model {path} but got none; "
+            f"set {family.companion} to the {family.companion_kind}'s ONNX file."
+        )
+    return _COMPANION_LOADING[card.family][1](card, session.signature)
+
+
+def model_from_session(path, session, prompt_session=None, sequence_session=None):
     """Build a :class:`LoadedModel` from already-open session objects.
 
     Parameters
@@ -110,6 +201,8 @@ def model_from_session(path, session, prompt_session=None):
         Any predictor with ``signature``, ``metadata``, ``report`` and ``run``.
     prompt_session : object, optional
         The prompt decoder predictor (promptable family).
+    sequence_session : object, optional
+        The token decoder predictor (vertex-sequence family).
 
     Returns
     -------
@@ -117,15 +210,9 @@ def model_from_session(path, session, prompt_session=None):
     """
     card = parse_card(session.metadata)
     io = check_card(card, session.signature)
-    prompt_io = None
-    if card.family == "promptable":
-        if prompt_session is None:
-            raise ModelCardError(
-                f"Expected a prompt decoder session for the promptable model {path} but got none; "
-                "set polytopo.prompt_decoder to the decoder's ONNX file."
-            )
-        prompt_io = _prompt_io(card, prompt_session.signature)
-    return LoadedModel(os.fspath(path), card, io, session, prompt_session, prompt_io)
+    prompt_io = _companion_io(card, path, prompt_session) if card.family == "promptable" else None
+    sequence_io = _companion_io(card, path, sequence_session) if card.family == "vertex-sequence" else None
+    return LoadedModel(os.fspath(path), card, io, session, prompt_session, prompt_io, sequence_session, sequence_io)
 
 
 def load_model(path, params=SessionParams()):
@@ -134,7 +221,7 @@ def load_model(path, params=SessionParams()):
     Parameters
     ----------
     path : str or os.PathLike
-        ONNX model file (for the promptable family: the image encoder).
+        ONNX model file (for the promptable and vertex-sequence families: the image encoder).
     params : SessionParams
         Provider choice and thread count.
 
@@ -154,10 +241,10 @@ def load_model(path, params=SessionParams()):
     path = os.fspath(path)
     parse_card(read_metadata_props(path))
     session = open_session(path, params)
-    prompt_session = None
+    companions = {}
     card = parse_card(session.metadata)
-    if card.family == "promptable":
-        decoder_path = os.path.join(os.path.dirname(os.path.abspath(path)), card.prompt_decoder)
+    if card.family in _COMPANIONS:
+        decoder_path = _companion_path(card, path)
         read_metadata_props(decoder_path)
-        prompt_session = open_session(decoder_path, params)
-    return model_from_session(path, session, prompt_session)
+        companions[_COMPANION_LOADING[card.family][0]] = open_session(decoder_path, params)
+    return model_from_session(path, session, **companions)

@@ -6,7 +6,10 @@ prompt points (1, n, 2) in tile pixels and their labels (1, n) — 2 and 3 for
 a box's top-left and bottom-right corners, 1 for a point, as SAM expects — and
 returning masks (1, m, tile, tile) and their predicted quality (1, m). SAM
 exports' extra inputs get neutral values (no mask input, the tile as the
-original image size).
+original image size), in the dtype the decoder declares (SAM 2 exports take
+int32 labels and sizes). SAM 2's high-resolution encoder features (output
+roles ``high_res_0``, ``high_res_1``) are passed to the decoder inputs that
+``polytopo.prompt_inputs`` names for the same roles.
 
 Only tiles that hold a prompt are encoded. A prompt goes to the tile that
 contains its box entirely, nearest centre first, or else to the tile whose
@@ -92,35 +95,37 @@ class PromptableDecoder(Decoder):
     def wants_tile(self, tile):
         return (tile.tile_row, tile.tile_col) in self._by_tile
 
-    def _feeds(self, embedding, box, kind, tile):
+    def _feeds(self, encoded, box, kind, tile):
         x0, y0, x1, y1 = box[0] - tile.col0, box[1] - tile.row0, box[2] - tile.col0, box[3] - tile.row0
         if kind == "box":
             coords, labels = [[x0, y0], [x1, y1]], _BOX_LABELS
         else:
             coords, labels = [[x0, y0], [0.0, 0.0]], _POINT_LABELS
-        io = self._io
+        io, signature = self._io, self._session.signature
         feeds = {
-            io.embedding: embedding,
+            io.embedding: encoded["embedding"],
             io.point_coords: np.asarray([coords], np.float32),
-            io.point_labels: np.asarray([labels], np.float32),
+            io.point_labels: np.asarray([labels], signature.input(io.point_labels).dtype),
         }
+        for role, name in io.features:
+            feeds[name] = encoded[role]
         for name in io.extra_inputs:
-            spec = self._session.signature.input(name)
-            if name == "orig_im_size":
-                feeds[name] = np.asarray([tile.size_px, tile.size_px], np.float32)
-            elif name == "has_mask_input":
-                feeds[name] = np.zeros([d or 1 for d in spec.shape], np.float32)
-            else:
-                feeds[name] = np.zeros([d or 256 for d in spec.shape], np.float32)
+            spec = signature.input(name)
+            if name in ("orig_im_size", "original_image_size"):
+                feeds[name] = np.asarray([tile.size_px, tile.size_px], spec.dtype)
+            elif name in ("has_mask_input", "has_input_masks"):
+                feeds[name] = np.zeros([d or 1 for d in spec.shape], spec.dtype)
+            else:  # a mask input (prompts, 1, 256, 256): one prompt, SAM's mask size where the export leaves it open
+                feeds[name] = np.zeros([d or (1 if axis == 0 else 256) for axis, d in enumerate(spec.shape)], spec.dtype)
         return feeds
 
     def decode_batch(self, tiles, outputs, valid):
         records = []
         card = self.card
         for b, tile in enumerate(tiles):
-            embedding = np.ascontiguousarray(outputs["embedding"][b:b + 1])
+            encoded = {role: np.ascontiguousarray(outputs[role][b:b + 1]) for role in ("embedding", *dict(self._io.features))}
             for prompt, box in self._by_tile.get((tile.tile_row, tile.tile_col), []):
-                masks, scores = self._session.run([self._io.masks, self._io.scores], self._feeds(embedding, box, prompt.kind, tile))
+                masks, scores = self._session.run([self._io.masks, self._io.scores], self._feeds(encoded, box, prompt.kind, tile))
                 masks, scores = np.asarray(masks), np.asarray(scores).reshape(-1)
                 if masks.shape[-2:] != (tile.size_px, tile.size_px) or not np.isfinite(masks).all():
                     raise InferenceError(

@@ -1,8 +1,16 @@
 """``rings`` family: closed rings with scores → polygons by containment (Pix2Poly, PolyWorld, RoIPoly, HoliTracer).
 
+The ``vertex-graph`` family (:class:`VertexGraphDecoder`) is the same after
+its first step: its outputs are a vertex set and a successor score matrix
+(PolyWorld's and Pix2Poly's permutation heads), turned into rings by optimal
+assignment (:func:`rings_from_successors`).
+
+
 Outputs: ``rings`` (batch, n, vertices, 2) as (x, y) in tile pixels, padded
 with NaN after each ring's last vertex; ``scores`` (batch, n); optional
-``labels`` (batch, n). Rings below ``det_conf`` are dropped. Polygons are
+``labels`` (batch, n) and ``vertex_valid`` (batch, n, vertices), true (or
+non-zero) for the vertices that belong to the ring, for exports that pad
+with a validity mask instead of NaN. Rings below ``det_conf`` are dropped. Polygons are
 assembled by containment as the PolyTopoBench paper does (Sec. 3.4): a ring
 inside no other ring is an exterior, a ring directly inside an exterior is a
 hole of it, a ring inside a hole is the exterior of a new polygon, and so on
@@ -15,6 +23,7 @@ polygons). Duplicates across tiles are removed as for instances.
 
 import numpy as np
 import shapely
+from scipy.optimize import linear_sum_assignment
 
 from ..errors import InferenceError
 from ..polygon_cleanup import drop_small_holes, largest_polygon
@@ -22,7 +31,7 @@ from ..polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
 from .sparse import SparseStitcher, core_owner, with_batch_axis
 
-__all__ = ["RingsDecoder", "assemble_rings", "ring_polygon"]
+__all__ = ["RingsDecoder", "VertexGraphDecoder", "assemble_rings", "pack_rings", "ring_polygon", "rings_from_successors"]
 
 
 def ring_polygon(vertices):
@@ -118,8 +127,8 @@ class RingsDecoder(Decoder):
         self._stitch = SparseStitcher(self.card.det_iou_threshold)
         self.repaired = 0
 
-    def decode_batch(self, tiles, outputs, valid):
-        batch, tile_px = len(tiles), tiles[0].size_px
+    def tile_rings(self, outputs, batch):
+        """Rings (batch, n, vertices, 2), scores (batch, n) and labels (batch, n) of a batch's raw outputs."""
         rings = with_batch_axis(outputs["rings"], batch, 4)
         scores = with_batch_axis(outputs["scores"], batch, 2)
         labels = outputs.get("labels")
@@ -128,6 +137,17 @@ class RingsDecoder(Decoder):
             raise InferenceError(
                 f"Expected rings (batch, n, vertices, 2) and scores (batch, n) but got {rings.shape} and {scores.shape}."
             )
+        valid = outputs.get("vertex_valid")
+        if valid is not None:
+            valid = with_batch_axis(valid, batch, 3)
+            if valid.shape != rings.shape[:3]:
+                raise InferenceError(f"Expected vertex_valid of shape {rings.shape[:3]} (one flag per vertex) but got {valid.shape}.")
+            rings = np.where(valid[..., None].astype(bool), rings, np.nan)
+        return rings, scores, labels
+
+    def decode_batch(self, tiles, outputs, valid):
+        tile_px = tiles[0].size_px
+        rings, scores, labels = self.tile_rings(outputs, len(tiles))
         released = self._stitch.release_before(tiles[0])
         candidates = []
         for b, tile in enumerate(tiles):
@@ -158,3 +178,109 @@ class RingsDecoder(Decoder):
 
     def finish(self):
         return self._stitch.release(np.inf)
+
+
+def rings_from_successors(vertices, successor_scores, vertex_scores=None, min_vertex_score=0.0, padding_assigned=False):
+    """Closed rings of a vertex graph: each vertex's successor by optimal assignment, rings are the cycles.
+
+    The decoding step of PolyWorld and Pix2Poly: the network scores every
+    ordered pair (i, j) for "j follows i on a ring"; the assignment that
+    maximizes the total score (Hungarian, as their ``scores_to_permutations``)
+    gives every vertex one successor, a vertex assigned to itself belongs to no
+    ring, and the cycles of the permutation are the rings.
+
+    Parameters
+    ----------
+    vertices : numpy.ndarray, shape (n, 2)
+        (x, y) in tile pixels; rows with NaN are padding.
+    successor_scores : numpy.ndarray, shape (n, n)
+        Higher is more likely (logits or probabilities).
+    vertex_scores : numpy.ndarray, shape (n,), optional
+        Vertex confidences; vertices under ``min_vertex_score`` are dropped.
+    min_vertex_score : float
+    padding_assigned : bool
+        Keep padding (and dropped) vertices in the assignment and remove them
+        from the cycles afterwards, as Pix2Poly does with its padded vertex
+        slots; by default they are left out of the assignment.
+
+    Returns
+    -------
+    rings : list of numpy.ndarray, each (k, 2) with k >= 3
+    scores : list of float
+        Mean vertex score of each ring (1.0 without vertex scores).
+
+    Examples
+    --------
+    >>> square = np.array([[0, 0], [4, 0], [4, 4], [0, 4], [9, 9]], float)
+    >>> follows = np.eye(5)[[1, 2, 3, 0, 4]]  # 0 -> 1 -> 2 -> 3 -> 0, vertex 4 on its own
+    >>> rings, scores = rings_from_successors(square, follows)
+    >>> rings[0].tolist(), scores
+    ([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]], [1.0])
+    """
+    vertices = np.asarray(vertices, float)
+    confidence = np.ones(len(vertices)) if vertex_scores is None else np.asarray(vertex_scores, float)
+    real = np.isfinite(vertices).all(axis=1) & (confidence >= min_vertex_score)
+    used = np.arange(len(vertices)) if padding_assigned else np.flatnonzero(real)
+    if real.sum() < 3:
+        return [], []
+    scores = np.asarray(successor_scores, float)[np.ix_(used, used)]
+    rows, cols = linear_sum_assignment(np.nan_to_num(scores, nan=-np.inf, neginf=-1e30, posinf=1e30), maximize=True)
+    successor = np.empty(len(used), int)
+    successor[rows] = cols
+    seen = np.zeros(len(used), bool)
+    rings, ring_scores = [], []
+    for start in range(len(used)):
+        if seen[start]:
+            continue
+        cycle = [start]
+        seen[start] = True
+        while not seen[successor[cycle[-1]]]:
+            cycle.append(successor[cycle[-1]])
+            seen[cycle[-1]] = True
+        members = used[cycle][real[used[cycle]]]
+        if len(members) >= 3 and successor[cycle[-1]] == start:
+            rings.append(vertices[members])
+            ring_scores.append(float(confidence[members].mean()))
+    return rings, ring_scores
+
+
+def pack_rings(per_tile):
+    """Per-tile (rings, scores) lists as NaN-padded arrays: rings (batch, n, vertices, 2), scores (batch, n), labels."""
+    batch = len(per_tile)
+    most = max([len(rings) for rings, _scores in per_tile] + [1])
+    longest = max([len(r) for rings, _scores in per_tile for r in rings] + [3])
+    rings = np.full((batch, most, longest, 2), np.nan)
+    scores = np.full((batch, most), -np.inf)
+    for b, (tile_rings, tile_scores) in enumerate(per_tile):
+        for k, (ring, score) in enumerate(zip(tile_rings, tile_scores)):
+            rings[b, k, :len(ring)] = ring
+            scores[b, k] = score
+    return rings, scores, np.zeros(scores.shape, np.int64)
+
+
+class VertexGraphDecoder(RingsDecoder):
+    """Per-tile vertices and successor scores → rings (cycles of the optimal assignment) → polygons by containment."""
+
+    family = "vertex-graph"
+    padded_roles = ("vertices", "successors")
+    """NaN vertices are padding; -inf successor scores are impossible links."""
+
+    def tile_rings(self, outputs, batch):
+        vertices = with_batch_axis(outputs["vertices"], batch, 3)
+        successors = with_batch_axis(outputs["successors"], batch, 3)
+        confidence = outputs.get("vertex_scores")
+        confidence = None if confidence is None else with_batch_axis(confidence, batch, 2)
+        n = vertices.shape[1] if vertices.ndim == 3 else -1
+        if vertices.ndim != 3 or vertices.shape[2] != 2 or successors.shape != (vertices.shape[0], n, n) or (
+            confidence is not None and confidence.shape != vertices.shape[:2]
+        ):
+            raise InferenceError(
+                "Expected vertices (batch, n, 2), successors (batch, n, n) and vertex_scores (batch, n) but got "
+                f"{vertices.shape}, {successors.shape} and {None if confidence is None else confidence.shape}."
+            )
+        per_tile = [
+            rings_from_successors(vertices[b], successors[b], None if confidence is None else confidence[b],
+                                  self.card.vertex_threshold if confidence is not None else 0.0)
+            for b in range(batch)
+        ]
+        return pack_rings(per_tile)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from osgeo import gdal, osr
-from polytopo_testing import build, constant, image_input, semantic_band_model
+from polytopo_testing import build, constant, image_input, mask_box_nodes, semantic_band_model
 
 FLOAT = TensorProto.FLOAT
 
@@ -84,17 +84,7 @@ def instance_model(path, tile=32, card=None):
         constant("e0", np.array([2], np.int64)),
         constant("ax1", np.array([1], np.int64)),
         helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["masks"]),  # (B, 2, H, W)
-        helper.make_node("ReduceMax", ["masks"], ["rows"], axes=[3], keepdims=0),  # (B, 2, H)
-        helper.make_node("ReduceMax", ["masks"], ["cols"], axes=[2], keepdims=0),  # (B, 2, W)
-        helper.make_node("ArgMax", ["rows"], ["y1i"], axis=2, keepdims=1),
-        helper.make_node("ArgMax", ["rows"], ["y2i"], axis=2, keepdims=1, select_last_index=1),
-        helper.make_node("ArgMax", ["cols"], ["x1i"], axis=2, keepdims=1),
-        helper.make_node("ArgMax", ["cols"], ["x2i"], axis=2, keepdims=1, select_last_index=1),
-        helper.make_node("Concat", ["x1i", "y1i", "x2i", "y2i"], ["boxi"], axis=2),
-        helper.make_node("Cast", ["boxi"], ["boxf"], to=FLOAT),
-        constant("plus", np.array([0, 0, 1, 1], np.float32)),
-        helper.make_node("Add", ["boxf", "plus"], ["boxes"]),  # (B, 2, 4)
-        helper.make_node("ReduceMax", ["rows"], ["present"], axes=[2], keepdims=0),  # (B, 2)
+        *mask_box_nodes("masks", "boxes", "present"),  # (B, 2, 4), (B, 2)
         constant("base", np.array([0.9, 0.8], np.float32)),
         helper.make_node("Mul", ["present", "base"], ["scores"]),
     ]
@@ -142,6 +132,61 @@ def vertex_mask_model(path, tile=32):
         helper.make_tensor_value_info("junctions", FLOAT, ["N", 1, tile, tile]),
     ]
     return build(path, nodes, [image_input(2, tile)], outs, card)
+
+
+def frame_field_model(path, tile=32, card=None, field_channels=4, seg_channels=2):
+    """FFL's output heads: ``seg`` = sigmoid of (interior, edge) logits, ``crossfield`` = 2 tanh(.) in [-2, 2].
+
+    Interior and edge probabilities are input bands 1 and 2 (logits
+    ``12 (band - 0.5)``; ``seg_channels=1`` keeps the interior only); band 3 holds the field's angle ``phi / pi``, ``phi``
+    being the angle of the direction ``u`` in FFL's ij convention
+    (``u = cos phi + i sin phi = Δrow + i Δcol``). The field is the frame of
+    ``u`` and ``i u`` (c0 = u²v² = -u⁴, c2 = -(u² + v²) = 0), written as
+    ``2 tanh(atanh(c / 2))`` so the graph ends as FFL's head does.
+    """
+    nodes = [
+        constant("s0", np.array([0], np.int64)),
+        constant("e0", np.array([seg_channels], np.int64)),
+        constant("s2", np.array([2], np.int64)),
+        constant("e2", np.array([3], np.int64)),
+        constant("ax1", np.array([1], np.int64)),
+        constant("half", np.array(0.5, np.float32)),
+        constant("gain", np.array(12.0, np.float32)),
+        constant("pi4", np.array(4 * np.pi, np.float32)),
+        constant("minus", np.array(-1.0, np.float32)),
+        constant("two", np.array(2.0, np.float32)),
+        helper.make_node("Slice", ["input", "s0", "e0", "ax1"], ["probs_in"]),
+        helper.make_node("Sub", ["probs_in", "half"], ["centred"]),
+        helper.make_node("Mul", ["centred", "gain"], ["seg_logits"]),
+        helper.make_node("Sigmoid", ["seg_logits"], ["seg"]),
+        helper.make_node("Slice", ["input", "s2", "e2", "ax1"], ["angle"]),
+        helper.make_node("Mul", ["angle", "pi4"], ["phi4"]),
+        helper.make_node("Cos", ["phi4"], ["cos4"]),
+        helper.make_node("Sin", ["phi4"], ["sin4"]),
+        helper.make_node("Mul", ["cos4", "minus"], ["c0_re"]),
+        helper.make_node("Mul", ["sin4", "minus"], ["c0_im"]),
+        helper.make_node("Sub", ["angle", "angle"], ["zero"]),
+        helper.make_node("Concat", ["c0_re", "c0_im", "zero", "zero"][:field_channels], ["coefficients"], axis=1),
+        helper.make_node("Div", ["coefficients", "two"], ["scaled"]),
+        helper.make_node("Atanh", ["scaled"], ["pre_tanh"]),
+        helper.make_node("Tanh", ["pre_tanh"], ["tanh"]),
+        helper.make_node("Mul", ["tanh", "two"], ["crossfield"]),
+    ]
+    card = card or {
+        "polytopo.family": "frame-field",
+        "class_names": {"0": "building"},
+        "tile_size": tile,
+        "tiles_overlap": 25,
+        "seg_thresh": 0.5,
+        "polytopo.input_range": [0, 1],
+        "polytopo.outputs": {"seg": "seg", "frame_field": "crossfield"},
+        "polytopo.simplify_tolerance_px": 1.0,
+    }
+    outs = [
+        helper.make_tensor_value_info("seg", FLOAT, ["N", seg_channels, tile, tile]),
+        helper.make_tensor_value_info("crossfield", FLOAT, ["N", field_channels, tile, tile]),
+    ]
+    return build(path, nodes, [image_input(3, tile)], outs, card)
 
 
 def rings_model(path, rings, scores, tile=32):
@@ -292,6 +337,7 @@ def tiny():
         nan_model=nan_model,
         instance_model=instance_model,
         vertex_mask_model=vertex_mask_model,
+        frame_field_model=frame_field_model,
         rings_model=rings_model,
         promptable_models=promptable_models,
         write_raster=write_raster,

@@ -109,8 +109,8 @@ def test_value_that_is_not_json_is_reported():
         parse_card({"polytopo.family": '"semantic"', "standardization_mean": "[0.1, "})
 
 
-def test_frame_field_is_named_as_not_implemented():
-    with pytest.raises(ModelCardError, match="not implemented yet"):
+def test_frame_field_card_without_outputs_names_its_roles():
+    with pytest.raises(ModelCardError, match=r"roles \['seg', 'frame_field'\] for family 'frame-field'"):
         parse_card({"polytopo.family": json.dumps("frame-field")})
 
 

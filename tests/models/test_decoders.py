@@ -219,3 +219,11 @@ def test_promptable_without_prompts_is_an_error(tmp_path, tiny):
     raster = tiny.write_raster(tmp_path / "b.tif", buildings_band())
     with pytest.raises(InferenceError, match="--prompts"):
         Prediction(model, raster)
+
+
+def test_every_family_has_a_decoder_and_an_example_card():
+    from polytopo.models.card import FAMILIES, example_card
+    from polytopo.models.decoders import DECODERS
+
+    assert sorted(DECODERS) == sorted(FAMILIES)
+    assert all(example_card(family)["polytopo.family"] == family for family in FAMILIES)

@@ -9,12 +9,30 @@
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["OPSET", "RecordingNotifier", "build", "constant", "image_input", "polygon_layer", "semantic_band_model", "wait_until"]
+__all__ = [
+    "BASELINE_CARDS", "OPSET", "RecordingNotifier", "baseline_card", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
+    "wait_until",
+]
 
 OPSET = 17
+
+BASELINE_CARDS = Path(__file__).resolve().parents[2] / "tools" / "export" / "cards"
+"""The cards docs/baselines.md tells to write, one JSON file per baseline."""
+
+
+def baseline_card(name, **changes):
+    """A baseline's card with what a tiny test graph changes: 50 cm pixels, 25 % overlap, then ``changes``.
+
+    Keyword names use ``__`` for the dot of ``polytopo.`` keys (``polytopo__input_range``).
+    """
+    card = json.loads((BASELINE_CARDS / f"{name}.json").read_text(encoding="utf-8"))
+    card.update({"resolution": 50, "tiles_overlap": 25})
+    card.update({key.replace("__", "."): value for key, value in changes.items()})
+    return card
 
 
 def constant(name, array):
@@ -37,6 +55,25 @@ def build(path, nodes, inputs, outputs, card=None, initializers=()):
         entry.value = json.dumps(value)
     save_model(model, str(path))
     return str(path)
+
+
+def mask_box_nodes(masks, boxes, present):
+    """Nodes giving the boxes (..., n, 4) = x1, y1, x2, y2 (exclusive) and presence (..., n) of masks (..., n, H, W)."""
+    from onnx import TensorProto, helper
+
+    return [
+        helper.make_node("ReduceMax", [masks], [f"{boxes}_rows"], axes=[-1], keepdims=0),
+        helper.make_node("ReduceMax", [masks], [f"{boxes}_cols"], axes=[-2], keepdims=0),
+        helper.make_node("ArgMax", [f"{boxes}_rows"], [f"{boxes}_y1"], axis=-1, keepdims=1),
+        helper.make_node("ArgMax", [f"{boxes}_rows"], [f"{boxes}_y2"], axis=-1, keepdims=1, select_last_index=1),
+        helper.make_node("ArgMax", [f"{boxes}_cols"], [f"{boxes}_x1"], axis=-1, keepdims=1),
+        helper.make_node("ArgMax", [f"{boxes}_cols"], [f"{boxes}_x2"], axis=-1, keepdims=1, select_last_index=1),
+        helper.make_node("Concat", [f"{boxes}_x1", f"{boxes}_y1", f"{boxes}_x2", f"{boxes}_y2"], [f"{boxes}_i"], axis=-1),
+        helper.make_node("Cast", [f"{boxes}_i"], [f"{boxes}_f"], to=TensorProto.FLOAT),
+        constant(f"{boxes}_plus", np.array([0, 0, 1, 1], np.float32)),
+        helper.make_node("Add", [f"{boxes}_f", f"{boxes}_plus"], [boxes]),
+        helper.make_node("ReduceMax", [f"{boxes}_rows"], [present], axes=[-1], keepdims=0),
+    ]
 
 
 def image_input(channels, tile=None, name="input", batch=None):

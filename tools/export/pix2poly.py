@@ -1,0 +1,61 @@
+"""Pix2Poly: export the ViT encoder and one step of the vertex-token decoder with the permutation head.
+
+    python tools/export/pix2poly.py --checkpoint runs/EXP/logs/checkpoints/best.pth --out pix2poly_encoder.onnx
+
+Writes ``pix2poly_encoder.onnx`` (``input`` (1, 3, 224, 224) in [0, 1] →
+``memory``, the encoder's patch features) and, beside it,
+``pix2poly_decoder.onnx``: ``memory`` and ``tokens`` (1, T) int64, the
+sequence so far padded with PAD to T = 2 · N_VERTICES + 1 (as Pix2Poly's
+``Decoder.predict`` pads it), → ``logits`` (1, T, NUM_BINS + 3) at every
+position and ``successors`` (1, N, N) = scorenet1 + scorenet2ᵀ of the
+decoder features. The engine's vertex-sequence decoder runs the greedy loop
+(T steps per tile, as ``test_generate``), the tokenizer's decoding and the
+Hungarian assignment. Pix2Poly resizes its input to 224 px: the card's
+resolution 68.57 cm makes a 512 px crop at 30 cm one 224 px tile.
+"""
+
+from common import export_and_write_card, parser
+
+if __name__ == "__main__":
+    args = parser(__doc__).parse_args()
+    import os
+
+    import torch
+    from config import CFG
+    from models.model import Decoder, Encoder, EncoderDecoder
+    from tokenizer import Tokenizer
+    from utils import create_mask
+
+    tokenizer = Tokenizer(num_classes=1, num_bins=CFG.NUM_BINS, width=CFG.INPUT_WIDTH, height=CFG.INPUT_HEIGHT,
+                          max_len=CFG.MAX_LEN)
+    CFG.PAD_IDX = tokenizer.PAD_code
+    encoder = Encoder(model_name=CFG.MODEL_NAME, pretrained=False, out_dim=256)
+    decoder = Decoder(cfg=CFG, vocab_size=tokenizer.vocab_size, encoder_len=CFG.NUM_PATCHES, dim=256, num_heads=8,
+                      num_layers=6)
+    model = EncoderDecoder(cfg=CFG, encoder=encoder, decoder=decoder)
+    model.load_state_dict(torch.load(args.checkpoint, map_location="cpu")["state_dict"])
+
+    class Step(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, memory, tokens):
+            d = self.model.decoder
+            tgt_mask, tgt_padding_mask = create_mask(tokens, CFG.PAD_IDX)
+            tgt = d.decoder_pos_drop(d.embedding(tokens) + d.decoder_pos_embed).transpose(0, 1)
+            memory = d.encoder_pos_drop(memory + d.encoder_pos_embed).transpose(0, 1)
+            feats = d.decoder(memory=memory, tgt=tgt, tgt_mask=tgt_mask, tgt_key_padding_mask=tgt_padding_mask).transpose(0, 1)
+            successors = self.model.scorenet1(feats) + torch.transpose(self.model.scorenet2(feats), 1, 2)
+            return d.output(feats), successors
+
+    image = torch.rand(1, 3, CFG.INPUT_HEIGHT, CFG.INPUT_WIDTH)
+    export_and_write_card(model.encoder, image, args.out, ["input"], ["memory"], None, args.opset, "pix2poly", args.set)
+    length = CFG.MAX_LEN - 1
+    tokens = torch.full((1, length), CFG.PAD_IDX, dtype=torch.long)
+    tokens[0, 0] = tokenizer.BOS_code
+    step_path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "pix2poly_decoder.onnx")
+    with torch.no_grad():
+        torch.onnx.export(Step(model).eval(), (model.encoder(image), tokens), step_path, input_names=["memory", "tokens"],
+                          output_names=["logits", "successors"], opset_version=args.opset, do_constant_folding=True)
+    print(f"wrote {step_path}")
