@@ -154,7 +154,9 @@ class SeamMerger:
         Returns
         -------
         list of (class_id, geometries, scores)
-            Whole polygons, filtered by area and hole area, not simplified.
+            Whole polygons, filtered by area and hole area, not simplified, in
+            GEOS normal form like every traced polygon (see
+            :func:`~polytopo.models.polygonize.polygons_from_rings`).
         """
         out = []
         pieces, self._pieces = self._pieces, {}
@@ -174,5 +176,6 @@ class SeamMerger:
             if done.any():
                 scores = sums[done] / np.maximum(pixels[done], 1.0)
                 whole = np.array([drop_small_holes(polygon, self.min_hole_area_px2) for polygon in merged[done]], object)
+                whole = np.asarray(shapely.normalize(whole), object)  # the vertex order of an uncut polygon
                 out.append((class_id, whole, scores))
         return out
