@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from ..evaluator.cluster import map_partitions
 from .errors import ModelCardError
 from .grid_blocks import grid_blocks
-from .model import load_model
 from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, RunReport, empty_output_messages
 from .raster import GeoreferenceWarning
 from .session import SessionParams
@@ -134,7 +133,7 @@ def run_blocks(model_path, raster_path, out_path, client, params=RunParams(), se
         A block failed on its worker (the message names the block).
     """
     started = time.perf_counter()
-    model = load_model(model_path, session)
+    model = worker_model(model_path, session)
     plan = Prediction(model, raster_path, params)
     if not plan.decoder.supports_grid_blocks:
         raise ModelCardError(

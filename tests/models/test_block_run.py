@@ -12,6 +12,7 @@ from polytopo.models.grid_blocks import grid_blocks
 from polytopo.models.tiling import tile_origins
 
 CPU = SessionParams(provider="cpu")
+CPU1 = SessionParams(provider="cpu", intra_op_threads=1)
 
 
 def read_layer(path):
@@ -79,3 +80,14 @@ def test_a_decoder_that_needs_neighbouring_pixels_is_refused_before_any_block_ru
     with pytest.raises(ModelCardError, match="Expected a model whose decoder can run in blocks.*0 workers"):
         run_blocks(path, raster, tmp_path / "out.gpkg", None, session=CPU, block_px=20)
     assert not (tmp_path / "out.gpkg").exists()
+
+
+def test_blocks_on_two_workers_equal_the_single_process_run(tmp_path, tiny, dask_client):
+    model_path, raster = ring_at_a_corner(tmp_path, tiny)
+    run_to_file(load_model(model_path, CPU), raster, tmp_path / "single.gpkg")
+    done = []
+    report = run_blocks(model_path, raster, tmp_path / "blocks.gpkg", dask_client, session=CPU1, block_px=50,
+                        progress=lambda k, n: done.append((k, n)))
+    assert done[-1] == (9, 9) and report.tiles_rerun > 0
+    assert len(dask_client.scheduler_info()["workers"]) == 2
+    assert_same_output(read_layer(tmp_path / "blocks.gpkg"), read_layer(tmp_path / "single.gpkg"))
