@@ -65,8 +65,8 @@ def list_images(spec):
     ----------
     spec : str or os.PathLike
         A folder (its files ending in :data:`IMAGE_EXTENSIONS`, sorted by
-        name, not recursive), a glob pattern (its matching files, sorted) or a
-        ``.txt`` file with one path per line (relative paths are relative to
+        name, not recursive), one image file, a glob pattern (its matching
+        files, sorted) or a ``.txt`` file with one path per line (relative paths are relative to
         the list's folder; empty lines and lines starting with ``#`` are
         skipped; the order is kept).
 
@@ -87,6 +87,8 @@ def list_images(spec):
     elif spec.lower().endswith(".txt") and os.path.isfile(spec):
         paths = _listed(spec)
         where = f"the list {spec}"
+    elif spec.lower().endswith(IMAGE_EXTENSIONS) and os.path.isfile(spec):
+        paths, where = [spec], spec
     elif any(c in spec for c in _GLOB_CHARACTERS):
         paths = sorted(p for p in glob.glob(spec) if os.path.isfile(p))
         where = f"the pattern {spec!r}"
@@ -311,7 +313,7 @@ def write_predictions(results, out_path, gt_images=None, overwrite=False, protec
     gt_images : str or None
         Ground truth whose categories give ``category_id`` (see :func:`image_ids`).
     overwrite : bool
-        Replace existing outputs.
+        Replace existing outputs (``out_path`` and the partial and failure files).
     protect : iterable of str
         Input paths never written to.
 
@@ -320,7 +322,13 @@ def write_predictions(results, out_path, gt_images=None, overwrite=False, protec
     path : str
         The file written (``out_path``, or the partial file when an image failed).
     failures : list of ImageResult
+
+    Raises
+    ------
+    OutputError
+        As :func:`check_outputs`, before anything is written.
     """
+    check_outputs(out_path, overwrite, protect)
     failures = [r for r in results if r.error is not None]
     target = failed_outputs(out_path)[0] if failures else Path(out_path)
     categories = _categories(results, gt_images)
@@ -341,15 +349,32 @@ def write_predictions(results, out_path, gt_images=None, overwrite=False, protec
 
 
 def check_outputs(out_path, overwrite, inputs):
-    """Refuse, before any work, an output format not supported, existing outputs without ``overwrite``, or an input as output."""
+    """Refuse, before any work, outputs that cannot or must not be written.
+
+    Parameters
+    ----------
+    out_path : str or os.PathLike
+        ``.json``, ``.gpkg`` or ``.geojson``.
+    overwrite : bool
+        Whether existing outputs (``out_path`` and its :func:`failed_outputs`) may be replaced.
+    inputs : iterable of str
+        Paths that must never be written (images, model, ground truth).
+
+    Raises
+    ------
+    OutputError
+        Another extension, a missing folder, an output that is an input, or an
+        existing output without ``overwrite``.
+    """
     out = os.path.abspath(os.fspath(out_path))
     if not _is_coco(out):
         driver_for(out)
-    if out in {os.path.abspath(os.fspath(p)) for p in inputs}:
-        raise OutputError(f"Expected an output path that is not an input but got {out}; choose another --out.")
     if not os.path.isdir(os.path.dirname(out)):
         raise OutputError(f"Expected an existing folder for {out} but {os.path.dirname(out)} does not exist.")
+    protected = {os.path.abspath(os.fspath(p)) for p in inputs}
     for path in (out, *map(str, failed_outputs(out))):
+        if path in protected:
+            raise OutputError(f"Expected an output path that is not an input but got {path}; choose another --out.")
         if os.path.exists(path) and not overwrite:
             raise OutputError(f"Expected no file at {path} but one exists; pass --overwrite or choose another --out.")
 

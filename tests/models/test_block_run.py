@@ -5,7 +5,7 @@ import pytest
 import shapely
 from osgeo import ogr
 
-from polytopo.models import SessionParams, load_model, run_to_file, write_card
+from polytopo.models import RunParams, SessionParams, load_model, run_to_file
 from polytopo.models.block_run import run_blocks
 from polytopo.models.errors import ModelCardError
 from polytopo.models.grid_blocks import grid_blocks
@@ -71,6 +71,15 @@ def test_ring_building_across_a_block_corner_is_one_polygon_and_the_output_equal
     corners = [(b.cols.core_col0_px, b.rows.core_row0_px) for b in blocks if b.rows.seam_top and b.cols.seam_left]
     assert (59, 59) in corners  # where four blocks meet, inside the courtyard
     assert shapely.Polygon(ring.interiors[0]).contains(shapely.Point(59, 59))
+
+
+def test_an_overlap_of_more_than_half_a_tile_still_gives_the_single_process_output(tmp_path, tiny):
+    """With 20 px of overlap on 32-px tiles a core's last columns are covered by two tiles of the next block."""
+    model_path, raster = ring_at_a_corner(tmp_path, tiny)
+    params = RunParams(overlap_px=20)
+    run_to_file(load_model(model_path, CPU), raster, tmp_path / "single.gpkg", params)
+    run_blocks(model_path, raster, tmp_path / "blocks.gpkg", None, params, CPU, block_px=50)
+    assert_same_output(read_layer(tmp_path / "blocks.gpkg"), read_layer(tmp_path / "single.gpkg"))
 
 
 def test_a_decoder_that_needs_neighbouring_pixels_is_refused_before_any_block_runs(tmp_path, tiny):
