@@ -6,6 +6,9 @@ courtyard) repeated 4 x 4 times by a VRT; the model is the small CNN of
 work). Three runs, in this order, in one invocation:
 
 - ``single``: the single-process path (``run_to_file``, onnxruntime's default threads);
+- ``blocks_in_process``: the same blocks as the cluster runs, one after the
+  other in this process (``run_blocks`` without a client): what the blocks
+  cost besides the cluster (their extra tiles in the blending margins);
 - ``workers=1`` and ``workers=2``: ``run_blocks`` on a LocalCluster of that
   many worker processes, each session with ``cpus // workers`` intra-op
   threads (what ``python -m polytopo.models run --workers N`` chooses). The
@@ -13,7 +16,7 @@ work). Three runs, in this order, in one invocation:
   reported separately. ``--repeats`` pairs, in alternating order (1, 2, then
   2, 1, ...), so that a change of the machine's load hits both sides.
 
-Printed (JSON): wall seconds of each run, the ratio t(workers=1) / t(workers=2)
+Printed (JSON): wall seconds of each run, t(blocks_in_process) / t(single), the ratio t(workers=1) / t(workers=2)
 of each pair and their median, t(single) / median t(workers=2), the tiles run again in the blending margins, the
 peak resident memory of each worker process (``VmHWM``, asked of the
 workers after the run) and of this process, and whether the 2-worker output
@@ -99,6 +102,10 @@ def main(argv=None):
         report = run_to_file(load_model(model_path, SessionParams(provider="cpu")), raster, os.path.join(folder, "single.gpkg"), params)
         results["single"] = {"seconds": round(time.perf_counter() - start, 2), "tiles_run": report.tiles_run,
                              "peak_rss_mb": round(_peak_rss_mb())}
+        start = time.perf_counter()
+        report = run_blocks(model_path, raster, os.path.join(folder, "in_process.gpkg"), None, params,
+                            SessionParams(provider="cpu"), args.block_px)
+        results["blocks_in_process"] = {"seconds": round(time.perf_counter() - start, 2), "tiles_rerun": report.tiles_rerun}
         runs = {1: [], 2: []}
         for repeat in range(args.repeats):
             for workers in ((1, 2) if repeat % 2 == 0 else (2, 1)):  # alternate, so a change of load hits both
@@ -125,6 +132,7 @@ def main(argv=None):
     results["ratio_workers1_over_workers2_median"] = round(float(np.median(ratios)), 3)
     two = float(np.median([r["seconds"] for r in runs[2]]))
     results["ratio_single_over_workers2_median"] = round(results["single"]["seconds"] / two, 3)
+    results["ratio_blocks_in_process_over_single"] = round(results["blocks_in_process"]["seconds"] / results["single"]["seconds"], 3)
     results["load_average_after"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(results, indent=2))
     return 0 if results["equality_workers2_vs_single"]["same_polygons"] else 1

@@ -29,7 +29,6 @@ import warnings
 from dataclasses import dataclass
 
 from ..evaluator.cluster import map_partitions
-from .errors import ModelCardError
 from .grid_blocks import grid_blocks
 from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, RunReport, empty_output_messages
 from .raster import GeoreferenceWarning
@@ -135,10 +134,7 @@ def run_blocks(model_path, raster_path, out_path, client, params=RunParams(), se
     started = time.perf_counter()
     model = worker_model(model_path, session)
     plan = Prediction(model, raster_path, params)
-    if not plan.decoder.supports_grid_blocks:
-        raise ModelCardError(
-            f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) for "
-            f"--workers/--scheduler on a raster but got family {model.card.family!r}; run it with 0 workers.")
+    plan.require_grid_blocks()
     tiling = plan.tiling
     blocks = grid_blocks(plan.grid.width_px, plan.grid.height_px, plan.tile_cols, plan.tile_rows,
                          tiling.tile_size_px, tiling.overlap_px, block_px)

@@ -45,8 +45,8 @@ from .session import SessionParams
 from .worker_model import worker_model
 from .writer import VectorWriter, driver_for
 
-__all__ = ["COORDINATE_DECIMALS", "IMAGE_EXTENSIONS", "ImageResult", "ImageTask", "check_outputs", "failed_outputs",
-           "image_ids", "list_images", "run_image", "run_image_set", "write_predictions"]
+__all__ = ["COORDINATE_DECIMALS", "IMAGE_EXTENSIONS", "ImageResult", "ImageTask", "check_categories", "check_outputs",
+           "failed_outputs", "image_ids", "list_images", "run_image", "run_image_set", "write_predictions"]
 
 IMAGE_EXTENSIONS = (".tif", ".tiff", ".png", ".jpg", ".jpeg")
 """File name endings (any case) taken from an ``--images`` folder."""
@@ -280,15 +280,40 @@ def failed_outputs(out_path):
     return out.with_name(f"{out.stem}.partial{out.suffix}"), out.with_name(f"{out.stem}.failures.json")
 
 
-def _categories(results, gt_images):
-    """COCO ``category_id`` of each class name: the ground truth's category of that name (or its only one), else class id + 1."""
+def _gt_categories(gt_images):
     from ..evaluator.io_coco import read_json
 
+    categories = read_json(gt_images).get("categories") or []
+    return {str(c.get("name")): c.get("id") for c in categories if isinstance(c, dict)}
+
+
+def check_categories(gt_images, class_names):
+    """Refuse, before any work, a ground truth whose categories cannot give the model's classes an id.
+
+    Parameters
+    ----------
+    gt_images : str
+    class_names : sequence of str
+        The model card's class names.
+
+    Raises
+    ------
+    OutputError
+        The file has several categories and none is named like a class of the model.
+    """
+    by_name = _gt_categories(gt_images)
+    if len(by_name) > 1 and not set(by_name) & set(class_names):
+        raise OutputError(
+            f"Expected a category of {gt_images} named like a class of the model {list(class_names)} but got "
+            f"{sorted(by_name)}; rename the classes in the model card (class_names) to match.")
+
+
+def _categories(results, gt_images):
+    """COCO ``category_id`` of each class name: the ground truth's category of that name (or its only one), else class id + 1."""
     names = sorted({(class_id, name) for r in results for class_id, name, _s, _r in r.polygons})
     if gt_images is None:
         return {name: class_id + 1 for class_id, name in names}
-    categories = read_json(gt_images).get("categories") or []
-    by_name = {str(c.get("name")): c.get("id") for c in categories if isinstance(c, dict)}
+    by_name = _gt_categories(gt_images)
     out = {}
     for _class_id, name in names:
         if name in by_name:

@@ -322,10 +322,7 @@ class Prediction:
             self.blocks = column_blocks(self.grid.width_px, self.tile_cols, tile, self.tiling.overlap_px, block_px)
             self.row_band = whole_rows(self.grid.height_px, self.tile_rows)
         else:
-            if not self.decoder.supports_grid_blocks:
-                raise ModelCardError(
-                    f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) "
-                    f"for a run in blocks but got family {card.family!r}; run it with 0 workers.")
+            self.require_grid_blocks()
             self.blocks = [block.cols]
             self.row_band = block.rows
             self.decoder.begin_grid_block(block.rows.core_row0_px, block.rows.seam_top, block.rows.seam_bottom)
@@ -346,6 +343,14 @@ class Prediction:
         self.report.tiles_total = fresh_rows * fresh_cols
         self._done = 0
         self._channels = None
+
+    def require_grid_blocks(self):
+        """Raise :class:`ModelCardError` unless the decoder can run in grid blocks (see :mod:`~polytopo.models.grid_blocks`)."""
+        if not self.decoder.supports_grid_blocks:
+            raise ModelCardError(
+                f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) for "
+                f"--workers/--scheduler/--block-px on a raster but got family {self.model.card.family!r}"
+                f"{' with seg_small_segment' if self.model.card.family == 'semantic' else ''}; run it with 0 workers.")
 
     def _read_tile(self, tile):
         data, valid = self.reader.read(tile.col0, tile.row0, tile.size_px, tile.size_px)

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from ..evaluator.cluster import open_client
 from .block_run import run_blocks
 from .errors import ModelCardError, ModelsError
-from .image_sets import check_outputs, image_ids, list_images, run_image_set, write_predictions
+from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
 from .model import load_model
 from .worker_model import worker_model
 from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, run_to_file
@@ -123,6 +123,8 @@ def _run_images(args, session_params):
     if model.card.family == "promptable":
         raise ModelCardError("Expected a model that needs no prompts for --images but got a promptable model; "
                              "run it on each raster with --prompts.")
+    if args.gt_images:
+        check_categories(args.gt_images, model.card.class_names)
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
           f"{len(paths)} images", file=sys.stderr)
     params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=_bands(args.bands))

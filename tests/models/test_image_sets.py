@@ -119,6 +119,12 @@ def test_a_folder_without_images_and_an_image_missing_from_the_ground_truth_are_
     gt = ground_truth(tmp_path / "gt.json", {"000007.tif": 1})
     assert main(["run", "--model", model, "--images", str(folder), "--gt-images", gt, "--out", str(tmp_path / "p.json")]) == 1
     assert "but 2 do not, e.g. 000009.tif" in capsys.readouterr().err
+    gt = ground_truth(tmp_path / "gt.json", {"000007.tif": 1, "000009.tif": 2, "tile_b.png": 3})
+    data = json.loads((tmp_path / "gt.json").read_text())
+    data["categories"] = [{"id": 1, "name": "roof"}, {"id": 2, "name": "tree"}]
+    (tmp_path / "gt.json").write_text(json.dumps(data))
+    assert main(["run", "--model", model, "--images", str(folder), "--gt-images", gt, "--out", str(tmp_path / "p.json")]) == 1
+    assert "named like a class of the model ['building'] but got ['roof', 'tree']" in capsys.readouterr().err
     assert not (tmp_path / "p.json").exists()
 
 
