@@ -17,7 +17,7 @@ for bit (see :mod:`~polytopo.models.grid_blocks`), a polygon cut at seams is
 the union of its pixel-edge pieces, and every pixel-edge polygon is in GEOS
 normal form before simplification, so the simplified rings do not depend on
 where the grid was cut. Scores are means over the same pixels, summed in
-another order (relative differences of the order of 1e-12).
+another order (equal within 1e-9 relative in the tests).
 
 Memory: a worker holds what a single-process run over one block holds (the
 bound of docs/models.md for a grid of the block's window); the client holds
