@@ -7,6 +7,9 @@ with holes) and the strip-wise :class:`~polytopo.models.StripPolygonizer`
 shapely, which favours GDAL; and GDAL followed by the conversion of its
 features to shapely polygons, which is what the engine would need. Each
 timing is the best of ``--repeat`` runs; the noise mask is half the size.
+The time ours spends putting its polygons in GEOS normal form (so that
+simplification does not depend on where a map is cut into blocks) is timed
+alone on the same polygons and reported as a share of ours.
 
 Usage::
 
@@ -63,6 +66,16 @@ def ours_strips(mask, rows=64):
     return count
 
 
+def normal_form(mask):
+    """Time of the GEOS normal form alone (``shapely.normalize``), on the polygons ours returns, as part of ours."""
+    from polytopo.models import polygonize_mask
+
+    geometries = polygonize_mask(mask).geometries
+    start = time.perf_counter()
+    shapely.normalize(geometries)
+    return time.perf_counter() - start
+
+
 def best_of(function, mask, repeat):
     times, result = [], None
     for _ in range(repeat):
@@ -90,6 +103,7 @@ def main(argv=None):
         c_time, _count = best_of(gdal_polygonize_to_shapely, mask, args.repeat)
         o_time, o_count = best_of(ours, mask, args.repeat)
         s_time, s_count = best_of(ours_strips, mask, args.repeat)
+        n_time = min(normal_form(mask) for _ in range(args.repeat))
         assert g_count == o_count == s_count, (g_count, o_count, s_count)
         results[name] = {
             "polygons": o_count,
@@ -97,6 +111,8 @@ def main(argv=None):
             "gdal_to_shapely_seconds": round(c_time, 3),
             "ours_seconds": round(o_time, 3),
             "ours_strips_seconds": round(s_time, 3),
+            "normal_form_seconds": round(n_time, 3),
+            "normal_form_share_of_ours": round(n_time / o_time, 3),
             "ours_mpx_per_s": round(mask.size / o_time / 1e6, 1),
             "gdal_mpx_per_s": round(mask.size / g_time / 1e6, 1),
             "gdal_time_over_ours": round(g_time / o_time, 2),

@@ -7,15 +7,25 @@
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
         [--extent xmin,ymin,xmax,ymax] [--aoi AOI.gpkg] [--tile PX] [--overlap PX] [--batch N] [--threads N]
         [--bands 1,2,3] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
+        [--workers N | --scheduler tcp://HOST:PORT] [--block-px B]
+    python -m polytopo.models run --model M.onnx --images DIR|GLOB|LIST.txt --out PREDS.json|OUT.gpkg
+        [--gt-images GT.json] [--workers N | --scheduler tcp://HOST:PORT] [--tile PX] [--overlap PX] [--batch N] ...
+
+With ``--workers`` or ``--scheduler`` a raster is run in blocks on a Dask
+cluster (:mod:`~polytopo.models.block_run`) and an image set one task per
+image (:mod:`~polytopo.models.image_sets`); without them everything runs in
+this process (``--block-px`` alone runs the blocks here, one after the other).
 
 Exit status: 0 on success, 1 on a :class:`~polytopo.models.errors.ModelsError`
-(the message is printed to stderr), 2 on a usage error.
+or a cluster error (the message is printed to stderr) and when an image of an
+image set failed (the failures are listed), 2 on a usage error.
 """
 
 import argparse
 import json
 import sys
 
+from ..evaluator.errors import EvaluatorError
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
 
@@ -64,6 +74,26 @@ def _extent(text):
     return tuple(values)
 
 
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def _cmd_run(args):
     from .run_cli import run_command
 
@@ -88,10 +118,17 @@ def build_parser():
     card.add_argument("--no-validate", action="store_true", help="skip the check against the graph")
     card.set_defaults(handler=_cmd_write_card)
 
-    run = commands.add_parser("run", help="run a model over a raster into a GeoPackage or GeoJSON")
+    run = commands.add_parser("run", help="run a model over a raster or an image set")
     run.add_argument("--model", required=True)
-    run.add_argument("--raster", required=True)
-    run.add_argument("--out", required=True, help="output .gpkg or .geojson")
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("--raster", help="one raster, written as one layer in its CRS")
+    source.add_argument("--images", help="folder, glob pattern or .txt list of images (GeoTIFF, PNG, JPEG)")
+    run.add_argument("--out", required=True, help="output .gpkg or .geojson; with --images also .json (COCO predictions)")
+    run.add_argument("--gt-images", help="with --images: COCO ground truth whose images[].file_name give the image ids")
+    cluster = run.add_mutually_exclusive_group()
+    cluster.add_argument("--workers", type=_count, default=0, help="worker processes of a local Dask cluster (0: this process)")
+    cluster.add_argument("--scheduler", help="address of a running Dask scheduler, tcp://HOST:PORT")
+    run.add_argument("--block-px", type=_positive, help="with --raster: edge of a block's core in model px (default 4096)")
     run.add_argument("--provider", choices=("auto", "cuda", "cpu"), default="auto")
     run.add_argument("--extent", type=_extent, help="xmin,ymin,xmax,ymax in the raster's CRS")
     run.add_argument("--aoi", help="vector file whose polygons limit the processed area")
@@ -113,6 +150,6 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except ModelsError as exc:
+    except (ModelsError, EvaluatorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

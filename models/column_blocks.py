@@ -3,7 +3,8 @@
 Dense outputs are blended and polygonized one column block at a time, each
 block top to bottom in row strips, so the buffers scale with the block's
 width instead of the grid's. A block runs every tile that covers one of its
-*core* columns, so the tile column that straddles a seam is run by both
+*core* columns, so the tile column that straddles a seam (with an overlap of
+more than half a tile, every tile column that reaches past it) is run by both
 neighbouring blocks and every core pixel is blended from exactly the tiles
 the whole-grid blend would use (no seam in the blended map). The cost is one
 repeated tile column per seam.
@@ -88,17 +89,20 @@ def column_blocks(width_px, tile_cols_px, tile_size_px, overlap_px, block_width_
     blocks_n = max(1, min(count, -(-width_px // max(1, block_width_px))))
     starts = [k * count // blocks_n for k in range(blocks_n)] + [count]
     blocks = []
+    fresh = 0
     for k in range(blocks_n):
         first = starts[k]
         final = k == blocks_n - 1
-        # the tile that starts the next core still covers this core's last overlap columns
-        last = count - 1 if final else starts[k + 1] - (0 if overlap_px else 1)
-        window0 = int(tile_cols_px[first])
-        window1 = min(width_px, int(tile_cols_px[last]) + tile_size_px)
+        # the tile before ``first`` ends where this core starts
         core0 = 0 if k == 0 else int(tile_cols_px[first]) + overlap_px
         core1 = width_px if final else int(tile_cols_px[starts[k + 1]]) + overlap_px
-        fresh = first + (1 if k > 0 and overlap_px else 0)
+        # every tile starting before the core's end covers some of its columns: with an overlap of more
+        # than half a tile, that is more than the tile that starts the next core
+        last = count - 1 if final else int(np.searchsorted(tile_cols_px, core1, side="left")) - 1
+        window0 = int(tile_cols_px[first])
+        window1 = min(width_px, int(tile_cols_px[last]) + tile_size_px)
         blocks.append(ColumnBlock(np.arange(first, last + 1), fresh, window0, window1 - window0, core0, core1, k > 0, not final))
+        fresh = last + 1
     return blocks
 
 
@@ -154,7 +158,9 @@ class SeamMerger:
         Returns
         -------
         list of (class_id, geometries, scores)
-            Whole polygons, filtered by area and hole area, not simplified.
+            Whole polygons, filtered by area and hole area, not simplified, in
+            GEOS normal form like every traced polygon (see
+            :func:`~polytopo.models.polygonize.polygons_from_rings`).
         """
         out = []
         pieces, self._pieces = self._pieces, {}
@@ -174,5 +180,6 @@ class SeamMerger:
             if done.any():
                 scores = sums[done] / np.maximum(pixels[done], 1.0)
                 whole = np.array([drop_small_holes(polygon, self.min_hole_area_px2) for polygon in merged[done]], object)
+                whole = np.asarray(shapely.normalize(whole), object)  # the vertex order of an uncut polygon
                 out.append((class_id, whole, scores))
         return out

@@ -13,6 +13,12 @@ in an accumulator of one tile row's height and one block's width, finished
 rows are polygonized at once and only the rows of still-open polygons are
 carried to the next strip. Polygons cut at block seams are merged whole. See
 docs/models.md for the bound.
+
+A :class:`Prediction` can also run one :class:`~polytopo.models.grid_blocks.GridBlock`
+of a grid split in rows and columns (one worker task of a block run, see
+:mod:`~polytopo.models.block_run`): it then runs only the tiles of that block,
+yields the polygons inside its core and keeps the pieces of polygons that
+touch its seams in :attr:`Prediction.seam_pieces`.
 """
 
 import os
@@ -26,7 +32,8 @@ import shapely
 from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
-from .errors import InferenceCancelled, InferenceError, RasterError
+from .errors import InferenceCancelled, InferenceError, ModelCardError, RasterError
+from .grid_blocks import whole_rows
 from .memory import check_memory, estimate_memory
 from .normalize import input_scaling, to_model_input
 from .polygon_cleanup import to_map_coordinates, valid_polygons_only
@@ -36,7 +43,7 @@ from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .writer import VectorWriter
 
 __all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "Prediction", "RunParams", "RunReport",
-           "prefetch_depth", "run_to_file"]
+           "empty_output_messages", "prefetch_depth", "run_to_file"]
 
 DECODE_ROWS_PER_CALL = 512
 """Finished rows are handed to dense decoders in chunks of at most this many rows,
@@ -174,6 +181,21 @@ class RunReport:
     messages: list = field(default_factory=list)
 
 
+def empty_output_messages(report):
+    """The note for the user when a run's output is empty (list of at most one str).
+
+    Parameters
+    ----------
+    report : RunReport
+        Of a finished run (``tiles_run`` and ``polygon_count`` set).
+    """
+    if report.tiles_run == 0:
+        return ["No tile had valid pixels (all nodata, or outside the AOI/extent): the output layer is empty."]
+    if report.polygon_count == 0:
+        return ["The model found no polygons in the processed area: the output layer is empty."]
+    return []
+
+
 def _usable_cpus():
     """CPUs this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -233,6 +255,17 @@ class Prediction:
     cancel : callable() -> bool or None
         Checked before every batch; True stops with
         :class:`~polytopo.models.errors.InferenceCancelled`.
+    block : GridBlock or None
+        Run only this block of the grid (see :mod:`~polytopo.models.grid_blocks`);
+        None runs the whole grid.
+
+    Attributes
+    ----------
+    seam_pieces : list of PolygonRecord
+        After a block run: the pieces of polygons that touch the block's
+        seams (model-grid px, unfiltered, unsimplified), for
+        :meth:`merge_seam_pieces` to complete together with the other
+        blocks' pieces. Empty for a whole-grid run.
 
     Raises
     ------
@@ -240,7 +273,7 @@ class Prediction:
         At construction, before any tile is read.
     """
 
-    def __init__(self, model, raster_path, params=RunParams(), progress=None, cancel=None):
+    def __init__(self, model, raster_path, params=RunParams(), progress=None, cancel=None, block=None):
         self.model = model
         self.params = params
         self._progress = progress
@@ -283,8 +316,16 @@ class Prediction:
         context = DecodeContext(card, io, self.grid, self.tiling, self.tile_rows, self.tile_cols)
         self.decoder = decoder_for(model, context, params.prompts)
         roles = len(self.decoder.dense_roles)
-        block_px = COLUMN_BLOCK_PX if roles and self.decoder.supports_column_blocks else self.grid.width_px
-        self.blocks = column_blocks(self.grid.width_px, self.tile_cols, tile, self.tiling.overlap_px, block_px)
+        self.seam_pieces = []
+        if block is None:
+            block_px = COLUMN_BLOCK_PX if roles and self.decoder.supports_column_blocks else self.grid.width_px
+            self.blocks = column_blocks(self.grid.width_px, self.tile_cols, tile, self.tiling.overlap_px, block_px)
+            self.row_band = whole_rows(self.grid.height_px, self.tile_rows)
+        else:
+            self.require_grid_blocks()
+            self.blocks = [block.cols]
+            self.row_band = block.rows
+            self.decoder.begin_grid_block(block.rows.core_row0_px, block.rows.seam_top, block.rows.seam_bottom)
         dense = (io.class_count or 1) + roles - 1 if roles else 0
         per_pixel_outputs = dense if roles else 2
         widest = max(block.window_width_px for block in self.blocks)
@@ -296,9 +337,20 @@ class Prediction:
         if params.aoi is not None:
             shapely.prepare(params.aoi)
         self.report = RunReport(report, self.grid, self.tiling, prefetch_batches=self.prefetch_batches, messages=self.messages)
-        self.report.tiles_total = len(self.tile_rows) * len(self.tile_cols)
+        band = self.row_band
+        fresh_rows = int(np.count_nonzero(band.tile_row_indices >= band.first_fresh_tile_row))
+        fresh_cols = sum(int(np.count_nonzero(b.tile_col_indices >= b.first_fresh_tile_col)) for b in self.blocks)
+        self.report.tiles_total = fresh_rows * fresh_cols
         self._done = 0
         self._channels = None
+
+    def require_grid_blocks(self):
+        """Raise :class:`ModelCardError` unless the decoder can run in grid blocks (see :mod:`~polytopo.models.grid_blocks`)."""
+        if not self.decoder.supports_grid_blocks:
+            raise ModelCardError(
+                f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) for "
+                f"--workers/--scheduler/--block-px on a raster but got family {self.model.card.family!r}"
+                f"{' with seg_small_segment' if self.model.card.family == 'semantic' else ''}; run it with 0 workers.")
 
     def _read_tile(self, tile):
         data, valid = self.reader.read(tile.col0, tile.row0, tile.size_px, tile.size_px)
@@ -367,18 +419,44 @@ class Prediction:
         if self._cancel is not None and self._cancel():
             raise InferenceCancelled("Expected to finish the run but the cancel callback asked to stop; no output was written.")
 
-    def _to_map(self, records):
+    def _to_map(self, records, label=None):
+        pieces = [r for r in records if r.on_seam]
+        if pieces:  # kept in grid pixels for merge_seam_pieces
+            self.seam_pieces.extend(pieces)
+            records = [r for r in records if not r.on_seam]
         if not records:
             return []
+        label = label or self.decoder.class_label
         geometries = to_map_coordinates(np.array([r.geometry for r in records], object), self.grid.geotransform)
         ok = valid_polygons_only(geometries)
         self.report.invalid_dropped += int((~ok).sum())
         out = []
         for record, geometry, good in zip(records, geometries, ok):
             if good:
-                out.append(MapPolygon(geometry, record.class_id, self.decoder.class_label(record.class_id), record.score))
+                out.append(MapPolygon(geometry, record.class_id, label(record.class_id), record.score))
         self.report.polygon_count += len(out)
         return out
+
+    def seam_labels(self):
+        """``class_name`` of each class among :attr:`seam_pieces` (the decoder may only know it after decoding)."""
+        return {r.class_id: self.decoder.class_label(r.class_id) for r in self.seam_pieces}
+
+    def merge_seam_pieces(self, pieces, labels):
+        """Merge the seam pieces of every block of a block run into whole map polygons.
+
+        Parameters
+        ----------
+        pieces : list of PolygonRecord
+            The :attr:`seam_pieces` of all blocks (model-grid px).
+        labels : dict of int to str
+            The blocks' :meth:`seam_labels`, merged.
+
+        Returns
+        -------
+        list of MapPolygon
+            Filtered and simplified exactly as the whole-grid run does it.
+        """
+        return self._to_map(self.decoder.merge_seam_pieces(pieces), labels.__getitem__)
 
     def __iter__(self):
         started = time.perf_counter()
@@ -392,19 +470,15 @@ class Prediction:
             if depth:
                 stream.close()
         yield from self._to_map(self.decoder.finish())
-        if self.report.tiles_run == 0:
-            self.messages.append(
-                "No tile had valid pixels (all nodata, or outside the AOI/extent): the output layer is empty."
-            )
-        elif self.report.polygon_count == 0:
-            self.messages.append("The model found no polygons in the processed area: the output layer is empty.")
+        self.messages.extend(empty_output_messages(self.report))
         self.report.total_seconds = time.perf_counter() - started
 
     def _schedule(self):
         """The tile rows of every column block in run order, with their batches of runnable tiles."""
         tile_px, size = self.tiling.tile_size_px, self.tiling.batch_size
         for block in self.blocks:
-            for k, row0 in enumerate(self.tile_rows):
+            for k in self.row_band.tile_row_indices:
+                k, row0 = int(k), self.tile_rows[k]
                 tiles = [
                     Tile(k * len(self.tile_cols) + int(j), int(self.tile_cols[j]), int(row0), tile_px, k, int(j))
                     for j in block.tile_col_indices
@@ -449,14 +523,17 @@ class Prediction:
         window0 = block.window_col0_px
         core = slice(block.core_col0_px - window0, block.core_col1_px - window0)
 
+        band = self.row_band
+
         def fresh(tiles):  # tiles the previous block has not run (progress counts each tile once)
-            return sum(t.tile_col >= block.first_fresh_tile_col for t in tiles)
+            return sum(t.tile_col >= block.first_fresh_tile_col and t.tile_row >= band.first_fresh_tile_row for t in tiles)
 
         accumulator = None
-        for _k in range(len(self.tile_rows)):
+        for _k in range(len(band.tile_row_indices)):
             row = next(stream)
-            last = row.index == len(self.tile_rows) - 1
-            next_top = self.grid.height_px if last else int(self.tile_rows[row.index + 1])
+            last = row.index == band.tile_row_indices[-1]
+            grid_last = row.index == len(self.tile_rows) - 1
+            next_top = self.grid.height_px if grid_last else int(self.tile_rows[row.index + 1])
             if accumulator is not None:
                 accumulator.begin_row(row.row0, next_top, self.grid.height_px)
             self._done += fresh(row.tiles) - fresh(row.runnable)
@@ -482,20 +559,25 @@ class Prediction:
                     self._progress(self._done, self.report.tiles_total)
             if accumulator is not None:
                 row_start, values, valid_rows = accumulator.end_row()
-                yield from self._decode_rows(row_start, values[:, :, core], valid_rows[:, core], self._channels, last)
+                # rows outside the band's core lack tiles of the band above or below
+                top = max(0, band.core_row0_px - row_start)
+                bottom = min(values.shape[1], band.core_row1_px - row_start)
+                if bottom > top or last:
+                    rows = slice(top, max(top, bottom))
+                    yield from self._decode_rows(row_start + top, values[:, rows, core], valid_rows[rows, core], self._channels, last)
         yield from self._to_map(decoder.end_column_block())
 
     def _decode_rows(self, row_start, values, valid, channels, last):
         count = values.shape[1]
-        for top in range(0, count, DECODE_ROWS_PER_CALL):
+        for top in range(0, max(count, 1), DECODE_ROWS_PER_CALL):
             chunk = slice(top, min(top + DECODE_ROWS_PER_CALL, count))
             maps = dict(zip(self.decoder.dense_roles, np.split(values[:, chunk], np.cumsum(channels)[:-1])))
             final = last and chunk.stop == count
             yield from self._to_map(self.decoder.decode_rows(row_start + top, maps, valid[chunk], final))
 
     def _skipped_rows(self, first_row, channels, width):
-        """Hand the rows above the first run tile to the decoder as invalid, in tile-height chunks."""
-        for top in range(0, first_row, DECODE_ROWS_PER_CALL):
+        """Hand the core rows above the first run tile to the decoder as invalid, in tile-height chunks."""
+        for top in range(self.row_band.core_row0_px, first_row, DECODE_ROWS_PER_CALL):
             rows = min(DECODE_ROWS_PER_CALL, first_row - top)
             maps = {role: np.zeros((c, rows, width), np.float32) for role, c in zip(self.decoder.dense_roles, channels)}
             yield from self._to_map(self.decoder.decode_rows(top, maps, np.zeros((rows, width), bool), False))

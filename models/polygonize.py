@@ -213,6 +213,10 @@ def polygons_from_rings(rings, min_area_px2=0.0, min_hole_area_px2=0.0):
     -------
     PixelPolygons
         Ordered by label; areas are pixel counts plus filled holes, px².
+        Geometries are in GEOS normal form (``shapely.normalize``: fixed ring
+        orientation and start vertex, holes ordered), so a polygon's vertex
+        sequence depends only on its shape, not on where the map was cut into
+        strips or blocks, and simplification gives the same result either way.
     """
     x, y, ring_start, ring_label, ring_area = rings
     empty = PixelPolygons(np.empty(0, object), np.empty(0, np.int64), np.empty(0, float))
@@ -238,7 +242,7 @@ def polygons_from_rings(rings, min_area_px2=0.0, min_hole_area_px2=0.0):
     geometries = shapely.from_ragged_array(
         shapely.GeometryType.POLYGON, coords, (offsets, np.r_[polygon_start, len(rings)])
     )
-    geometries = np.asarray(geometries, object)
+    geometries = np.asarray(shapely.normalize(geometries), object)
     return PixelPolygons(geometries, ring_label[rings][polygon_start], shapely.area(geometries))
 
 

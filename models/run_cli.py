@@ -1,11 +1,24 @@
-"""The ``run`` command: load, prepare, run with a progress bar, report."""
+"""The ``run`` command: load, prepare, run with a progress bar, report.
 
+One raster runs in this process (:func:`~polytopo.models.pipeline.run_to_file`),
+or in grid blocks on a Dask cluster with ``--workers``/``--scheduler``
+(:func:`~polytopo.models.block_run.run_blocks`); an image set runs one task
+per image (:mod:`~polytopo.models.image_sets`).
+"""
+
+import os
 import sys
+from dataclasses import replace
 
 from tqdm import tqdm
 
+from ..evaluator.cluster import open_client
+from .block_run import run_blocks
+from .errors import ModelCardError, ModelsError
+from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
 from .model import load_model
-from .pipeline import Prediction, RunParams, run_to_file
+from .worker_model import worker_model
+from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, run_to_file
 from .prompts import prompts_from_geometries, prompts_from_vector
 from .raster import raster_crs_wkt
 from .session import SessionParams
@@ -31,10 +44,33 @@ def _prompts(args, crs_wkt, session_params, base):
     return None
 
 
+def _threads(args):
+    """Intra-op threads per session: ``--threads``, or the CPUs shared out among local workers."""
+    if args.threads or not args.workers:
+        return args.threads
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cpus // args.workers)
+
+
+def _progress_bar(args, unit):
+    bar = tqdm(total=0, unit=unit, disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
+
+    def progress(done, total):
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return bar, progress
+
+
 def run_command(args):
     """Execute ``python -m polytopo.models run`` for parsed ``args``; returns the exit status."""
-    session_params = SessionParams(provider=args.provider, intra_op_threads=args.threads)
-    model = load_model(args.model, session_params)
+    session_params = SessionParams(provider=args.provider, intra_op_threads=_threads(args))
+    if args.images:
+        return _run_images(args, session_params)
+    if args.gt_images:
+        raise ModelsError("Expected --gt-images only with --images but got it with --raster; drop it.")
+    model = worker_model(args.model, session_params)  # the block run's plan reuses it
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}", file=sys.stderr)
     crs_wkt = raster_crs_wkt(args.raster)
     aoi = read_aoi(args.aoi, crs_wkt) if args.aoi else None
@@ -47,22 +83,23 @@ def run_command(args):
         bands=_bands(args.bands),
     )
     if model.card.family == "promptable":
-        params = RunParams(**{**params.__dict__, "prompts": _prompts(args, crs_wkt, session_params, params)})
-    bar = tqdm(total=0, unit="tile", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
-
-    def progress(done, total):
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
+        params = replace(params, prompts=_prompts(args, crs_wkt, session_params, params))
+    in_blocks = bool(args.workers or args.scheduler or args.block_px)
+    bar, progress = _progress_bar(args, "block" if in_blocks else "tile")
     try:
-        report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite)
+        if in_blocks:
+            with open_client(args.workers, args.scheduler) as client:
+                report = run_blocks(args.model, args.raster, args.out, client, params, session_params,
+                                    args.block_px or COLUMN_BLOCK_PX, progress=progress, overwrite=args.overwrite)
+        else:
+            report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite)
     finally:
         bar.close()
     grid, tiling = report.grid, report.tiling
+    rerun = f" (+{report.tiles_rerun} run again in the blending margins)" if report.tiles_rerun else ""
     print(
         f"wrote {report.polygon_count} polygons to {args.out}; grid {grid.width_px}x{grid.height_px} px"
-        f"{' (resampled)' if grid.resampled else ''}, tiles {report.tiles_run}/{report.tiles_total} of "
+        f"{' (resampled)' if grid.resampled else ''}, tiles {report.tiles_run}/{report.tiles_total}{rerun} of "
         f"{tiling.tile_size_px} px (overlap {tiling.overlap_px} px, batch {tiling.batch_size}), "
         f"{report.total_seconds:.1f} s ({report.session_seconds:.1f} s in session.run)",
         file=sys.stderr,
@@ -70,3 +107,42 @@ def run_command(args):
     for message in report.messages:
         print(f"note: {message}", file=sys.stderr)
     return 0
+
+
+def _run_images(args, session_params):
+    """``run --images``: every image, one task each; exit status 1 when an image failed."""
+    for option in ("extent", "aoi", "prompts", "prompt_model", "block_px"):
+        if getattr(args, option):
+            raise ModelsError(f"Expected no --{option.replace('_', '-')} with --images (it applies to one raster) "
+                              "but got one; drop it.")
+    paths = list_images(args.images)
+    ids = image_ids(paths, args.gt_images)
+    inputs = [*paths, args.model, *([args.gt_images] if args.gt_images else [])]
+    check_outputs(args.out, args.overwrite, inputs)
+    model = worker_model(args.model, session_params)  # a model that cannot load fails here, not once per image
+    if model.card.family == "promptable":
+        raise ModelCardError("Expected a model that needs no prompts for --images but got a promptable model; "
+                             "run it on each raster with --prompts.")
+    if args.gt_images:
+        check_categories(args.gt_images, model.card.class_names)
+    print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
+          f"{len(paths)} images", file=sys.stderr)
+    params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=_bands(args.bands))
+    bar, progress = _progress_bar(args, "image")
+    try:
+        with open_client(args.workers, args.scheduler) as client:
+            results = run_image_set(args.model, paths, ids, client, params, session_params, progress=progress)
+    finally:
+        bar.close()
+    written, failures = write_predictions(results, args.out, args.gt_images, overwrite=args.overwrite, protect=inputs)
+    polygons = sum(len(r.polygons) for r in results)
+    seconds = sum(r.seconds for r in results)
+    print(f"wrote {polygons} polygons of {len(results) - len(failures)} images to {written} "
+          f"({seconds:.1f} s on the workers)", file=sys.stderr)
+    if not failures:
+        return 0
+    print(f"error: {len(failures)} of {len(results)} images failed; {args.out} was not written, the others' "
+          f"polygons are in {written}:", file=sys.stderr)
+    for failure in failures:
+        print(f"  {os.path.basename(failure.image_path)}: {failure.error}", file=sys.stderr)
+    return 1

@@ -17,7 +17,9 @@ one polygon with its courtyard).
 When the strips are one column block of a wider grid (see
 :mod:`~polytopo.models.column_blocks`), components touching a seam column
 are returned as unfiltered *seam pieces* for the
-:class:`~polytopo.models.column_blocks.SeamMerger` to complete.
+:class:`~polytopo.models.column_blocks.SeamMerger` to complete. A block of a
+grid split in rows too (see :mod:`~polytopo.models.grid_blocks`) also has
+seams on its first and last rows.
 
 Memory: the carried runs (four numbers per run of an open component) plus,
 when the decoder uses auxiliary channels, ``width * rows * 4 * aux_channels``
@@ -193,21 +195,29 @@ class StripPolygonizer:
         Whether the strips' first / last column borders another column block:
         components touching it come back as seam pieces
         (:attr:`ClosedPolygons.on_seam`).
+    row_offset_px : int
+        Grid row of the first pushed row (y offset of the polygons), model px.
+    seam_top, seam_bottom : bool
+        Whether the first pushed row / the last row (of the final push)
+        borders another block: components touching it come back as seam pieces.
     """
 
     def __init__(self, width_px, class_ids, min_area_px2=0.0, min_hole_area_px2=0.0, closing_margin_rows=0, aux_channels=0,
-                 column_offset_px=0, seam_left=False, seam_right=False):
+                 column_offset_px=0, seam_left=False, seam_right=False, row_offset_px=0, seam_top=False, seam_bottom=False):
         self.width_px = width_px
         self.column_offset_px = int(column_offset_px)
         self.seam_left = bool(seam_left)
         self.seam_right = bool(seam_right)
+        self.row_offset_px = int(row_offset_px)
+        self.seam_top = bool(seam_top)
+        self.seam_bottom = bool(seam_bottom)
         self.class_ids = tuple(int(c) for c in class_ids)
         self.min_area_px2 = min_area_px2
         self.min_hole_area_px2 = min_hole_area_px2
         self.closing_margin_rows = closing_margin_rows
-        self._rows_pushed = 0
+        self._rows_pushed = self.row_offset_px
         self._open = {c: _NO_RUNS for c in self.class_ids}
-        self._aux_row0 = 0
+        self._aux_row0 = self.row_offset_px
         self._aux = np.empty((aux_channels, 0, width_px), np.float32)
 
     @property
@@ -258,6 +268,10 @@ class StripPolygonizer:
                 on_seam[labels[runs.start == 0]] = True
             if self.seam_right:
                 on_seam[labels[runs.end == self.width_px]] = True
+            if self.seam_top:
+                on_seam[labels[runs.row == self.row_offset_px]] = True
+            if self.seam_bottom and final:
+                on_seam[labels[runs.row == self._rows_pushed - 1]] = True
             for seam in (False, True):
                 done = ~is_open & (on_seam == seam)
                 if done.any():

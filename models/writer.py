@@ -50,6 +50,9 @@ class VectorWriter:
     overwrite : bool
         Replace an existing destination (otherwise it is an error, raised at
         construction, before any work).
+    extra_fields : sequence of (str, int)
+        Fields (name, OGR field type) written before :data:`FIELDS`, whose
+        values :meth:`write` takes as ``extra``.
 
     Examples
     --------
@@ -61,7 +64,7 @@ class VectorWriter:
     ['a.geojson']
     """
 
-    def __init__(self, path, crs_wkt, layer_name=None, overwrite=False):
+    def __init__(self, path, crs_wkt, layer_name=None, overwrite=False, extra_fields=()):
         self.path = os.path.abspath(os.fspath(path))
         self.driver = driver_for(self.path)
         if os.path.exists(self.path) and not overwrite:
@@ -71,6 +74,7 @@ class VectorWriter:
             raise OutputError(f"Expected an existing folder for {self.path} but {folder} does not exist.")
         self.crs_wkt = crs_wkt
         self.layer_name = layer_name or os.path.splitext(os.path.basename(self.path))[0]
+        self.extra_fields = tuple(extra_fields)
         self.count = 0
         self._dataset = None
         self._layer = None
@@ -95,16 +99,18 @@ class VectorWriter:
             srs.ImportFromWkt(self.crs_wkt)
             srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
         self._layer = self._dataset.CreateLayer(self.layer_name, srs, ogr.wkbPolygon)
-        for name, kind in FIELDS:
+        for name, kind in (*self.extra_fields, *FIELDS):
             self._layer.CreateField(ogr.FieldDefn(name, kind))
         self._defn = self._layer.GetLayerDefn()
         self._class_id, self._class_name, self._score = (self._defn.GetFieldIndex(name) for name, _kind in FIELDS)
         self._layer.StartTransaction()
         return self
 
-    def write(self, geometry, class_id, class_name, score):
-        """Append one polygon (shapely, in the layer's CRS) with its class and score."""
+    def write(self, geometry, class_id, class_name, score, extra=()):
+        """Append one polygon (shapely, in the layer's CRS) with its class, score and ``extra`` field values."""
         feature = ogr.Feature(self._defn)
+        for index, value in enumerate(extra):
+            feature.SetField(index, value)
         feature.SetFieldInteger64(self._class_id, int(class_id))
         feature.SetFieldString(self._class_name, str(class_name))
         feature.SetField(self._score, float(score))

@@ -18,6 +18,14 @@ the grid one column block at a time (see
 :mod:`~polytopo.models.column_blocks`): ``begin_column_block``, then the rows
 of that block top to bottom, then ``end_column_block``. Such a decoder must
 not rely on ``decode_batch``, because the tiles on a seam run twice.
+
+A decoder whose :attr:`Decoder.supports_grid_blocks` is true can also run one
+block of a grid split in rows and columns (see
+:mod:`~polytopo.models.grid_blocks`): ``begin_grid_block`` says which rows
+the block's core starts at and which of its edges are seams; every polygon
+touching a seam is then returned as a :class:`PolygonRecord` with
+``on_seam=True`` (unfiltered, unsimplified pixel-edge piece), and
+``merge_seam_pieces`` completes the pieces of all blocks.
 """
 
 from dataclasses import dataclass
@@ -39,11 +47,15 @@ class PolygonRecord:
     score : float
         Mean class probability over the polygon (dense families) or the
         model's instance / ring / prompt score.
+    on_seam : bool
+        True for a piece of a polygon cut at a grid-block seam, to be merged
+        by :meth:`Decoder.merge_seam_pieces` (its area is its pixel count).
     """
 
     geometry: object
     class_id: int
     score: float
+    on_seam: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,8 @@ class Decoder:
     """Output roles where NaN marks padding, exempt from the pipeline's finite-value check."""
     supports_column_blocks = False
     """Whether the pipeline may hand the dense maps over in column blocks (else one block, the full width)."""
+    supports_grid_blocks = False
+    """Whether the decoder can run one block of a grid split in rows and columns (see the module docstring)."""
 
     def __init__(self, context):
         self.context = context
@@ -137,6 +151,14 @@ class Decoder:
     def end_column_block(self):
         """Return the polygons completed by the end of the current column block (list of PolygonRecord)."""
         return []
+
+    def begin_grid_block(self, row0_px, seam_top, seam_bottom):
+        """Run one grid block whose core starts at grid row ``row0_px``; its seam pieces are returned, not merged."""
+        raise NotImplementedError(f"the {self.family} decoder cannot run in grid blocks")
+
+    def merge_seam_pieces(self, pieces):
+        """Merge the seam pieces (PolygonRecord, ``on_seam``) of all grid blocks; returns whole PolygonRecords."""
+        raise NotImplementedError(f"the {self.family} decoder cannot run in grid blocks")
 
     def finish(self):
         """Return the polygons still held back once every tile is done."""

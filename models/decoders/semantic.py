@@ -10,7 +10,9 @@ is then polygonized strip by strip (whole polygons across strips), simplified
 with the card's tolerance (default 1 px, as in the paper's U-Net + Poly.) and
 filtered by minimum area and minimum hole area. Without the median filter
 the map can come in column blocks: polygons cut at a block seam are merged
-whole before they are filtered and simplified.
+whole before they are filtered and simplified. The same holds for the blocks
+of a grid split in rows and columns, whose pieces are merged where the
+blocks' results are collected.
 """
 
 import numpy as np
@@ -73,6 +75,8 @@ class SemanticDecoder(Decoder):
         self._median = StreamingMedianFilter(self.card.seg_small_segment_px // 2 * 2 + 1) if self.card.seg_small_segment_px > 1 else None
         self._channels = None
         self._block = (0, context.grid.width_px, False, False)
+        self._rows = (0, False, False)
+        self._pieces_out = False
         self._merger = SeamMerger(self.card.min_area_px2, self.card.min_hole_area_px2)
 
     @property
@@ -80,14 +84,34 @@ class SemanticDecoder(Decoder):
         """Column blocks need no neighbouring columns, which the median filter would."""
         return self._median is None
 
+    @property
+    def supports_grid_blocks(self):
+        """Grid blocks need no neighbouring rows or columns, which the median filter would."""
+        return self._median is None
+
+    def begin_grid_block(self, row0_px, seam_top, seam_bottom):
+        self._rows = (int(row0_px), bool(seam_top), bool(seam_bottom))
+        self._pieces_out = True
+
+    def merge_seam_pieces(self, pieces):
+        merger = SeamMerger(self.card.min_area_px2, self.card.min_hole_area_px2)
+        for class_id in sorted({p.class_id for p in pieces}):
+            mine = [p for p in pieces if p.class_id == class_id]
+            merger.add(class_id, [p.geometry for p in mine], [p.score for p in mine])
+        return self._finished(merger.end_block(None))
+
     def begin_column_block(self, col0_px, col1_px, seam_left, seam_right):
         self._block = (int(col0_px), int(col1_px), bool(seam_left), bool(seam_right))
         self._strips = None
 
     def end_column_block(self):
         col0, col1, _left, right = self._block
+        return self._finished(self._merger.end_block(col1 if right else None))
+
+    def _finished(self, merged):
+        """Simplified records of the merged polygons (class_id, geometries, scores) of a :class:`SeamMerger`."""
         records = []
-        for class_id, geometries, scores in self._merger.end_block(col1 if right else None):
+        for class_id, geometries, scores in merged:
             geometries = simplify_keep_valid(geometries, self.card.simplify_tolerance_px)
             records.extend(PolygonRecord(g, class_id, float(s)) for g, s in zip(geometries, scores))
         return records
@@ -107,9 +131,10 @@ class SemanticDecoder(Decoder):
 
     def _block_polygonizer(self):
         col0, col1, left, right = self._block
+        row0, top, bottom = self._rows
         return StripPolygonizer(
             col1 - col0, self._class_ids, self.card.min_area_px2, self.card.min_hole_area_px2,
-            column_offset_px=col0, seam_left=left, seam_right=right,
+            column_offset_px=col0, seam_left=left, seam_right=right, row_offset_px=row0, seam_top=top, seam_bottom=bottom,
         )
 
     def class_label(self, class_id):
@@ -134,6 +159,9 @@ class SemanticDecoder(Decoder):
     def _records(self, closed):
         records = []
         for batch in closed:
+            if batch.on_seam and self._pieces_out:
+                records.extend(PolygonRecord(g, batch.class_id, float(s), on_seam=True) for g, s in zip(batch.geometries, batch.scores))
+                continue
             if batch.on_seam:
                 self._merger.add(batch.class_id, batch.geometries, batch.scores)
                 continue

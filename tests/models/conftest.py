@@ -342,3 +342,12 @@ def tiny():
         promptable_models=promptable_models,
         write_raster=write_raster,
     )
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A real Dask LocalCluster of 2 worker processes, shared by the tests that run on a cluster."""
+    from polytopo.evaluator.cluster import open_client
+
+    with open_client(2) as client:
+        yield client
