@@ -12,6 +12,7 @@ processes of a local cluster are started with :func:`worker_python` instead.
 """
 
 import contextlib
+import logging
 import multiprocessing
 import os
 import shutil
@@ -137,9 +138,11 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             multiprocessing.set_executable(worker_python())
+            # Worker logs stay quiet (shutdown races log heartbeat tracebacks); a failure
+            # reaches the caller as an exception from map_partitions instead.
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address="127.0.0.1:0", silence_logs=40))
+                dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL))
             address = cluster.scheduler_address
         else:
             address = scheduler
