@@ -22,6 +22,7 @@ from .corners import corner_counts
 from .detection import detection_metrics
 from .filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from .matching import greedy_match, iou_candidates, score_order
+from .ordering import canonical_order
 from .outcome import DetectionRanking, Outcome
 from .pairs import evaluate_pairs
 from .repair import occupied_region
@@ -45,16 +46,19 @@ def image_codes(gt, pred, image_ids):
 
 
 def prepare(gt_set, pred_set, params):
-    """Apply the profile-independent filters and put rings in canonical vertex order.
+    """Apply the profile-independent filters and put both sets in canonical order.
 
-    Returns the filtered sets and hole counts.
+    Rings get one vertex order (:func:`.filters.canonical_rings`), then images, instances
+    and holes one order (:func:`.ordering.canonical_order`), so no result depends on the
+    order of the input. Returns the filtered sets and hole counts.
     """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    return canonical_rings(gt_set), canonical_rings(pred_set), {"gt": gt_holes, "pred": pred_holes}
+    return (canonical_order(canonical_rings(gt_set), by_score=False),
+            canonical_order(canonical_rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):
@@ -90,7 +94,7 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     step("instance IoU")
     cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
     det, ranked = detection(cand, scores, pred_image, len(gt), params.ap_iou_thresholds, params.max_detections)
-    matched = greedy_match(score_order(scores), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
+    matched = greedy_match(score_order(scores, cand.best_iou(len(pred))), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
                            len(gt), len(pred))
     pairs_pred = np.flatnonzero(matched >= 0)
     pairs_gt = matched[pairs_pred]
