@@ -5,7 +5,8 @@ Pipeline (all lengths in pixels):
 1. filters: score threshold, minimum instance area (GT ``>=``, predictions ``>``), holes
    below A_min removed from both sides;
 2. validity of each prediction by Definition 15 (invalid polygons are evaluated, and fail
-   Topo-EM); regions for IoU are the occupied regions (``make_valid``, every part kept);
+   Topo-EM); regions for IoU are the occupied regions (exterior minus holes,
+   :func:`.repair.occupied_region`);
 3. instance matching by Definition 3 at β (greedy by score, each GT once); AP/AR over
    the AP thresholds;
 4. for each matched pair: exterior rings paired directly and *matched* when E-BIoU > γ;

@@ -49,8 +49,14 @@ class EvaluationParams:
         Boundary sampling step for MTA and HD95, pixels.
     mta_min_precision : float
         Minimum ``|P ∩ G| / |P|`` for MTA to be measured.
+    mta_precision_inclusive : bool
+        MTA is measured when precision ``>= mta_min_precision`` (True) or ``>`` (False,
+        the FFL code and the paper).
     mta_max_stretch : float
         Maximum length ratio of a sampled segment and its projection in MTA.
+    polis_vertex_sets : bool
+        POLIS averages over vertex *sets* (a repeated vertex counts once, Definition 8)
+        when True, over every listed vertex when False.
     corner_simplify_px : float
         Douglas–Peucker tolerance before corner extraction, pixels.
     corner_thresholds_px : tuple of float
@@ -81,7 +87,9 @@ class EvaluationParams:
     ring_match_inclusive: bool = False
     sample_spacing_px: float = 2.0
     mta_min_precision: float = 0.5
+    mta_precision_inclusive: bool = False
     mta_max_stretch: float = 2.0
+    polis_vertex_sets: bool = True
     corner_simplify_px: float = 1.0
     corner_thresholds_px: tuple = (2.0, 5.0)
     score_threshold: float = 0.0
@@ -123,7 +131,8 @@ class EvaluationParams:
 
 _PROFILE_DEFAULTS = {
     "paper": {},
-    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False},
+    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
+                       "mta_precision_inclusive": True, "polis_vertex_sets": False},
     "coco": {"max_detections": 100},
     "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
 }
