@@ -28,9 +28,11 @@ are averaged over the ground-truth categories, and predictions of other categori
 left out of AP/AR (pycocotools drops them). The ``paper`` metrics stay class-agnostic.
 
 Crowd regions are not handled: the loaders skip ``iscrowd = 1`` annotations, so no ground
-truth is a crowd. IoU is measured on the vector occupied regions, and ground-truth areas
-are the occupied regions' areas (pycocotools reads the annotation's ``area`` field); for
-pixel-aligned polygons both equal their mask values. Predictions on images absent from
+truth is a crowd. IoU and areas (``iou_mode``): ``"raster"`` (the default) measures them on
+1-px masks drawn as pycocotools draws polygons, holes cleared (:mod:`.raster_iou`);
+``"vector"`` on the vector occupied regions. Ground-truth areas are the masks' pixel
+counts or the regions' areas (pycocotools reads the annotation's ``area`` field); for
+pixel-aligned polygons the two modes coincide. Predictions on images absent from
 the ground truth count as false positives (pycocotools refuses such results). A metric
 that pycocotools reports as -1 (no ground truth in its range) is NaN here. The IoU
 thresholds are the profile's ``ap_iou_thresholds``: its 0.9 is the double nearest 0.9,
@@ -45,6 +47,7 @@ import shapely
 
 from .matching import score_order
 from .ordering import image_rank
+from .raster_iou import instance_masks, raster_candidates
 from .paper import evaluate_paper, image_codes
 from .repair import occupied_region
 
@@ -69,7 +72,7 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         Ground truth and predictions in pixels, already filtered by :func:`.paper.prepare`.
     params : EvaluationParams
         ``max_detections`` is maxDets (None: no cap); ``ap_iou_thresholds`` the IoU
-        thresholds.
+        thresholds; ``iou_mode`` raster (mask) or vector IoU for AP/AR.
     progress : callable, optional
         Called with a phase name as each phase starts.
 
@@ -80,13 +83,23 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         docstring for the keys).
     """
     gt, pred = gt_set.instances, pred_set.instances
-    _, _, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_class, pred_class = _class_codes(gt, pred)
-    detection = partial(
-        coco_metrics,
-        gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
-        pred_area=shapely.area(occupied_region([i.polygon() for i in pred])),
-        gt_class=gt_class, pred_class=pred_class, image_rank=image_rank(ids))
+    options = dict(gt_class=gt_class, pred_class=pred_class, image_rank=image_rank(ids))
+    if params.iou_mode == "vector":
+        detection = partial(coco_metrics, gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
+                            pred_area=shapely.area(occupied_region([i.polygon() for i in pred])), **options)
+        return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
+    if progress:
+        progress("masks")
+    gt_masks, pred_masks = instance_masks(gt), instance_masks(pred)
+    raster = raster_candidates(gt_masks, pred_masks, gt_image, pred_image)
+    areas = dict(gt_area=np.array([m.size for m in gt_masks], dtype=np.float64),
+                 pred_area=np.array([m.size for m in pred_masks], dtype=np.float64))
+
+    def detection(cand, *args):
+        return coco_metrics(raster, *args, **areas, **options)
+
     return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
 
 

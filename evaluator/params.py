@@ -10,7 +10,8 @@ A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
     Reproduces the public PolyTopoBench evaluator: ring matches at BIoU >= 0.5, rings
     pooled per image, invalid input repaired (largest part kept), no validity check.
 ``coco``
-    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges).
+    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges, IoU on 1-px masks
+    unless ``iou_mode="vector"``).
 ``p3``
     The P3 card's metrics, averaged per tile.
 
@@ -21,10 +22,11 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidParameterError
 
-__all__ = ["EvaluationParams", "PROFILES", "params_for", "DEFAULT_AP_THRESHOLDS"]
+__all__ = ["EvaluationParams", "PROFILES", "IOU_MODES", "params_for", "DEFAULT_AP_THRESHOLDS"]
 
 DEFAULT_AP_THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
 PROFILES = ("paper", "reference-code", "coco", "p3")
+IOU_MODES = ("vector", "raster")
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,10 @@ class EvaluationParams:
         A_min: holes with area below it are removed from both sides first.
     max_detections : int or None
         Per-image cap on predictions (highest scores kept) for AP; None for no cap.
+    iou_mode : str
+        ``"vector"`` (occupied-region areas) or ``"raster"`` (1-px masks as pycocotools
+        draws them, :mod:`.raster_iou`): the IoU and areas behind AP/AR. Only the ``coco``
+        profile has a raster mode; it is its default.
     check_validity : bool
         Apply Definition 15 and count invalid predictions as topology failures.
     bootstrap_resamples : int
@@ -96,6 +102,7 @@ class EvaluationParams:
     min_instance_area_px2: float = 0.0
     min_hole_area_px2: float = 0.0
     max_detections: object = None
+    iou_mode: str = "vector"
     check_validity: bool = True
     bootstrap_resamples: int = 500
     bootstrap_seed: int = 0
@@ -121,6 +128,12 @@ class EvaluationParams:
                 f"Expected ap_iou_thresholds to be IoU values in (0, 1] but got {self.ap_iou_thresholds}")
         if self.max_detections is not None and int(self.max_detections) < 1:
             raise InvalidParameterError(f"Expected max_detections >= 1 or None but got {self.max_detections}")
+        if self.iou_mode not in IOU_MODES:
+            raise InvalidParameterError(f"Expected iou_mode to be one of {list(IOU_MODES)} but got {self.iou_mode!r}")
+        if self.iou_mode == "raster" and self.profile != "coco":
+            raise InvalidParameterError(
+                f"Expected iou_mode 'vector' for profile {self.profile!r} but got 'raster'; raster IoU is a mode of "
+                "the coco profile only (use --profile coco)")
         if self.bootstrap_resamples < 0:
             raise InvalidParameterError(f"Expected bootstrap_resamples >= 0 but got {self.bootstrap_resamples}")
 
@@ -133,7 +146,7 @@ _PROFILE_DEFAULTS = {
     "paper": {},
     "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
                        "mta_precision_inclusive": True, "polis_vertex_sets": False},
-    "coco": {"max_detections": 100},
+    "coco": {"max_detections": 100, "iou_mode": "raster"},
     "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
 }
 

@@ -2,8 +2,9 @@
 
 Scenes are pixel-aligned rectilinear polygons with holes (integer vertices). Pixel
 ``(c, r)`` covers ``[c, c + 1] x [r, r + 1]``, so filling the polygon's pixel cells gives a
-mask whose area equals the vector area and whose IoUs equal the vector IoUs exactly; the
-masks are RLE-encoded for pycocotools.
+mask whose area equals the vector area and whose IoUs equal the vector IoUs exactly (both
+IoU modes then agree with pycocotools); the masks are RLE-encoded for pycocotools.
+Non-aligned polygons are in ``test_coco_raster.py``.
 """
 
 import contextlib
@@ -114,9 +115,10 @@ def _sets(images, gt, pred):
     return gt_set, pred_set
 
 
-def _ours(images, gt, pred):
-    gt_set, pred_set = prepare(*_sets(images, gt, pred), params_for("coco"))[:2]
-    return evaluate_coco(gt_set, pred_set, params_for("coco")).metrics
+def _ours(images, gt, pred, iou_mode="raster"):
+    params = params_for("coco", iou_mode=iou_mode)
+    gt_set, pred_set = prepare(*_sets(images, gt, pred), params)[:2]
+    return evaluate_coco(gt_set, pred_set, params).metrics
 
 
 def _tie_broken(images, gt, pred):
@@ -137,11 +139,12 @@ def _tie_broken(images, gt, pred):
     return [pred[k] for k in sorted(range(len(pred)), key=lambda k: (-pred[k][3], -best[k], canonical[k]))]
 
 
-def _disagreement(images, gt, pred):
+def _disagreement(images, gt, pred, iou_mode="raster"):
     """Largest absolute difference of every compared metric (NaN must match NaN)."""
     for _, _, shape, *_ in (*gt, *pred):
         assert shape.mask().sum() == shape.polygon().area, "the scene is not pixel-aligned"
-    ours, reference = _ours(images, gt, pred), _coco_stats(images, gt, _tie_broken(images, gt, pred))
+    ours = _ours(images, gt, pred, iou_mode)
+    reference = _coco_stats(images, gt, _tie_broken(images, gt, pred))
     worst = 0.0
     for key, expected in reference.items():
         if np.isnan(expected):
@@ -228,7 +231,8 @@ def test_random_scenes_agree_with_pycocotools(scene):
     assert _disagreement(*scene) <= 1e-9
 
 
-def test_holes_duplicates_and_false_positives():
+@pytest.mark.parametrize("iou_mode", ["raster", "vector"])
+def test_holes_duplicates_and_false_positives(iou_mode):
     """A building with two courtyards: exact, hole-less, duplicate and false predictions."""
     building = _shape(10, 10, 60, 40, None, [(15, 15, 10, 10), (45, 20, 12, 20)])
     small = _shape(120, 20, 20, 20, (6, 8), [(125, 25, 5, 5)])
@@ -239,7 +243,7 @@ def test_holes_duplicates_and_false_positives():
             (7, 1, small.moved(0, 2), 0.6),
             (3, 1, _shape(32, 31, 100, 100, None, [(62, 61, 40, 40)]), 0.8),
             (3, 1, _shape(150, 150, 30, 30), 0.99)]                        # false positive
-    assert _disagreement([7, 3, 5], gt, pred) <= 1e-9
+    assert _disagreement([7, 3, 5], gt, pred, iou_mode) <= 1e-9
 
 
 def test_equal_iou_goes_to_the_later_ground_truth():
