@@ -79,6 +79,10 @@ def run_profile(gt_set, pred_set, params, progress=None):
         from .p3 import evaluate_p3
 
         return evaluate_p3(gt_set, pred_set, params, progress)
+    if params.profile == "p3-code":
+        from .p3_code import evaluate_p3_code
+
+        return evaluate_p3_code(gt_set, pred_set, params, progress)
     from .paper import evaluate_paper
 
     return evaluate_paper(gt_set, pred_set, params, progress)

@@ -73,7 +73,7 @@ def build_parser():
     rules = parser.add_argument_group("profile and thresholds")
     rules.add_argument("--profile", choices=PROFILES, default="paper",
                        help="metric definitions: paper (default), reference-code (public PolyTopoBench "
-                            "evaluator), coco (pycocotools AP), p3 (P3 card)")
+                            "evaluator), coco (pycocotools AP), p3 (P3 card), p3-code (P3 authors' code)")
     rules.add_argument("--score-threshold", type=float, help="drop predictions scoring below this (default 0)")
     rules.add_argument("--min-area", type=float, dest="min_instance_area_px2",
                        help="minimum instance area in px²: GT with area >= A and predictions with area > A kept")
@@ -90,7 +90,7 @@ def build_parser():
                        help="comma-separated IoU thresholds averaged into AP (default 0.50:0.05:0.95)")
     rules.add_argument("--max-detections", type=int, help="per-image prediction cap for AP (coco: 100)")
     rules.add_argument("--iou", choices=IOU_MODES, dest="iou_mode",
-                       help="coco only: AP/AR on 1-px masks as pycocotools draws them (raster, the default) or "
+                       help="coco and p3-code: AP/AR on 1-px masks as pycocotools draws them (raster, the default) or "
                             "on the vector regions (vector)")
     rules.add_argument("--bootstrap", type=int, dest="bootstrap_resamples",
                        help="image-level bootstrap resamples for confidence intervals (default 500, 0 = off)")

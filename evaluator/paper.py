@@ -51,15 +51,18 @@ def prepare(gt_set, pred_set, params):
 
     Rings get one vertex order (:func:`.filters.canonical_rings`), then images, instances
     and holes one order (:func:`.ordering.canonical_order`), so no result depends on the
-    order of the input. Returns the filtered sets and hole counts.
+    order of the input. The ``p3-code`` profile keeps each ring's vertex order as given:
+    the P3 code's Chamfer distance depends on it (it counts the first vertex twice).
+    Returns the filtered sets and hole counts.
     """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    return (canonical_order(canonical_rings(gt_set), by_score=False),
-            canonical_order(canonical_rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
+    rings = (lambda instance_set: instance_set) if params.profile == "p3-code" else canonical_rings
+    return (canonical_order(rings(gt_set), by_score=False),
+            canonical_order(rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):

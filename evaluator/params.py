@@ -14,6 +14,8 @@ A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
     unless ``iou_mode="vector"``).
 ``p3``
     The P3 card's metrics, averaged per tile.
+``p3-code``
+    ``coco`` plus the metrics as the P3 authors' evaluation code computes them.
 
 All lengths are pixels of the evaluation raster and all areas px².
 """
@@ -25,7 +27,7 @@ from .errors import InvalidParameterError
 __all__ = ["EvaluationParams", "PROFILES", "IOU_MODES", "params_for", "DEFAULT_AP_THRESHOLDS"]
 
 DEFAULT_AP_THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
-PROFILES = ("paper", "reference-code", "coco", "p3")
+PROFILES = ("paper", "reference-code", "coco", "p3", "p3-code")
 IOU_MODES = ("vector", "raster")
 
 
@@ -74,7 +76,7 @@ class EvaluationParams:
     iou_mode : str
         ``"vector"`` (occupied-region areas) or ``"raster"`` (1-px masks as pycocotools
         draws them, :mod:`.raster_iou`): the IoU and areas behind AP/AR. Only the ``coco``
-        profile has a raster mode; it is its default.
+        (and ``p3-code``) profile has a raster mode; it is its default.
     check_validity : bool
         Apply Definition 15 and count invalid predictions as topology failures.
     bootstrap_resamples : int
@@ -130,7 +132,7 @@ class EvaluationParams:
             raise InvalidParameterError(f"Expected max_detections >= 1 or None but got {self.max_detections}")
         if self.iou_mode not in IOU_MODES:
             raise InvalidParameterError(f"Expected iou_mode to be one of {list(IOU_MODES)} but got {self.iou_mode!r}")
-        if self.iou_mode == "raster" and self.profile != "coco":
+        if self.iou_mode == "raster" and self.profile not in ("coco", "p3-code"):
             raise InvalidParameterError(
                 f"Expected iou_mode 'vector' for profile {self.profile!r} but got 'raster'; raster IoU is a mode of "
                 "the coco profile only (use --profile coco)")
@@ -148,6 +150,7 @@ _PROFILE_DEFAULTS = {
                        "mta_precision_inclusive": True, "polis_vertex_sets": False},
     "coco": {"max_detections": 100, "iou_mode": "raster"},
     "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
+    "p3-code": {"max_detections": 100, "iou_mode": "raster"},
 }
 
 

@@ -48,7 +48,7 @@ def _summary_bytes(gt, pred, profile, tmp_path, name):
 
 
 @SETTINGS
-@given(tied_scenes(), st.randoms(use_true_random=False), st.sampled_from(["paper", "coco", "p3"]))
+@given(tied_scenes(), st.randoms(use_true_random=False), st.sampled_from(["paper", "coco", "p3", "p3-code"]))
 def test_any_permutation_of_images_instances_and_rings_gives_the_same_summary(tmp_path_factory, scene, rng,
                                                                               profile):
     gt_rows, pred_rows = scene
