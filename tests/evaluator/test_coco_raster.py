@@ -45,19 +45,20 @@ def _rle(mask):
 
 def _pycocotools(gt_set, pred_set, size, max_dets):
     """pycocotools' 12 stats (NaN for -1), predictions fed in the profile's tie order."""
-    gt_masks = [_mask(i, size) for i in gt_set.instances]
-    ordered = _tie_order(gt_set, pred_set, size, gt_masks)
+    gt_rles = [_rle(_mask(i, size)) for i in gt_set.instances]
+    pred_rles = {id(i): _rle(_mask(i, size)) for i in pred_set.instances}
+    ordered = _tie_order(gt_set, pred_set, gt_rles, pred_rles)
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt = COCO()
         coco_gt.dataset = {
             "images": [{"id": i, "height": size, "width": size} for i in gt_set.image_ids],
-            "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "segmentation": _rle(m),
-                             "area": float(m.sum()), "iscrowd": 0, "bbox": list(mask_utils.toBbox(_rle(m)))}
-                            for k, (i, m) in enumerate(zip(gt_set.instances, gt_masks))],
+            "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "segmentation": r,
+                             "area": float(mask_utils.area(r)), "iscrowd": 0, "bbox": list(mask_utils.toBbox(r))}
+                            for k, (i, r) in enumerate(zip(gt_set.instances, gt_rles))],
             "categories": [{"id": 1, "name": "building"}],
         }
         coco_gt.createIndex()
-        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": _rle(_mask(i, size)), "score": i.score}
+        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": pred_rles[id(i)], "score": i.score}
                    for i in ordered]
         evaluator = COCOeval(coco_gt, coco_gt.loadRes(results), iouType="segm")
         evaluator.params.maxDets = [1, 10, max_dets]
@@ -95,16 +96,16 @@ def _stats(result, max_dets):
     return stats
 
 
-def _tie_order(gt_set, pred_set, size, gt_masks):
+def _tie_order(gt_set, pred_set, gt_rles, pred_rles):
+    """Descending score, then descending best mask IoU with a GT of the image, then canonical order."""
     canonical = {(i.image_id, i.source_id): k
                  for k, i in enumerate(prepare(gt_set, pred_set, params_for("coco"))[1].instances)}
-
-    def best_iou(instance):
-        mine = _mask(instance, size)
-        return max((np.logical_and(mine, m).sum() / np.logical_or(mine, m).sum()
-                    for g, m in zip(gt_set.instances, gt_masks) if g.image_id == instance.image_id), default=0.0)
-
-    keys = {id(i): (-i.score, -best_iou(i), canonical[i.image_id, i.source_id]) for i in pred_set.instances}
+    keys = {}
+    for instance in pred_set.instances:
+        mine = [r for g, r in zip(gt_set.instances, gt_rles) if g.image_id == instance.image_id]
+        ious = mask_utils.iou([pred_rles[id(instance)]], mine, [0] * len(mine)) if mine else np.zeros((1, 0))
+        best = float(np.max(ious)) if np.size(ious) else 0.0
+        keys[id(instance)] = (-instance.score, -best, canonical[instance.image_id, instance.source_id])
     return sorted(pred_set.instances, key=lambda i: keys[id(i)])
 
 
