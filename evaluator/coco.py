@@ -5,18 +5,18 @@ Everything except AP and AR is the ``paper`` profile (:mod:`.paper`). AP and AR 
 
 * per image and category, predictions sorted by descending score and capped at
   ``max_detections`` (maxDets, 100 by default); pycocotools keeps equal scores in input
-  order, here they are ranked by best same-category IoU, then by the canonical order of
-  :mod:`.ordering` (the input order that makes pycocotools agree);
+  order, here in the canonical order of :mod:`.ordering` (pycocotools given the input in
+  that order agrees);
 * per area range (all, small, medium, large: :data:`AREA_RANGES_PX2`, both ends
   inclusive, px² of the occupied region) ground truth outside the range is *ignored*;
 * greedy matching at each IoU threshold ``t`` (``min(t, 1 - 1e-10)``): each prediction
   takes the unmatched ground truth of highest IoU ``>= t``, regular ground truth before
   ignored ground truth, and among equal IoUs the *last* one in (canonical) order
-  (pycocotools keeps the last of equal candidates); predictions matched to ignored ground truth, and
-  unmatched predictions outside the area range, are ignored;
+  (pycocotools keeps the last of equal candidates); predictions matched to ignored
+  ground truth, and unmatched predictions outside the area range, are ignored;
 * accumulation per category over all images: predictions of every image (images in
   sorted image-id order, each truncated to its first maxDet) sorted by descending score
-  with a stable sort (equal scores: by image, then by rank in the image); precision ``tp / (tp + fp + eps)`` with its monotone envelope,
+  with a stable sort; precision ``tp / (tp + fp + eps)`` with its monotone envelope,
   read at the 101 recall levels ``0, 0.01, ..., 1`` (0 beyond the last recall reached);
   recall is the final ``tp / n_gt``;
 * AP, AP@t, AP_small/medium/large, AR@1/10/100 and AR_small/medium/large are means over
@@ -45,10 +45,9 @@ from functools import partial
 import numpy as np
 import shapely
 
-from .matching import score_order
 from .ordering import image_rank
-from .raster_iou import instance_masks, raster_candidates
 from .paper import evaluate_paper, image_codes
+from .raster_iou import instance_masks, raster_candidates
 from .repair import occupied_region
 
 __all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_metrics", "coco_match"]
@@ -117,9 +116,9 @@ def _class_codes(gt, pred):
             np.array([codes.get(i.category_id, -1) for i in pred], dtype=np.int64))
 
 
-def _rank_in_group(priority, groups):
-    """0-based position of each prediction in its group, by ascending ``priority``."""
-    order = np.lexsort((priority, groups))
+def _rank_in_group(scores, groups):
+    """0-based position of each prediction in its group, by descending score (stable)."""
+    order = np.lexsort((-np.asarray(scores, dtype=np.float64), groups))
     sorted_groups = groups[order]
     starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
     first = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
@@ -233,13 +232,10 @@ def coco_metrics(cand, scores, pred_image, n_gt, thresholds, max_detections, *, 
     largest = math.inf if max_detections is None else int(max_detections)
     caps = sorted(c for c in {*_SMALL_CAPS, largest} if c <= largest)
     pred_image = np.asarray(pred_image, dtype=np.int64)
-    # Position in the ranking: descending score, ties by best same-category IoU.
-    picking = score_order(scores, cand.best_iou(n_pred, same))
-    priority = np.empty(n_pred, dtype=np.int64)
-    priority[picking] = np.arange(n_pred)
     # One group per (image, category): the unit pycocotools sorts and caps.
-    rank = _rank_in_group(priority, pred_image * (int(gt_class.max(initial=-1)) + 2) + pred_class + 1)
+    rank = _rank_in_group(scores, pred_image * (int(gt_class.max(initial=-1)) + 2) + pred_class + 1)
     evaluated = (pred_class >= 0) & (rank < largest)
+    picking = np.argsort(-scores, kind="stable")
     picking = picking[evaluated[picking]]
     # Global order: descending score; ties by sorted image id, then position in the image.
     global_order = np.lexsort((rank, image_rank[pred_image], -scores))

@@ -1,7 +1,7 @@
 """Detection metrics of the ``paper`` profile: AP over IoU thresholds and AR.
 
 Matching follows Definition 3 at each threshold: predictions in descending score order
-(equal scores: higher best IoU first, then the canonical order of :mod:`.ordering`) take
+(equal scores in the canonical order of :mod:`.ordering`) take
 the unmatched ground truth of highest IoU in their image at or above the threshold. AP is
 101-point interpolated (:mod:`.average_precision`); AR is the recall with every prediction
 kept, averaged over the thresholds. ``max_detections`` keeps only the highest-scoring predictions of each image.
@@ -15,9 +15,9 @@ from .matching import greedy_match, score_order
 __all__ = ["detection_metrics", "capped_order"]
 
 
-def capped_order(scores, image, max_detections, tie=None):
+def capped_order(scores, image, max_detections):
     """Score order of predictions (:func:`.matching.score_order`), at most ``max_detections`` per image."""
-    order = score_order(scores, tie)
+    order = score_order(scores)
     if max_detections is None:
         return order
     rank = np.zeros(len(order), dtype=np.int64)
@@ -40,7 +40,7 @@ def detection_metrics(cand, scores, pred_image, n_gt, thresholds, max_detections
     """
     gt_index, pred_index, iou = cand.gt_index, cand.pred_index, cand.iou
     n_pred = len(scores)
-    order = capped_order(scores, pred_image, max_detections, cand.best_iou(n_pred))
+    order = capped_order(scores, pred_image, max_detections)
     metrics, ranked, recalls = {}, {}, []
     for threshold in thresholds:
         matched = greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred)

@@ -61,16 +61,6 @@ class Candidates(NamedTuple):
         position = np.searchsorted(key, np.asarray(pred_index) * self.n_gt + np.asarray(gt_index))
         return self.iou[position], self.intersection[position]
 
-    def best_iou(self, n_pred, keep=None):
-        """Highest IoU of each of ``n_pred`` predictions with any ground truth (0 without one).
-
-        ``keep`` optionally selects the candidate pairs that count (a boolean mask).
-        """
-        best = np.zeros(n_pred)
-        mask = slice(None) if keep is None else keep
-        np.maximum.at(best, self.pred_index[mask], self.iou[mask])
-        return best
-
 
 def same_image_pairs(geoms_a, image_a, geoms_b, image_b, predicate=None):
     """Index pairs ``(i, j)`` of geometries of the same image whose envelopes overlap.
@@ -99,27 +89,13 @@ def same_image_pairs(geoms_a, image_a, geoms_b, image_b, predicate=None):
     return np.concatenate(left).astype(np.int64), np.concatenate(right).astype(np.int64)
 
 
-def score_order(scores, tie=None):
-    """Prediction indices by descending score.
+def score_order(scores):
+    """Prediction indices by descending score; equal scores keep their input order.
 
-    Parameters
-    ----------
-    scores : numpy.ndarray
-        Score of each prediction.
-    tie : numpy.ndarray, optional
-        Second key, descending, for equal scores (the best IoU of each prediction,
-        :meth:`Candidates.best_iou`); remaining ties keep their input order, which every
-        profile but ``reference-code`` makes canonical first (:mod:`.ordering`).
-
-    Examples
-    --------
-    >>> score_order(np.array([1.0, 1.0, 0.5]), tie=np.array([0.6, 0.9, 1.0])).tolist()
-    [1, 0, 2]
+    Every profile but ``reference-code`` puts the input in a canonical order first
+    (:mod:`.ordering`), so ties are broken by geometry, never by file order.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    if tie is None:
-        return np.argsort(-scores, kind="stable")
-    return np.lexsort((np.arange(len(scores)), -np.asarray(tie, dtype=np.float64), -scores))
+    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
 
 
 def greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred):

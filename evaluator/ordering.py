@@ -13,8 +13,8 @@ The *geometry key* of a ring is its vertex list after :func:`.filters.canonical_
 (fixed orientation, starting at the lowest vertex), compared lexicographically as numbers;
 an instance's key is its exterior's key, then its sorted holes' keys, then its category,
 source id and part (as text), so two instances only tie when they are the same record.
-Where scores are equal, rankings then break the tie first by the prediction's best IoU
-(:func:`.matching.score_order`) and then by this order. Per-feature records are put back
+Rankings keep this order among equal scores (:func:`.matching.score_order`): the tie
+is broken by geometry alone, never by how well a prediction matches. Per-feature records are put back
 in input order afterwards (:func:`in_input_order`); a hole's ``hole_index`` is its
 position in the sorted holes of its instance.
 """

@@ -9,8 +9,8 @@ is computed per tile and then averaged over the tiles where it is defined:
     ``|∪P ∩ ∪G| / |∪P ∪ ∪G|`` of the union of the tile's predicted and ground-truth
     occupied regions (vector areas); 1 for a tile with neither, 0 for a tile with only one side.
 ``P3-AP``, ``P3-AR``
-    Per tile, predictions by descending score (equal scores: higher best IoU first, then
-    the canonical order of :mod:`.ordering`; at most ``max_detections``) are matched
+    Per tile, predictions by descending score (equal scores in the canonical order of
+    :mod:`.ordering`; at most ``max_detections``) are matched
     greedily at each IoU threshold ``t`` in :data:`P3_AP_IOU_THRESHOLDS` = (0.5, 0.75): each
     takes the unmatched ground truth of
     highest IoU ``>= t`` in the tile (Definition 3 of the ``paper`` profile). ``AP_t`` is
@@ -196,7 +196,7 @@ def tile_ap_ar(cand, scores, pred_image, gt_image, n_tiles, thresholds, max_dete
     ap, ar : numpy.ndarray
         One value per tile.
     """
-    order = capped_order(scores, pred_image, max_detections, cand.best_iou(len(scores)))
+    order = capped_order(scores, pred_image, max_detections)
     gt_count = np.bincount(gt_image, minlength=n_tiles)
     by_tile = _group(pred_image[order], n_tiles)
     ap = np.full((len(thresholds), n_tiles), np.nan)

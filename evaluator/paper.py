@@ -98,7 +98,7 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     step("instance IoU")
     cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
     det, ranked = detection(cand, scores, pred_image, len(gt), params.ap_iou_thresholds, params.max_detections)
-    matched = greedy_match(score_order(scores, cand.best_iou(len(pred))), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
+    matched = greedy_match(score_order(scores), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
                            len(gt), len(pred))
     pairs_pred = np.flatnonzero(matched >= 0)
     pairs_gt = matched[pairs_pred]

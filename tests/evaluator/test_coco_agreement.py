@@ -122,21 +122,10 @@ def _ours(images, gt, pred, iou_mode="raster"):
 
 
 def _tie_broken(images, gt, pred):
-    """The predictions in the order the profile ranks equal scores, for pycocotools' stable sorts.
-
-    Descending score, then descending best IoU with a ground truth of the same image and
-    category (one category in the ground truth: any category), then the canonical order.
-    """
-    canonical = {i.source_id: k for k, i in enumerate(prepare(*_sets(images, gt, pred), params_for("coco"))[1].instances)}
-    one_class = len({c for _, c, _ in gt}) <= 1
-
-    def best_iou(image, category, shape):
-        masks = [g.mask() for i, c, g in gt if i == image and (one_class or c == category)]
-        mine = shape.mask().astype(bool)
-        return max((np.logical_and(mine, m).sum() / np.logical_or(mine, m).sum() for m in masks), default=0.0)
-
-    best = [best_iou(i, c, s) for i, c, s, _ in pred]
-    return [pred[k] for k in sorted(range(len(pred)), key=lambda k: (-pred[k][3], -best[k], canonical[k]))]
+    """The predictions in the canonical order the profile ranks equal scores in (pycocotools' sorts are stable)."""
+    ordered = prepare(*_sets(images, gt, pred), params_for("coco"))[1].instances
+    canonical = {i.source_id: k for k, i in enumerate(ordered)}
+    return [pred[k] for k in sorted(range(len(pred)), key=lambda k: canonical[k])]
 
 
 def _disagreement(images, gt, pred, iou_mode="raster"):

@@ -2,8 +2,8 @@
 
 pycocotools' side: each ring rasterized by ``frPyObjects``, the instance mask the exterior's
 pixels with the holes' pixels cleared, RLE-encoded; ground-truth ``area`` is the mask's pixel
-count. Predictions are handed to pycocotools in the order the profile ranks equal scores
-(descending best mask IoU, then the canonical order), so ties rank alike on both sides.
+count. Predictions are handed to pycocotools in the canonical order the profile ranks
+equal scores in, so ties rank alike on both sides.
 """
 
 import contextlib
@@ -47,7 +47,7 @@ def _pycocotools(gt_set, pred_set, size, max_dets):
     """pycocotools' 12 stats (NaN for -1), predictions fed in the profile's tie order."""
     gt_rles = [_rle(_mask(i, size)) for i in gt_set.instances]
     pred_rles = {id(i): _rle(_mask(i, size)) for i in pred_set.instances}
-    ordered = _tie_order(gt_set, pred_set, gt_rles, pred_rles)
+    ordered = _tie_order(gt_set, pred_set)
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt = COCO()
         coco_gt.dataset = {
@@ -96,17 +96,11 @@ def _stats(result, max_dets):
     return stats
 
 
-def _tie_order(gt_set, pred_set, gt_rles, pred_rles):
-    """Descending score, then descending best mask IoU with a GT of the image, then canonical order."""
+def _tie_order(gt_set, pred_set):
+    """The predictions in the canonical order (descending score, then geometry) the profile ranks them in."""
     canonical = {(i.image_id, i.source_id): k
                  for k, i in enumerate(prepare(gt_set, pred_set, params_for("coco"))[1].instances)}
-    keys = {}
-    for instance in pred_set.instances:
-        mine = [r for g, r in zip(gt_set.instances, gt_rles) if g.image_id == instance.image_id]
-        ious = mask_utils.iou([pred_rles[id(instance)]], mine, [0] * len(mine)) if mine else np.zeros((1, 0))
-        best = float(np.max(ious)) if np.size(ious) else 0.0
-        keys[id(instance)] = (-instance.score, -best, canonical[instance.image_id, instance.source_id])
-    return sorted(pred_set.instances, key=lambda i: keys[id(i)])
+    return sorted(pred_set.instances, key=lambda i: canonical[i.image_id, i.source_id])
 
 
 def _ours(gt_set, pred_set, max_dets, **overrides):

@@ -63,13 +63,23 @@ def test_any_permutation_of_images_instances_and_rings_gives_the_same_summary(tm
     assert first == second
 
 
-def test_equal_scores_give_the_ground_truth_to_the_prediction_of_higher_iou(make_set, square):
-    """Two predictions of score 1 on one building: the better one is the match, in either order."""
+def test_equal_scores_are_ranked_by_geometry_not_by_how_well_they_match(make_set, square):
+    """Two predictions of score 1 on one building, in either order: the same one is the match.
+
+    Ties go by the canonical geometry order (here the lower-left vertex: x 0.5 before 4), not
+    by IoU, so the rule never ranks a prediction by knowledge of the ground truth.
+    """
     gt = make_set([(square(0, 0, 20), [])])
-    good, poor = (square(0.5, 0, 20), []), (square(4, 0, 20), [])
-    for polygons in ([good, poor], [poor, good]):
+    left, right = (square(0.5, 0, 20), []), (square(4, 0, 20), [])  # IoU 0.951 and 0.667
+    for polygons in ([left, right], [right, left]):
         result = evaluate(gt, make_set(polygons), bootstrap_resamples=0)
         assert result.outcome.pairs.iou.tolist() == [pytest.approx(19.5 / 20.5)]
+    right_first = evaluate(gt, make_set([(square(0, 0, 20), []), (square(-0.5, 0, 20), [])]),
+                           bootstrap_resamples=0)
+    assert right_first.outcome.pairs.iou.tolist() == [pytest.approx(19.5 / 20.5)]
+    worse_first = evaluate(gt, make_set([(square(0.5, 0, 20), []), (square(-4, 0, 20), [])]),
+                           bootstrap_resamples=0)
+    assert worse_first.outcome.pairs.iou.tolist() == [pytest.approx(16 / 24)]
 
 
 def test_reference_code_keeps_input_order_for_equal_scores(make_set, square):
