@@ -1,10 +1,10 @@
 """Detection metrics of the ``paper`` profile: AP over IoU thresholds and AR.
 
 Matching follows Definition 3 at each threshold: predictions in descending score order
-(equal scores in the canonical order of :mod:`.ordering`) take
-the unmatched ground truth of highest IoU in their image at or above the threshold. AP is
-101-point interpolated (:mod:`.average_precision`); AR is the recall with every prediction
-kept, averaged over the thresholds. ``max_detections`` keeps only the highest-scoring predictions of each image.
+(equal scores in the canonical order of :mod:`.ordering`) take the unmatched ground truth
+of highest IoU in their image at or above the threshold. AP is 101-point interpolated
+(:mod:`.average_precision`); AR is the recall with every prediction kept, averaged over the
+thresholds. ``max_detections`` keeps only the highest-scoring predictions of each image.
 """
 
 import numpy as np
@@ -16,7 +16,7 @@ __all__ = ["detection_metrics", "capped_order"]
 
 
 def capped_order(scores, image, max_detections):
-    """Score order of predictions (:func:`.matching.score_order`), at most ``max_detections`` per image."""
+    """Score order of predictions, keeping at most ``max_detections`` per image."""
     order = score_order(scores)
     if max_detections is None:
         return order

@@ -52,6 +52,7 @@ from scipy.spatial import cKDTree
 
 from .coco import evaluate_coco
 from .kernels import nearest_segments
+from .p3 import tile_means
 from .raster_iou import instance_masks
 from .stats import nanmean
 
@@ -94,7 +95,7 @@ def evaluate_p3_code(gt_set, pred_set, params, progress=None):
     polis = np.array([polis_p3_code(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
     hd_cd = np.array([hausdorff_chamfer_points(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
     hd_cd = hd_cd.reshape(-1, 2)
-    per_image = {name: _image_means(values, gt_image[pairs_gt], len(base.image_ids))
+    per_image = {name: tile_means(values, gt_image[pairs_gt], len(base.image_ids))
                  for name, values in (("POLIS", polis), ("HD", hd_cd[:, 0]), ("CD", hd_cd[:, 1]))}
     mta = merged_prediction_mta(gt, pred, gt_image, pred_image, len(base.image_ids))
     values = {"IoU": float(np.mean(iou)) if len(iou) else float("nan"),
@@ -117,14 +118,6 @@ def _gt_image_codes(image_ids, gt_image_ids):
     """Codes of the ground-truth file's images (the images their IoU loop visits)."""
     position = {image: code for code, image in enumerate(image_ids)}
     return np.array(sorted({position[i] for i in gt_image_ids if i in position}), dtype=np.int64)
-
-
-def _image_means(values, image, n_images):
-    """Mean of ``values`` per image code; NaN for images without values."""
-    values = np.asarray(values, dtype=float)
-    sums = np.bincount(image, weights=values, minlength=n_images) if len(values) else np.zeros(n_images)
-    counts = np.bincount(image, minlength=n_images) if len(values) else np.zeros(n_images)
-    return np.divide(sums, counts, out=np.full(n_images, np.nan), where=counts > 0)
 
 
 def union_iou_nr(gt, pred, gt_image, pred_image, images):
