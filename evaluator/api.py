@@ -14,6 +14,7 @@ from pathlib import Path
 from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
 from .errors import InputFormatError
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+from .ordering import in_input_order
 from .params import EvaluationParams, params_for
 from .records import build_records
 
@@ -78,6 +79,10 @@ def run_profile(gt_set, pred_set, params, progress=None):
         from .p3 import evaluate_p3
 
         return evaluate_p3(gt_set, pred_set, params, progress)
+    if params.profile == "p3-code":
+        from .p3_code import evaluate_p3_code
+
+        return evaluate_p3_code(gt_set, pred_set, params, progress)
     from .paper import evaluate_paper
 
     return evaluate_paper(gt_set, pred_set, params, progress)
@@ -168,6 +173,8 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
                                                  RING_THRESHOLD_SWEEP)
     step("records")
     records = build_records(outcome)
+    if params.profile != "reference-code":
+        records = in_input_order(records, gt_set, pred_set)
     timings["total_s"] = time.perf_counter() - started
     summary["timings"] = timings
     return Evaluation(params, summary, records, outcome)

@@ -13,7 +13,8 @@ Conventions
   with ``make_valid`` keeping its polygonal parts.
 * BIoU is ``|B1 ∩ B2| / |B1 ∪ B2|``; 0 when either set is empty.
 * POLIS is the symmetric mean vertex-to-boundary distance in pixels (Definition 8), NaN
-  when either set is empty.
+  when either set is empty; over vertex *sets* (a vertex listed twice counts once) or over
+  every listed vertex.
 * HD95 is the larger of the two directed 95th-percentile distances between boundary
   samples taken every ``spacing`` px (:func:`.kernels.sample_flat_rings`), in pixels.
 """
@@ -103,21 +104,32 @@ def band_iou(bands_a, bands_b):
     return result
 
 
-def _directed_mean_distance(source_sets, target_sets):
-    """Mean distance of each source set's vertices to the target set's ring lines, per set."""
+def _directed_mean_distance(source_sets, target_sets, vertex_sets):
+    """Mean distance of each source set's (distinct) vertices to the target set's ring lines, per set."""
     n = len(source_sets)
     coords, vertex_ring, ring_owner = flatten_rings(source_sets)
     t_coords, t_vertex_ring, t_ring_owner = flatten_rings(target_sets)
     a, b, seg_ring = ring_segments(t_coords, t_vertex_ring)
     owner = ring_owner[vertex_ring]
+    if vertex_sets and len(coords):
+        distinct = np.unique(np.column_stack([owner, coords]), axis=0)
+        owner, coords = distinct[:, 0].astype(owner.dtype), np.ascontiguousarray(distinct[:, 1:])
     distance, _ = nearest_segments(coords, owner, a, b, t_ring_owner[seg_ring], n)
     sums = np.bincount(owner, weights=distance, minlength=n)
     counts = np.bincount(owner, minlength=n)
     return np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
 
 
-def polis(sets_a, sets_b):
+def polis(sets_a, sets_b, vertex_sets=False):
     """Element-wise POLIS distance in pixels between ring sets (Definition 8).
+
+    Parameters
+    ----------
+    sets_a, sets_b : sequence of sequence of numpy.ndarray
+        Equally long sequences of ring sets (rings in pixels).
+    vertex_sets : bool
+        Average over each set's distinct vertices (the paper's vertex sets ``V``) rather
+        than over every listed vertex.
 
     Examples
     --------
@@ -125,7 +137,8 @@ def polis(sets_a, sets_b):
     >>> float(polis([[a]], [[a + [1.0, 0.0]]])[0])
     0.5
     """
-    result = 0.5 * (_directed_mean_distance(sets_a, sets_b) + _directed_mean_distance(sets_b, sets_a))
+    result = 0.5 * (_directed_mean_distance(sets_a, sets_b, vertex_sets)
+                    + _directed_mean_distance(sets_b, sets_a, vertex_sets))
     empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
     result[empty] = np.nan
     return result

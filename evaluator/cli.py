@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 from .errors import EvaluatorError
-from .params import PROFILES
+from .params import IOU_MODES, PROFILES
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -73,7 +73,7 @@ def build_parser():
     rules = parser.add_argument_group("profile and thresholds")
     rules.add_argument("--profile", choices=PROFILES, default="paper",
                        help="metric definitions: paper (default), reference-code (public PolyTopoBench "
-                            "evaluator), coco (pycocotools AP), p3 (P3 card)")
+                            "evaluator), coco (pycocotools AP), p3 (P3 card), p3-code (P3 authors' code)")
     rules.add_argument("--score-threshold", type=float, help="drop predictions scoring below this (default 0)")
     rules.add_argument("--min-area", type=float, dest="min_instance_area_px2",
                        help="minimum instance area in px²: GT with area >= A and predictions with area > A kept")
@@ -89,6 +89,9 @@ def build_parser():
     rules.add_argument("--ap-thresholds", type=_floats, dest="ap_iou_thresholds",
                        help="comma-separated IoU thresholds averaged into AP (default 0.50:0.05:0.95)")
     rules.add_argument("--max-detections", type=int, help="per-image prediction cap for AP (coco: 100)")
+    rules.add_argument("--iou", choices=IOU_MODES, dest="iou_mode",
+                       help="coco and p3-code: AP/AR on 1-px masks as pycocotools draws them (raster, the default) or "
+                            "on the vector regions (vector)")
     rules.add_argument("--bootstrap", type=int, dest="bootstrap_resamples",
                        help="image-level bootstrap resamples for confidence intervals (default 500, 0 = off)")
     rules.add_argument("--seed", type=int, dest="bootstrap_seed", help="bootstrap random seed (default 0)")
@@ -99,7 +102,7 @@ def build_parser():
 
 _PARAM_OPTIONS = ("score_threshold", "min_instance_area_px2", "min_hole_area_px2", "iou_threshold",
                   "ring_match_threshold", "boundary_radius_px", "sample_spacing_px", "ap_iou_thresholds",
-                  "max_detections", "bootstrap_resamples", "bootstrap_seed")
+                  "max_detections", "iou_mode", "bootstrap_resamples", "bootstrap_seed")
 
 
 class _Progress:

@@ -3,15 +3,17 @@
 Everything except AP and AR is the ``paper`` profile (:mod:`.paper`). AP and AR follow
 ``pycocotools.cocoeval.COCOeval`` with ``iouType='segm'``:
 
-* per image and category, predictions sorted by descending score (stable: equal scores
-  keep input order) and capped at ``max_detections`` (maxDets, 100 by default);
+* per image and category, predictions sorted by descending score and capped at
+  ``max_detections`` (maxDets, 100 by default); pycocotools keeps equal scores in input
+  order, here in the canonical order of :mod:`.ordering` (pycocotools given the input in
+  that order agrees);
 * per area range (all, small, medium, large: :data:`AREA_RANGES_PX2`, both ends
   inclusive, px² of the occupied region) ground truth outside the range is *ignored*;
 * greedy matching at each IoU threshold ``t`` (``min(t, 1 - 1e-10)``): each prediction
   takes the unmatched ground truth of highest IoU ``>= t``, regular ground truth before
-  ignored ground truth, and among equal IoUs the *last* one in input order (pycocotools
-  keeps the last of equal candidates); predictions matched to ignored ground truth, and
-  unmatched predictions outside the area range, are ignored;
+  ignored ground truth, and among equal IoUs the *last* one in (canonical) order
+  (pycocotools keeps the last of equal candidates); predictions matched to ignored
+  ground truth, and unmatched predictions outside the area range, are ignored;
 * accumulation per category over all images: predictions of every image (images in
   sorted image-id order, each truncated to its first maxDet) sorted by descending score
   with a stable sort; precision ``tp / (tp + fp + eps)`` with its monotone envelope,
@@ -26,9 +28,11 @@ are averaged over the ground-truth categories, and predictions of other categori
 left out of AP/AR (pycocotools drops them). The ``paper`` metrics stay class-agnostic.
 
 Crowd regions are not handled: the loaders skip ``iscrowd = 1`` annotations, so no ground
-truth is a crowd. IoU is measured on the vector occupied regions, and ground-truth areas
-are the occupied regions' areas (pycocotools reads the annotation's ``area`` field); for
-pixel-aligned polygons both equal their mask values. Predictions on images absent from
+truth is a crowd. IoU and areas (``iou_mode``): ``"raster"`` (the default) measures them on
+1-px masks drawn as pycocotools draws polygons, holes cleared (:mod:`.raster_iou`);
+``"vector"`` on the vector occupied regions. Ground-truth areas are the masks' pixel
+counts or the regions' areas (pycocotools reads the annotation's ``area`` field); for
+pixel-aligned polygons the two modes coincide. Predictions on images absent from
 the ground truth count as false positives (pycocotools refuses such results). A metric
 that pycocotools reports as -1 (no ground truth in its range) is NaN here. The IoU
 thresholds are the profile's ``ap_iou_thresholds``: its 0.9 is the double nearest 0.9,
@@ -41,7 +45,9 @@ from functools import partial
 import numpy as np
 import shapely
 
+from .ordering import image_rank
 from .paper import evaluate_paper, image_codes
+from .raster_iou import instance_masks, raster_candidates
 from .repair import occupied_region
 
 __all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_metrics", "coco_match"]
@@ -65,7 +71,7 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         Ground truth and predictions in pixels, already filtered by :func:`.paper.prepare`.
     params : EvaluationParams
         ``max_detections`` is maxDets (None: no cap); ``ap_iou_thresholds`` the IoU
-        thresholds.
+        thresholds; ``iou_mode`` raster (mask) or vector IoU for AP/AR.
     progress : callable, optional
         Called with a phase name as each phase starts.
 
@@ -76,13 +82,23 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         docstring for the keys).
     """
     gt, pred = gt_set.instances, pred_set.instances
-    _, _, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_class, pred_class = _class_codes(gt, pred)
-    detection = partial(
-        coco_metrics,
-        gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
-        pred_area=shapely.area(occupied_region([i.polygon() for i in pred])),
-        gt_class=gt_class, pred_class=pred_class, image_rank=_image_rank(ids))
+    options = dict(gt_class=gt_class, pred_class=pred_class, image_rank=image_rank(ids))
+    if params.iou_mode == "vector":
+        detection = partial(coco_metrics, gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
+                            pred_area=shapely.area(occupied_region([i.polygon() for i in pred])), **options)
+        return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
+    if progress:
+        progress("masks")
+    gt_masks, pred_masks = instance_masks(gt), instance_masks(pred)
+    raster = raster_candidates(gt_masks, pred_masks, gt_image, pred_image)
+    areas = dict(gt_area=np.array([m.size for m in gt_masks], dtype=np.float64),
+                 pred_area=np.array([m.size for m in pred_masks], dtype=np.float64))
+
+    def detection(cand, *args):
+        return coco_metrics(raster, *args, **areas, **options)
+
     return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
 
 
@@ -98,18 +114,6 @@ def _class_codes(gt, pred):
         return np.zeros(len(gt), dtype=np.int64), np.zeros(len(pred), dtype=np.int64)
     return (np.array([codes[i.category_id] for i in gt], dtype=np.int64),
             np.array([codes.get(i.category_id, -1) for i in pred], dtype=np.int64))
-
-
-def _image_rank(ids):
-    """Position of each image code in sorted image-id order (numbers first, then by text)."""
-    def key(code):
-        value = ids[code]
-        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        return (0, value, "") if number else (1, 0, str(value))
-
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[sorted(range(len(ids)), key=key)] = np.arange(len(ids))
-    return rank
 
 
 def _rank_in_group(scores, groups):

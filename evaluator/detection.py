@@ -1,8 +1,8 @@
 """Detection metrics of the ``paper`` profile: AP over IoU thresholds and AR.
 
 Matching follows Definition 3 at each threshold: predictions in descending score order
-(equal scores keep input order) take the unmatched ground truth of highest IoU in their
-image at or above the threshold. AP is 101-point interpolated
+(equal scores in the canonical order of :mod:`.ordering`) take the unmatched ground truth
+of highest IoU in their image at or above the threshold. AP is 101-point interpolated
 (:mod:`.average_precision`); AR is the recall with every prediction kept, averaged over the
 thresholds. ``max_detections`` keeps only the highest-scoring predictions of each image.
 """

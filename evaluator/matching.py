@@ -90,7 +90,11 @@ def same_image_pairs(geoms_a, image_a, geoms_b, image_b, predicate=None):
 
 
 def score_order(scores):
-    """Prediction indices by descending score; equal scores keep their input order."""
+    """Prediction indices by descending score; equal scores keep their input order.
+
+    Every profile but ``reference-code`` puts the input in a canonical order first
+    (:mod:`.ordering`), so ties are broken by geometry, never by file order.
+    """
     return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
 
 

@@ -5,8 +5,9 @@ For each pair the predicted contours (exterior and holes) are sampled every ``sp
 segment between consecutive samples is compared with the segment between their
 projections: the orientation-invariant angle ``arccos(|<dp, dq>| / (|dp| |dq|))``. Segments
 whose length ratio ``|dp| / |dq|`` is not strictly inside ``(1 / max_stretch, max_stretch)``
-are left out, and pairs whose precision ``|P ∩ G| / |P|`` is below ``min_precision`` get
-NaN. MTA is the largest remaining angle, in degrees; NaN when no segment remains.
+are left out, and pairs whose precision ``|P ∩ G| / |P|`` does not exceed
+``min_precision`` (strictly, as the FFL code; or at least reaches it, with
+``precision_inclusive``) get NaN. MTA is the largest remaining angle, in degrees; NaN when no segment remains.
 """
 
 import numpy as np
@@ -38,7 +39,8 @@ def region_precision(pred_regions, gt_regions, intersection=None):
     return result
 
 
-def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_precision=0.5, max_stretch=2.0):
+def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_precision=0.5, max_stretch=2.0,
+                      precision_inclusive=False):
     """Element-wise MTA in degrees between predicted and ground-truth ring sets.
 
     Parameters
@@ -50,7 +52,9 @@ def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_prec
     spacing_px : float
         Sampling step along predicted contours, pixels.
     min_precision : float
-        Minimum precision for a pair to be measured.
+        Precision a pair must exceed to be measured.
+    precision_inclusive : bool
+        Also measure pairs whose precision equals ``min_precision``.
     max_stretch : float
         Limit on the length ratio of a sampled segment and its projection.
 
@@ -67,7 +71,7 @@ def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_prec
     """
     precision = np.asarray(precision, dtype=float)
     result = np.full(len(precision), np.nan)
-    index = np.flatnonzero(precision >= min_precision)
+    index = np.flatnonzero(precision >= min_precision if precision_inclusive else precision > min_precision)
     if index.size:
         result[index] = _angles([pred_sets[i] for i in index], [gt_sets[i] for i in index], spacing_px,
                                 max_stretch)

@@ -9,10 +9,10 @@ is computed per tile and then averaged over the tiles where it is defined:
     ``|∪P ∩ ∪G| / |∪P ∪ ∪G|`` of the union of the tile's predicted and ground-truth
     occupied regions (vector areas); 1 for a tile with neither, 0 for a tile with only one side.
 ``P3-AP``, ``P3-AR``
-    Per tile, predictions by descending score (equal scores keep input order, at most
-    ``max_detections``) are matched greedily at each IoU threshold ``t`` in
-    :data:`P3_AP_IOU_THRESHOLDS` = (0.5, 0.75): each takes the unmatched ground truth of
-    highest IoU ``>= t`` in the tile (Definition 3 of the ``paper`` profile). ``AP_t`` is
+    Per tile, predictions by descending score (equal scores in the canonical order of
+    :mod:`.ordering`; at most ``max_detections``) are matched greedily at each IoU
+    threshold ``t`` in :data:`P3_AP_IOU_THRESHOLDS` = (0.5, 0.75): each takes the unmatched
+    ground truth of highest IoU ``>= t`` in the tile (Definition 3 of the ``paper`` profile). ``AP_t`` is
     the 101-point interpolated AP (precision envelope read at recall 0, 0.01, ..., 1; 0
     beyond the recall reached, :func:`.average_precision.interpolated_ap`), ``AR_t`` the
     recall ``TP / |G|``; the tile's AP and AR are the means over the two thresholds. Tiles
@@ -57,7 +57,7 @@ from .paper import evaluate_paper
 from .stats import nanmean
 
 __all__ = ["P3_AP_IOU_THRESHOLDS", "P3_BOUNDARY_SPACING_PX", "P3_METRICS", "evaluate_p3",
-           "hausdorff_chamfer", "tile_iou", "tile_ap_ar"]
+           "hausdorff_chamfer", "tile_iou", "tile_ap_ar", "tile_means"]
 
 P3_AP_IOU_THRESHOLDS = (0.5, 0.75)
 P3_BOUNDARY_SPACING_PX = 0.1
@@ -111,7 +111,7 @@ def evaluate_p3(gt_set, pred_set, params, progress=None):
                 "N-ratio": np.abs(pred_vertices[pairs.pred_index] - g_count) / g_count}
     pair_tile = gt_image[pairs.gt_index]
     tiles = {"IoU": iou, "C-IoU": iou * factor, "AP": ap, "AR": ar,
-             **{name: _tile_means(values, pair_tile, n_tiles) for name, values in per_pair.items()}}
+             **{name: tile_means(values, pair_tile, n_tiles) for name, values in per_pair.items()}}
 
     metrics = {**base.metrics, **{f"P3-{name}": nanmean(tiles[name]) for name in P3_METRICS}}
     counts = {"gt": np.bincount(gt_image, minlength=n_tiles), "pred": np.bincount(pred_image, minlength=n_tiles),
@@ -129,8 +129,14 @@ def evaluate_p3(gt_set, pred_set, params, progress=None):
     return replace(base, metrics=metrics, details=details)
 
 
-def _tile_means(values, tile, n_tiles):
-    """Mean of the non-NaN ``values`` of each tile; NaN for tiles with none."""
+def tile_means(values, tile, n_tiles):
+    """Mean of the non-NaN ``values`` of each tile; NaN for tiles with none.
+
+    Examples
+    --------
+    >>> tile_means(np.array([1.0, 3.0, np.nan]), np.array([0, 0, 1]), 3).tolist()
+    [2.0, nan, nan]
+    """
     values = np.asarray(values, dtype=float)
     present = ~np.isnan(values)
     sums = np.bincount(tile[present], weights=values[present], minlength=n_tiles)

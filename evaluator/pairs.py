@@ -102,8 +102,9 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     gt_index, pred_index, iou, intersection : numpy.ndarray
         The matched pairs, their IoU and region intersection area (px²).
     params : EvaluationParams
-        Uses ``sample_spacing_px``, ``mta_min_precision``, ``mta_max_stretch``,
-        ``ring_match_threshold`` and ``ring_match_inclusive``.
+        Uses ``sample_spacing_px``, ``mta_min_precision``, ``mta_precision_inclusive``,
+        ``mta_max_stretch``, ``polis_vertex_sets``, ``ring_match_threshold`` and
+        ``ring_match_inclusive``.
 
     Notes
     -----
@@ -114,7 +115,8 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     g, p = np.asarray(gt_index, dtype=np.int64), np.asarray(pred_index, dtype=np.int64)
     spacing = params.sample_spacing_px
     mta_options = dict(spacing_px=spacing, min_precision=params.mta_min_precision,
-                       max_stretch=params.mta_max_stretch)
+                       max_stretch=params.mta_max_stretch, precision_inclusive=params.mta_precision_inclusive)
+    vertex_sets = params.polis_vertex_sets
     gt_ext = [gt_table.exterior_sets[i] for i in g]
     pred_ext = [pred_table.exterior_sets[i] for i in p]
     holed = (np.diff(gt_table.hole_start)[g] > 0) | (np.diff(pred_table.hole_start)[p] > 0)
@@ -130,7 +132,7 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
 
     e = {
         "biou": band_iou(gt_table.exterior_bands[g], pred_table.exterior_bands[p]),
-        "polis": polis(gt_ext, pred_ext),
+        "polis": polis(gt_ext, pred_ext, vertex_sets),
         "mta": max_tangent_angle(pred_ext, gt_ext, e_precision, **mta_options),
         "hd95": hd95(gt_ext, pred_ext, spacing),
     }
@@ -140,7 +142,7 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
         gt_all = [gt_table.all_sets[i] for i in go]
         pred_all = [pred_table.all_sets[i] for i in po]
         o["biou"][overall] = band_iou(gt_table.all_bands[go], pred_table.all_bands[po])
-        o["polis"][overall] = polis(gt_all, pred_all)
+        o["polis"][overall] = polis(gt_all, pred_all, vertex_sets)
         o["mta"][overall] = max_tangent_angle(pred_all, gt_all, o_precision[overall], **mta_options)
         o["hd95"][overall] = hd95(gt_all, pred_all, spacing)
 
@@ -151,7 +153,7 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     hole_precision = region_precision(pred_table.hole_regions[pred_hole], gt_table.hole_regions[gt_hole])
     holes = HoleMatches(
         pair=pair, gt_hole=gt_hole, pred_hole=pred_hole, biou=hole_biou,
-        polis=polis(gh_sets, ph_sets),
+        polis=polis(gh_sets, ph_sets, vertex_sets),
         mta=max_tangent_angle(ph_sets, gh_sets, hole_precision, **mta_options),
         hd95=hd95(gh_sets, ph_sets, spacing),
     )

@@ -5,7 +5,8 @@ Pipeline (all lengths in pixels):
 1. filters: score threshold, minimum instance area (GT ``>=``, predictions ``>``), holes
    below A_min removed from both sides;
 2. validity of each prediction by Definition 15 (invalid polygons are evaluated, and fail
-   Topo-EM); regions for IoU are the occupied regions (``make_valid``, every part kept);
+   Topo-EM); regions for IoU are the occupied regions (exterior minus holes,
+   :func:`.repair.occupied_region`);
 3. instance matching by Definition 3 at β (greedy by score, each GT once); AP/AR over
    the AP thresholds;
 4. for each matched pair: exterior rings paired directly and *matched* when E-BIoU > γ;
@@ -22,6 +23,7 @@ from .corners import corner_counts
 from .detection import detection_metrics
 from .filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from .matching import greedy_match, iou_candidates, score_order
+from .ordering import canonical_order
 from .outcome import DetectionRanking, Outcome
 from .pairs import evaluate_pairs
 from .repair import occupied_region
@@ -45,8 +47,12 @@ def image_codes(gt, pred, image_ids):
 
 
 def prepare(gt_set, pred_set, params):
-    """Apply the profile-independent filters and put rings in canonical vertex order.
+    """Apply the profile-independent filters and put both sets in canonical order.
 
+    Rings get one vertex order (:func:`.filters.canonical_rings`), then images, instances
+    and holes one order (:func:`.ordering.canonical_order`), so no result depends on the
+    order of the input. The ``p3-code`` profile keeps each ring's vertex order as given:
+    the P3 code's Chamfer distance depends on it (it counts the first vertex twice).
     Returns the filtered sets and hole counts.
     """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
@@ -54,7 +60,9 @@ def prepare(gt_set, pred_set, params):
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    return canonical_rings(gt_set), canonical_rings(pred_set), {"gt": gt_holes, "pred": pred_holes}
+    rings = (lambda instance_set: instance_set) if params.profile == "p3-code" else canonical_rings
+    return (canonical_order(rings(gt_set), by_score=False),
+            canonical_order(rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):

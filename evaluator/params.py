@@ -10,9 +10,12 @@ A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
     Reproduces the public PolyTopoBench evaluator: ring matches at BIoU >= 0.5, rings
     pooled per image, invalid input repaired (largest part kept), no validity check.
 ``coco``
-    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges).
+    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges, IoU on 1-px masks
+    unless ``iou_mode="vector"``).
 ``p3``
     The P3 card's metrics, averaged per tile.
+``p3-code``
+    ``coco`` plus the metrics as the P3 authors' evaluation code computes them.
 
 All lengths are pixels of the evaluation raster and all areas px².
 """
@@ -21,10 +24,11 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidParameterError
 
-__all__ = ["EvaluationParams", "PROFILES", "params_for", "DEFAULT_AP_THRESHOLDS"]
+__all__ = ["EvaluationParams", "PROFILES", "IOU_MODES", "params_for", "DEFAULT_AP_THRESHOLDS"]
 
 DEFAULT_AP_THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
-PROFILES = ("paper", "reference-code", "coco", "p3")
+PROFILES = ("paper", "reference-code", "coco", "p3", "p3-code")
+IOU_MODES = ("vector", "raster")
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,14 @@ class EvaluationParams:
         Boundary sampling step for MTA and HD95, pixels.
     mta_min_precision : float
         Minimum ``|P ∩ G| / |P|`` for MTA to be measured.
+    mta_precision_inclusive : bool
+        MTA is measured when precision ``>= mta_min_precision`` (True) or ``>`` (False,
+        the FFL code and the paper).
     mta_max_stretch : float
         Maximum length ratio of a sampled segment and its projection in MTA.
+    polis_vertex_sets : bool
+        POLIS averages over vertex *sets* (a repeated vertex counts once, Definition 8)
+        when True, over every listed vertex when False.
     corner_simplify_px : float
         Douglas–Peucker tolerance before corner extraction, pixels.
     corner_thresholds_px : tuple of float
@@ -63,6 +73,10 @@ class EvaluationParams:
         A_min: holes with area below it are removed from both sides first.
     max_detections : int or None
         Per-image cap on predictions (highest scores kept) for AP; None for no cap.
+    iou_mode : str
+        ``"vector"`` (occupied-region areas) or ``"raster"`` (1-px masks as pycocotools
+        draws them, :mod:`.raster_iou`): the IoU and areas behind AP/AR. Only the ``coco``
+        (and ``p3-code``) profile has a raster mode; it is its default.
     check_validity : bool
         Apply Definition 15 and count invalid predictions as topology failures.
     bootstrap_resamples : int
@@ -81,13 +95,16 @@ class EvaluationParams:
     ring_match_inclusive: bool = False
     sample_spacing_px: float = 2.0
     mta_min_precision: float = 0.5
+    mta_precision_inclusive: bool = False
     mta_max_stretch: float = 2.0
+    polis_vertex_sets: bool = True
     corner_simplify_px: float = 1.0
     corner_thresholds_px: tuple = (2.0, 5.0)
     score_threshold: float = 0.0
     min_instance_area_px2: float = 0.0
     min_hole_area_px2: float = 0.0
     max_detections: object = None
+    iou_mode: str = "vector"
     check_validity: bool = True
     bootstrap_resamples: int = 500
     bootstrap_seed: int = 0
@@ -113,6 +130,12 @@ class EvaluationParams:
                 f"Expected ap_iou_thresholds to be IoU values in (0, 1] but got {self.ap_iou_thresholds}")
         if self.max_detections is not None and int(self.max_detections) < 1:
             raise InvalidParameterError(f"Expected max_detections >= 1 or None but got {self.max_detections}")
+        if self.iou_mode not in IOU_MODES:
+            raise InvalidParameterError(f"Expected iou_mode to be one of {list(IOU_MODES)} but got {self.iou_mode!r}")
+        if self.iou_mode == "raster" and self.profile not in ("coco", "p3-code"):
+            raise InvalidParameterError(
+                f"Expected iou_mode 'vector' for profile {self.profile!r} but got 'raster'; raster IoU is a mode of "
+                "the coco profile only (use --profile coco)")
         if self.bootstrap_resamples < 0:
             raise InvalidParameterError(f"Expected bootstrap_resamples >= 0 but got {self.bootstrap_resamples}")
 
@@ -123,9 +146,11 @@ class EvaluationParams:
 
 _PROFILE_DEFAULTS = {
     "paper": {},
-    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False},
-    "coco": {"max_detections": 100},
+    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
+                       "mta_precision_inclusive": True, "polis_vertex_sets": False},
+    "coco": {"max_detections": 100, "iou_mode": "raster"},
     "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
+    "p3-code": {"max_detections": 100, "iou_mode": "raster"},
 }
 
 

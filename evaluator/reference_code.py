@@ -305,11 +305,12 @@ def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_r
     g_sets = [[gt_rings[i]] for i in mg[todo]]
     p_sets = [[pred_rings[i]] for i in mp[todo]]
     fresh = {
-        "polis": polis(g_sets, p_sets),
+        "polis": polis(g_sets, p_sets, params.polis_vertex_sets),
         "hd95": hd95(g_sets, p_sets, params.sample_spacing_px),
         "mta": max_tangent_angle(p_sets, g_sets, region_precision(pred_regions[mp[todo]], gt_regions[mg[todo]]),
                                  spacing_px=params.sample_spacing_px, min_precision=params.mta_min_precision,
-                                 max_stretch=params.mta_max_stretch),
+                                 max_stretch=params.mta_max_stretch,
+                                 precision_inclusive=params.mta_precision_inclusive),
     }
     for name, computed in fresh.items():
         merged = np.full(len(mg), np.nan)

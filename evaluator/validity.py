@@ -1,9 +1,13 @@
 """Polygon validity as Definition 15 of the PolyTopoBench paper, with the reason for each failure.
 
 A polygon is valid when (1) its exterior ring is simple, (2) each hole is simple, (3) every
-hole lies inside the exterior (touching it is allowed), (4) no two holes overlap or cross
-(touching is allowed), and (5) the occupied region is non-empty. A ring is *simple* when
-it does not cross or touch itself and encloses a positive area.
+hole lies inside the exterior (touching it at points is allowed; a hole running *along*
+the exterior, sharing a stretch of boundary with it, is not inside), (4) no two holes
+overlap or cross (touching is allowed) and the holes do not split the interior into
+pieces (holes touching the exterior, or each other and the exterior, at two or more
+points so that the occupied region falls apart), and (5) the occupied region is
+non-empty. A ring is *simple* when it does not cross or touch itself and encloses a
+positive area. The occupied region is exterior minus holes (:func:`.repair.occupied_region`).
 
 Every GEOS-valid polygon satisfies all five conditions, so only GEOS-invalid polygons are
 examined one by one. A polygon can break Definition 15 for several reasons; all are
@@ -14,6 +18,7 @@ import numpy as np
 import shapely
 
 from .construct import polygons_of
+from .repair import occupied_region
 
 __all__ = ["REASONS", "validity_reasons", "is_valid_polygon"]
 
@@ -21,7 +26,9 @@ REASONS = {
     "exterior": "exterior not simple",
     "hole": "hole not simple",
     "outside": "hole not inside exterior",
+    "along": "hole along exterior boundary",
     "overlap": "holes overlap or cross",
+    "split": "holes split the interior",
     "empty": "empty",
 }
 
@@ -42,14 +49,27 @@ def _reasons(instance):
         reasons.append(REASONS["hole"])
     shell = shapely.make_valid(shapely.Polygon(instance.exterior))
     hole_regions = [shapely.make_valid(shapely.Polygon(hole)) for hole in instance.holes]
-    if any(not shell.covers(shapely.linearrings(np.vstack([h, h[:1]]))) for h in instance.holes):
+    exterior_line = shapely.linearrings(np.vstack([instance.exterior, instance.exterior[:1]]))
+    hole_lines = [shapely.linearrings(np.vstack([h, h[:1]])) for h in instance.holes]
+    if any(not shell.covers(line) for line in hole_lines):
         reasons.append(REASONS["outside"])
+    if any(shapely.length(shapely.intersection(exterior_line, line)) > 0 for line in hole_lines):
+        reasons.append(REASONS["along"])
     if _holes_overlap(hole_regions):
         reasons.append(REASONS["overlap"])
-    region = shapely.make_valid(instance.polygon())
+    region = occupied_region([instance.polygon()])[0]
+    if instance.holes and _part_count(region) > _part_count(shell):
+        reasons.append(REASONS["split"])
     if region.is_empty or region.area <= 0:
         reasons.append(REASONS["empty"])
     return reasons
+
+
+def _part_count(geometry):
+    """Number of polygonal parts with area."""
+    parts = shapely.get_parts(geometry)
+    polygonal = np.isin(shapely.get_type_id(parts), (shapely.GeometryType.POLYGON,))
+    return int(np.count_nonzero(polygonal & (shapely.area(parts) > 0)))
 
 
 def _holes_overlap(regions):

@@ -211,3 +211,21 @@ def test_degenerate_rings_can_be_dropped_and_counted(files, tmp_path, capsys):
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["counts"]["skipped"]["pred"] == {"degenerate_hole": 1, "degenerate_exterior": 1}
     assert summary["counts"]["pred_instances"] == 1 and summary["counts"]["pred_holes"] == 1
+
+
+@pytest.mark.parametrize("mode", ["raster", "vector"])
+def test_iou_option_selects_the_coco_iou_mode(files, tmp_path, capsys, mode):
+    """``--iou`` reaches the parameters; raster is the coco default, vector stays available."""
+    gt, pred = files(pred=[{**PRED[0], "segmentation": [[0.4, 0.3, 20.4, 0.3, 20.4, 20.3, 0.4, 20.3]]}])
+    out = tmp_path / mode
+    args = ["--gt", gt, "--pred", pred, "--out", out, "--profile", "coco", "--no-plots", "--bootstrap", "0",
+            "--quiet"] + (["--iou", mode] if mode == "vector" else [])
+    status, _, err = _run(capsys, *args)
+    assert status == 0, err
+    assert json.loads((out / "summary.json").read_text())["parameters"]["iou_mode"] == mode
+
+
+def test_raster_iou_outside_coco_is_a_one_line_error(files, tmp_path, capsys):
+    gt, pred = files()
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--iou", "raster")
+    assert status == 2 and "raster IoU is a mode of the coco profile" in err and "Traceback" not in err

@@ -43,7 +43,7 @@ def test_the_provider_offers_the_three_algorithms(qgis_processing):
         help_text = algorithm.shortHelpString()
         assert "pixel" in help_text and len(help_text) > 400, algorithm.id()
     evaluate_alg = qgis_processing.algorithm("evaluate")
-    assert evaluate_alg.parameterDefinition("PROFILE").options() == ["paper", "reference-code", "coco", "p3"]
+    assert evaluate_alg.parameterDefinition("PROFILE").options() == ["paper", "reference-code", "coco", "p3", "p3-code"]
 
 
 def test_evaluate_outputs_equal_the_evaluators_numbers(qgis_processing, scene, tmp_path):
