@@ -90,7 +90,7 @@ def test_evaluate_reports_bad_input_as_a_processing_error(qgis_processing, scene
 
     base = {"INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
             "OUTPUT_REPORT": str(tmp_path / "r")}
-    with pytest.raises(QgsProcessingException, match="Expected a pixel size in meters per pixel"):
+    with pytest.raises(QgsProcessingException, match="Expected a pixel size in m per pixel"):
         run_algorithm("evaluate", base)
     with pytest.raises(QgsProcessingException, match="either a pixel size or a raster"):
         run_algorithm("evaluate", {**base, "PIXEL_SIZE": 0.5, "PIXEL_SIZE_FROM": str(vectorize_inputs.raster)})
@@ -210,3 +210,30 @@ def test_evaluate_asks_processing_to_load_its_layers_styled(qgis_processing, sce
     assert layer.renderer().type() == "singleSymbol"
     details.postProcessor().postProcessLayer(layer, context, QgsProcessingFeedback())
     assert layer.renderer().type() == "RuleRenderer"
+
+
+def test_evaluate_refuses_one_layer_as_prediction_and_reference(qgis_processing, scene, tmp_path):
+    """The same file given twice would score AP50 1.0: refused before any output is written."""
+    from qgis.core import QgsProcessingException
+
+    with pytest.raises(QgsProcessingException, match="Expected two different layers but the prediction layer"):
+        run_algorithm("evaluate", {"INPUT": str(scene.reference), "REFERENCE": str(scene.reference),
+                                   "PIXEL_SIZE": 0.5, "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
+                                   "OUTPUT_REPORT": str(tmp_path / "r")})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_evaluate_dialog_preselects_two_different_layers(qgis_processing, scene):
+    """The dialog's defaults: the first polygon layer as prediction, another one as reference."""
+    from qgis.core import QgsApplication, QgsProject
+
+    project = QgsProject.instance()
+    prediction, reference = scene.layers()
+    project.addMapLayers([prediction, reference])
+    try:
+        algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:evaluate")
+        defaults = [algorithm.parameterDefinition(name).guiDefaultValueOverride() for name in ("INPUT", "REFERENCE")]
+        assert sorted(defaults) == sorted([prediction.id(), reference.id()])
+        assert algorithm.parameterDefinition("REFERENCE").defaultValue() is None
+    finally:
+        project.removeAllMapLayers()
