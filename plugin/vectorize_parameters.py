@@ -10,6 +10,8 @@ from qgis.core import (
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
     QgsProcessingParameterVectorDestination,
+    QgsProcessingParameterBand,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterVectorLayer,
 )
 
@@ -22,6 +24,8 @@ VECTORIZE_HELP = """<p><b>Vectorization parameters</b>:</p>
 <ul>
 <li><b>Raster</b>: a raster file read by GDAL with the bands the model expects (its card's band mapping, else
 bands 1…n for n input channels); 8-bit and 16-bit imagery are scaled as the card says.</li>
+<li><b>Bands</b>: the raster band feeding each model input channel, in channel order (default: the card's band
+mapping, else bands 1…n); the run log says which band feeds which channel.</li>
 <li><b>ONNX model</b>: a model file with a PolyTopo or Deepness model card in its metadata; or
 <b>Bundled model</b>: one of the models shipped with PolyTopo. Give exactly one.</li>
 <li><b>Execution provider</b>: auto (CUDA when onnxruntime-gpu and a GPU are usable, else CPU), cuda (fail
@@ -82,6 +86,10 @@ def add_vectorize_parameters(algorithm):
                                    extension="onnx", optional=True))
     add(QgsProcessingParameterEnum("BUNDLED_MODEL", "Bundled model", options=list(bundled_models()),
                                    optional=True))
+    bands = QgsProcessingParameterBand("BANDS", "Bands (one per model input channel, in channel order)",
+                                       parentLayerParameterName="INPUT", optional=True, allowMultiple=True)
+    bands.setFlags(bands.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    add(bands)
     add(QgsProcessingParameterEnum("PROVIDER", "Execution provider", options=list(providers()),
                                    defaultValue=0))
     add(QgsProcessingParameterExtent("EXTENT", "Extent (raster CRS)", optional=True))
@@ -127,6 +135,7 @@ def vectorize_options(algorithm, parameters, context, raster):
         "tile_px": _optional_int(algorithm, parameters, "TILE", context),
         "overlap_px": _optional_int(algorithm, parameters, "OVERLAP", context),
         "batch": _optional_int(algorithm, parameters, "BATCH", context),
+        "bands": algorithm.parameterAsInts(parameters, "BANDS", context) if parameters.get("BANDS") else None,
         "transform_context": context.transformContext(),
     }
 
