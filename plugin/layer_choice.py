@@ -4,14 +4,19 @@ The dock and the Processing dialogs share these rules: the prediction defaults t
 active polygon layer (else the first one of the project), the reference to another
 polygon layer, never the same one; and an evaluation of a layer against itself (same
 layer, or the same data source opened twice) is refused before any work, because it
-would report a perfect score.
+would report a perfect score. :func:`source_raster` finds the raster a vectorized layer
+came from, so its pixel size becomes the evaluation pixel.
 """
+
+import json
 
 from qgis.core import QgsMapLayerType, QgsVectorLayer, QgsWkbTypes
 
 from .errors import LayerInputError
 
-__all__ = ["check_distinct_layers", "default_evaluation_layers", "polygon_layers"]
+__all__ = ["check_distinct_layers", "default_evaluation_layers", "polygon_layers", "source_raster"]
+
+_PROVENANCE_PREFIX = "provenance: "
 
 
 def polygon_layers(project):
@@ -82,3 +87,35 @@ def _same_data(first, second):
     return (isinstance(first, QgsVectorLayer) and isinstance(second, QgsVectorLayer)
             and first.providerType() == second.providerType() and first.source() == second.source()
             and first.providerType() != "memory")
+
+
+def source_raster(layer, project):
+    """The project's raster layer that ``layer`` was vectorized from, read from its provenance metadata.
+
+    Parameters
+    ----------
+    layer : QgsVectorLayer or None
+        A polygon layer written by :func:`.vectorize.vectorize_layer` (its metadata
+        history holds ``provenance: {...}``).
+    project : QgsProject
+
+    Returns
+    -------
+    QgsRasterLayer or None
+        None when the layer has no provenance or its raster is not in the project.
+    """
+    if layer is None:
+        return None
+    sources = set()
+    for entry in layer.metadata().history():
+        if entry.startswith(_PROVENANCE_PREFIX):
+            try:
+                raster = json.loads(entry[len(_PROVENANCE_PREFIX):]).get("raster") or {}
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            sources.add(raster.get("source"))
+    for candidate in project.mapLayers().values():
+        if candidate.type() == QgsMapLayerType.RasterLayer and (
+                candidate.source() in sources or candidate.publicSource() in sources):
+            return candidate
+    return None

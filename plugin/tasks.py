@@ -99,10 +99,15 @@ class TaskFeedback:
     def __init__(self, task):
         self._task = task
         self.messages = []
+        self.progress_text = ""
 
     def setProgress(self, percent):  # noqa: N802 - feedback protocol name.
         """Report ``percent`` (0–100) done."""
         self._task.setProgress(float(percent))
+
+    def setProgressText(self, text):  # noqa: N802 - QgsProcessingFeedback name.
+        """Keep ``text`` (``tile 3/12``) for the progress bar; read by the main thread."""
+        self.progress_text = str(text)
 
     def isCanceled(self):  # noqa: N802 - feedback protocol name.
         """Return True once the user canceled the task."""
@@ -273,6 +278,12 @@ class VectorizeRequest:
         ``auto``, ``cuda`` or ``cpu``.
     extent : qgis.core.QgsRectangle or None
         Area to vectorize in the raster layer's CRS; None for the whole layer.
+    bands : tuple of int or None
+        Raster band feeding each model channel; None for the card's mapping.
+    tile_px, overlap_px : int or None
+        Tile edge and overlap in model pixels; None for the card's.
+    batch : int or None
+        Tiles per inference call; None for 1.
     output_path : str or None
         Output GeoPackage; None writes into a new temporary folder.
     overwrite : bool
@@ -288,6 +299,10 @@ class VectorizeRequest:
     output_path: object
     overwrite: bool
     group_name: str
+    bands: object = None
+    tile_px: object = None
+    overlap_px: object = None
+    batch: object = None
 
 
 def _ignore(result):
@@ -444,6 +459,7 @@ class VectorizeTask(_CoreTask):
         output_path = self.output_path(request.output_path, "polygons.gpkg")
         result = self.core.vectorize_layer(
             request.raster.open(), request.model_path, provider=request.provider, extent=request.extent,
+            bands=request.bands, tile_px=request.tile_px, overlap_px=request.overlap_px, batch=request.batch,
             output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
             transform_context=request.raster.transform_context)
         return {**result, "request": request}

@@ -287,6 +287,9 @@ def _as_plugin_errors():
 
 def _progress(feedback, done, total):
     if feedback is not None and total:
+        set_text = getattr(feedback, "setProgressText", None)
+        if set_text is not None:
+            set_text(f"tile {done}/{total}")
         feedback.setProgress(100.0 * done / total)
 
 

@@ -317,8 +317,8 @@ def test_evaluation_from_the_dock_fills_tables_adds_layers_and_zooms(project, ca
     assert gpkg.is_file()
     assert (tmp_path / "run_report" / "report.html").is_file()
     assert len(project.project.mapLayers()) == layers_before + len(dock.added_layers)
-    (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo evaluation")]
-    assert group.endswith("pred vs ref")
+    (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo — ")]
+    assert group.startswith("PolyTopo — pred vs ref (")
     assert dock.evaluate_button.isEnabled() and not dock.evaluate_cancel.isEnabled()
 
     metrics = dock.last_result.run.evaluation.summary["metrics"]
@@ -432,7 +432,7 @@ class VectorizeCore:
         self.calls = []
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, output_path, feedback=None, overwrite=False,
+                        overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
                         transform_context=None):
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
