@@ -82,7 +82,7 @@ def make_dock(core, canvas=None, read_card=None):
 
     notifier = RecordingNotifier()
     dock = PolyTopoDock(core, canvas=canvas, notifier=notifier, read_card=read_card or real_read_card,
-                        providers=no_providers)
+                        providers=no_providers, open_url=lambda url: None)
     return dock, notifier
 
 
@@ -315,7 +315,9 @@ def test_evaluation_from_the_dock_fills_tables_adds_layers_and_zooms(project, ca
     assert elapsed < 20
     assert [level for level, _ in notifier.texts] == ["info"], notifier.texts
     assert gpkg.is_file()
-    assert (tmp_path / "run_report" / "report.html").is_file()
+    report = (tmp_path / "run_report" / "report.html").read_text(encoding="utf-8")
+    assert "Bootstrap interval (undefined: 1 image(s): an image-level bootstrap needs at least two images)" in report
+    assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
     assert len(project.project.mapLayers()) == layers_before + len(dock.added_layers)
     (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo — ")]
     assert group.startswith("PolyTopo — pred vs ref (")
