@@ -11,7 +11,14 @@ from .algorithm_parameters import (
 )
 from .errors import PluginError
 from .layer_choice import check_distinct_layers, default_evaluation_layers
-from .processing_support import EVALUATION_PACKAGES, as_processing_error, load_outputs_on_completion, require_packages
+from .processing_support import (
+    EVALUATION_PACKAGES,
+    as_processing_error,
+    load_outputs_on_completion,
+    require_packages,
+    run_group_name,
+)
+from .run_feedback import work_and_write
 
 __all__ = ["EvaluateAlgorithm"]
 
@@ -75,13 +82,14 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
         try:
             check_distinct_layers(prediction, reference)
             options = evaluation_options(self, parameters, context, reference_crs=reference.crs())
-            run = evaluate_layers(prediction, reference, feedback=feedback, **options)
+            work, write = work_and_write(feedback)
+            run = evaluate_layers(prediction, reference, feedback=work, **options)
             files = export_run(run, self.parameterAsFileOutput(parameters, "OUTPUT_GPKG", context),
                                self.parameterAsString(parameters, "OUTPUT_REPORT", context), overwrite=True,
-                               feedback=feedback)
+                               feedback=write)
         except PluginError as exc:
             raise as_processing_error(exc) from exc
-        load_outputs_on_completion(context, files["geopackage"], "Evaluation")
+        load_outputs_on_completion(context, files["geopackage"], run_group_name(prediction.name(), reference.name()))
         return evaluation_results(run, files)
 
 

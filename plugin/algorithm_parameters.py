@@ -10,6 +10,7 @@ import math
 
 from qgis.core import (
     QgsProcessing,
+    QgsProcessingOutputHtml,
     QgsProcessingOutputNumber,
     QgsProcessingOutputVectorLayer,
     QgsProcessingParameterEnum,
@@ -134,7 +135,12 @@ def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixe
 
 
 def add_evaluation_outputs(algorithm):
-    """Declare the layer outputs of :data:`LAYER_OUTPUTS` and the numbers of :data:`NUMBER_OUTPUTS`."""
+    """Declare the layer outputs of :data:`LAYER_OUTPUTS`, the numbers of :data:`NUMBER_OUTPUTS` and the report.
+
+    ``OUTPUT_HTML`` is the report.html of the report folder, which the Processing results
+    viewer lists and opens.
+    """
+    algorithm.addOutput(QgsProcessingOutputHtml("OUTPUT_HTML", "Evaluation report"))
     for name, layer in LAYER_OUTPUTS.items():
         algorithm.addOutput(QgsProcessingOutputVectorLayer(name, layer.replace("_", " ").capitalize(),
                                                            QgsProcessing.TypeVectorPolygon))
@@ -209,12 +215,13 @@ def evaluation_results(run, files):
     Returns
     -------
     dict
-        ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, one ``path|layername=...`` per
+        ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, ``OUTPUT_HTML`` (report.html), one ``path|layername=...`` per
         :data:`LAYER_OUTPUTS` and one float per :data:`NUMBER_OUTPUTS` (NaN when undefined).
     """
     gpkg = str(files["geopackage"])
     metrics = run.evaluation.summary["metrics"]
-    results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent)}
+    results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent),
+               "OUTPUT_HTML": str(files["report_html"])}
     results.update({name: f"{gpkg}|layername={layer}" for name, layer in LAYER_OUTPUTS.items()})
     for name, metric in NUMBER_OUTPUTS.items():
         value = metrics.get(metric)

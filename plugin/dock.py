@@ -75,6 +75,7 @@ from .errors import PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
 from .output_check import REPLACE_LABEL, check_output
+from .processing_support import run_group_name
 from .project_layers import LAYER_TITLES
 from .raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
 from .tasks import (
@@ -780,7 +781,7 @@ class PolyTopoDock(QgsDockWidget):
             LayerSnapshot.of(prediction, context), LayerSnapshot.of(reference, context),
             self.pixel_size.value(), self.profile_combo.currentText(), self.score_field.currentField() or None,
             None, self.gpkg_output.filePath() or None, self.overwrite.isChecked(),
-            f"PolyTopo — {prediction.name()} vs {reference.name()} ({time.strftime('%H:%M:%S')})")
+            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})")
         task = EvaluationTask(request, self.core, self._evaluated, self.notifier, self._evaluation_done)
         self._start(task, self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
         self.evaluation_task = task

@@ -32,6 +32,7 @@ from qgis.core import (
 
 from . import dependencies
 from .errors import PluginError, RunCanceled
+from .run_feedback import work_and_write
 
 __all__ = [
     "LOG_TAG",
@@ -425,12 +426,12 @@ class EvaluationTask(_CoreTask):
         request = self.request
         gpkg_path = self.output_path(request.gpkg_path, "evaluation.gpkg")
         report_dir = str(Path(gpkg_path).with_name(Path(gpkg_path).stem + "_report"))
+        work, write = work_and_write(self.feedback)
         run = self.core.evaluate_layers(
             request.prediction.open(), request.reference.open(), pixel_size=request.pixel_size,
             profile=request.profile, score_field=request.score_field, default_score=request.default_score,
-            feedback=self.feedback, transform_context=request.prediction.transform_context)
-        paths = self.core.export_run(run, gpkg_path, report_dir, overwrite=request.overwrite,
-                                     feedback=self.feedback)
+            feedback=work, transform_context=request.prediction.transform_context)
+        paths = self.core.export_run(run, gpkg_path, report_dir, overwrite=request.overwrite, feedback=write)
         return EvaluationResult(run, dict(paths), gpkg_path, request)
 
 

@@ -58,6 +58,7 @@ def test_evaluate_outputs_equal_the_evaluators_numbers(qgis_processing, scene, t
     predictions = QgsVectorLayer(results["SCORED_PREDICTIONS"], "p", "ogr")
     assert [f["error_class"] for f in predictions.getFeatures()] == list(scene.expected_classes.values())
     assert results["OUTPUT_REPORT"] == str(tmp_path / "report")
+    assert results["OUTPUT_HTML"] == str(tmp_path / "report" / "report.html")
     assert (tmp_path / "report" / "report.html").is_file()
 
 
@@ -207,7 +208,7 @@ def test_evaluate_asks_processing_to_load_its_layers_styled(qgis_processing, sce
     to_load = context.layersToLoadOnCompletion()
     assert sorted(uri.split("layername=")[1] for uri in to_load) == sorted(LAYER_OUTPUTS.values())
     uri, details = next((u, d) for u, d in to_load.items() if u.endswith("layername=missed_holes"))
-    assert details.name == "Evaluation: Missed holes"
+    assert details.name == "Missed holes"
     options = QgsVectorLayer.LayerOptions()
     options.loadDefaultStyle = False
     layer = QgsVectorLayer(uri, "plain", "ogr", options)
@@ -241,3 +242,36 @@ def test_the_evaluate_dialog_preselects_two_different_layers(qgis_processing, sc
         assert algorithm.parameterDefinition("REFERENCE").defaultValue() is None
     finally:
         project.removeAllMapLayers()
+
+
+def test_vectorize_evaluate_loads_one_named_group_per_run(qgis_processing, vectorize_inputs, tmp_path):
+    """In a project, the outputs load as one group "PolyTopo — <raster> vs <reference>", polygons included."""
+    import processing
+    from processing.gui.Postprocessing import handleAlgorithmResults
+    from qgis.core import (
+        QgsApplication,
+        QgsProcessingContext,
+        QgsProcessingFeedback,
+        QgsProcessingOutputLayerDefinition,
+        QgsProject,
+    )
+
+    project = QgsProject.instance()
+    context, feedback = QgsProcessingContext(), QgsProcessingFeedback()
+    context.setProject(project)
+    algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:vectorize_evaluate")
+    try:
+        processing.run(algorithm, {
+            "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+            "REFERENCE": str(vectorize_inputs.reference),
+            "OUTPUT": QgsProcessingOutputLayerDefinition(str(tmp_path / "polygons.gpkg"), project),
+            "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
+            context=context, feedback=feedback)
+        handleAlgorithmResults(algorithm, context, feedback)
+        (group,) = project.layerTreeRoot().children()
+        assert group.name() == "PolyTopo — image vs buildings"
+        names = [node.name() for node in group.children()]
+        assert names == ["image polygons", "Missed holes", "Hallucinated holes", "Unmatched predictions",
+                         "Missed references", "Predictions", "References"]
+    finally:
+        project.clear()
