@@ -13,6 +13,7 @@ from qgis.core import (
     QgsProcessingOutputHtml,
     QgsProcessingOutputNumber,
     QgsProcessingOutputVectorLayer,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterField,
     QgsProcessingParameterFileDestination,
@@ -30,6 +31,7 @@ __all__ = [
     "LAYER_OUTPUTS",
     "NUMBER_OUTPUTS",
     "add_evaluation_parameters",
+    "advanced",
     "add_evaluation_outputs",
     "evaluation_options",
     "evaluation_results",
@@ -124,14 +126,20 @@ def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixe
             parameter.setMinimum(minimum)
         if maximum is not None:
             parameter.setMaximum(maximum)
-        add(parameter)
+        add(advanced(parameter))
     if prediction_parameter:
-        add(QgsProcessingParameterField("IMAGE_FIELD", "Image field (in both layers)",
-                                        parentLayerParameterName=prediction_parameter, optional=True))
-    add(QgsProcessingParameterNumber("PATCH_SIZE", "Patch size (pixels)", QgsProcessingParameterNumber.Integer,
-                                     optional=True, minValue=1))
+        add(advanced(QgsProcessingParameterField("IMAGE_FIELD", "Image field (in both layers)",
+                                                 parentLayerParameterName=prediction_parameter, optional=True)))
+    add(advanced(QgsProcessingParameterNumber("PATCH_SIZE", "Patch size (pixels)",
+                                              QgsProcessingParameterNumber.Integer, optional=True, minValue=1)))
     add(QgsProcessingParameterFileDestination("OUTPUT_GPKG", "Evaluation GeoPackage", "GeoPackage (*.gpkg)"))
     add(QgsProcessingParameterFolderDestination("OUTPUT_REPORT", "Report folder"))
+
+
+def advanced(parameter):
+    """Mark ``parameter`` Advanced (folded away in the dialog) and return it."""
+    parameter.setFlags(parameter.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    return parameter
 
 
 def add_evaluation_outputs(algorithm):

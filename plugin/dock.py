@@ -44,7 +44,7 @@ from qgis.core import (
 )
 from qgis.gui import QgsCollapsibleGroupBox, QgsDockWidget, QgsFieldComboBox, QgsFileWidget, QgsMapLayerComboBox
 from qgis.PyQt.QtCore import Qt, QUrl
-from qgis.PyQt.QtGui import QDesktopServices, QStandardItem, QStandardItemModel
+from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem, QStandardItemModel
 from qgis.PyQt.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -121,6 +121,7 @@ _LAYER_EXTENT, _CANVAS_EXTENT = "layer", "canvas"
 _OTHER_MODEL = "other"
 _LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
 _NARROW_CHARACTERS = 6
+_FLASHES, _FLASH_MS = 2, 300
 _CANCEL = "Cancel"
 
 
@@ -915,7 +916,8 @@ class PolyTopoDock(QgsDockWidget):
         ids = [feature.id() for feature in layer.getFeatures(request)]
         layer.selectByIds(ids)
         if self.canvas is not None and ids:
-            self.canvas.flashFeatureIds(layer, ids)
+            self.canvas.flashFeatureIds(layer, ids, QColor(255, 0, 0, 255), QColor(255, 0, 0, 0),
+                                        _FLASHES, _FLASH_MS)
         return ids
 
     def zoom_to_record(self, index):

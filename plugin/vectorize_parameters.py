@@ -11,10 +11,10 @@ from qgis.core import (
     QgsProcessingParameterRasterLayer,
     QgsProcessingParameterVectorDestination,
     QgsProcessingParameterBand,
-    QgsProcessingParameterDefinition,
     QgsProcessingParameterVectorLayer,
 )
 
+from .algorithm_parameters import advanced
 from .errors import RunParameterError
 
 __all__ = ["VECTORIZE_HELP", "add_vectorize_parameters", "add_vectorize_outputs", "bundled_models",
@@ -86,10 +86,8 @@ def add_vectorize_parameters(algorithm):
                                    extension="onnx", optional=True))
     add(QgsProcessingParameterEnum("BUNDLED_MODEL", "Bundled model", options=list(bundled_models()),
                                    optional=True))
-    bands = QgsProcessingParameterBand("BANDS", "Bands (one per model input channel, in channel order)",
-                                       parentLayerParameterName="INPUT", optional=True, allowMultiple=True)
-    bands.setFlags(bands.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
-    add(bands)
+    add(advanced(QgsProcessingParameterBand("BANDS", "Bands (one per model input channel, in channel order)",
+                                            parentLayerParameterName="INPUT", optional=True, allowMultiple=True)))
     add(QgsProcessingParameterEnum("PROVIDER", "Execution provider", options=list(providers()),
                                    defaultValue=0))
     add(QgsProcessingParameterExtent("EXTENT", "Extent (raster CRS)", optional=True))
@@ -98,8 +96,8 @@ def add_vectorize_parameters(algorithm):
     for name, description, minimum in (("TILE", "Tile size (model pixels)", 1),
                                         ("OVERLAP", "Tile overlap (model pixels)", 0),
                                         ("BATCH", "Batch size (tiles)", 1)):
-        add(QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Integer, optional=True,
-                                         minValue=minimum))
+        add(advanced(QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Integer,
+                                                  optional=True, minValue=minimum)))
     add(QgsProcessingParameterVectorDestination("OUTPUT", "Polygons", QgsProcessing.TypeVectorPolygon))
 
 

@@ -30,6 +30,8 @@ SHOTS = {
 CROP_PX = (380, 100, 256, 256)
 MODEL = "unet_buildings_pan"
 TIMEOUT_S = 120
+#: How long the map flashes a selected feature (the dock flashes twice for 300 ms), seconds.
+FLASH_S = 0.8
 
 
 class Failure(Exception):
@@ -103,7 +105,8 @@ class Session:
         self.window.setWindowTitle("PolyTopo in QGIS")
         self.canvas = QgsMapCanvas()
         self.canvas.setCanvasColor(Qt.white)
-        self.canvas.setSelectionColor(QColor(255, 255, 0, 110))
+        self.project.setSelectionColor(QColor(255, 255, 0, 110))
+        self.canvas.setSelectionColor(self.project.selectionColor())
         self.bridge = QgsLayerTreeMapCanvasBridge(self.project.layerTreeRoot(), self.canvas)
         self.tree_model = QgsLayerTreeModel(self.project.layerTreeRoot())
         self.tree_model.setFlag(QgsLayerTreeModel.AllowNodeChangeVisibility)
@@ -232,6 +235,8 @@ def run_session(app, out_dir, cache_dir):
         scored = next(layer for layer in dock.added_layers if layer.name() == "Predictions")
         check(scored.selectedFeatureCount() == 1, "Expected the feature selected in the scored layer")
         check(dock.diagnosis.toPlainText().startswith("Prediction "), "Expected the ring diagnosis")
+        deadline = time.monotonic() + FLASH_S
+        wait_until(app, lambda: time.monotonic() > deadline, "the flash to end")
         session.shot(session.canvas, f"class-{error_class.replace(' ', '-')}.png")
 
     session.click(dock.report_button)

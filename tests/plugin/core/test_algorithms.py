@@ -275,3 +275,16 @@ def test_vectorize_evaluate_loads_one_named_group_per_run(qgis_processing, vecto
                          "Missed references", "Predictions", "References"]
     finally:
         project.clear()
+
+
+def test_only_the_essentials_are_outside_advanced(qgis_processing):
+    from qgis.core import QgsApplication, QgsProcessingParameterDefinition
+
+    def plain(name):
+        algorithm = QgsApplication.processingRegistry().algorithmById(f"polytopo:{name}")
+        return [p.name() for p in algorithm.parameterDefinitions()
+                if not p.flags() & QgsProcessingParameterDefinition.FlagAdvanced]
+
+    assert plain("evaluate") == ["INPUT", "SCORE_FIELD", "REFERENCE", "PIXEL_SIZE", "PIXEL_SIZE_FROM", "PROFILE",
+                                 "OUTPUT_GPKG", "OUTPUT_REPORT"]
+    assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
