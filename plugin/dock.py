@@ -71,7 +71,7 @@ from qgis.PyQt.QtWidgets import (
 from ..evaluator.params import PROFILES
 from ..models import PROVIDER_CHOICES, ModelsError, read_card
 from ..models.session import import_onnxruntime
-from .errors import PluginError, RunFailedError
+from .errors import LayerInputError, PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
 from .output_check import REPLACE_LABEL, check_output
@@ -117,7 +117,7 @@ FEATURE_COLUMNS = (
 _CUDA = "CUDAExecutionProvider"
 _RECORD_ROLE = Qt.UserRole + 1
 _ZOOM_MARGIN = 0.25
-_LAYER_EXTENT, _CANVAS_EXTENT = "layer", "canvas"
+_LAYER_EXTENT, _CANVAS_EXTENT, _SELECTED_AREA, _MASK_AREA = "layer", "canvas", "selected", "mask"
 _OTHER_MODEL = "other"
 _LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
 _NARROW_CHARACTERS = 6
@@ -384,6 +384,7 @@ class PolyTopoDock(QgsDockWidget):
         self.refresh_providers()
         self._update_card()
         self._choose_default_layers()
+        QgsProject.instance().cleared.connect(self.clear_result)
 
     # ----- Vectorize -------------------------------------------------------------------------
 
@@ -431,9 +432,17 @@ class PolyTopoDock(QgsDockWidget):
         self.extent_combo = _narrow(QComboBox())
         self.extent_combo.addItem("Layer extent", _LAYER_EXTENT)
         self.extent_combo.addItem("Map canvas extent", _CANVAS_EXTENT)
+        self.extent_combo.addItem("Selected features", _SELECTED_AREA)
+        self.extent_combo.addItem("Polygons of a mask layer", _MASK_AREA)
         if self.canvas is None:
             self.extent_combo.model().item(1).setEnabled(False)
-        form.addRow("Extent", self.extent_combo)
+        self.extent_combo.currentIndexChanged.connect(self._show_mask)
+        form.addRow("Area", self.extent_combo)
+        self.mask_combo = _narrow(QgsMapLayerComboBox())
+        self.mask_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
+        self.mask_label = QLabel("of layer")
+        form.addRow(self.mask_label, self.mask_combo)
+        self._show_mask()
         form.addRow(self._advanced_vectorize_group())
         self.vector_output = QgsFileWidget()
         self.vector_output.setStorageMode(QgsFileWidget.SaveFile)
@@ -477,6 +486,33 @@ class PolyTopoDock(QgsDockWidget):
     @staticmethod
     def _spin_value(spin):
         return None if spin.value() == spin.minimum() else spin.value()
+
+    def _show_mask(self, *_):
+        shown = self.extent_combo.currentData() in (_SELECTED_AREA, _MASK_AREA)
+        self.mask_combo.setVisible(shown)
+        self.mask_label.setVisible(shown)
+
+    def _area_of_interest(self):
+        """The polygons limiting the vectorization (selected features or a mask layer), or None.
+
+        Raises
+        ------
+        LayerInputError
+            No polygon layer chosen, or no feature selected in it.
+        """
+        choice = self.extent_combo.currentData()
+        if choice not in (_SELECTED_AREA, _MASK_AREA):
+            return None
+        layer = self.mask_combo.currentLayer()
+        if layer is None:
+            raise LayerInputError("Expected a polygon layer for the processed area but none is chosen; add one "
+                                  "or process the layer extent")
+        if choice == _MASK_AREA:
+            return layer
+        if not layer.selectedFeatureCount():
+            raise LayerInputError(f"Expected selected features in {layer.name()!r} but none is selected; select "
+                                  "the polygons to process or choose another area")
+        return layer.materialize(QgsFeatureRequest().setFilterFids(layer.selectedFeatureIds()))
 
     def refresh_providers(self):
         """Update the label that says which execution providers this onnxruntime offers."""
@@ -557,6 +593,7 @@ class PolyTopoDock(QgsDockWidget):
             return self._refuse(f"Expected a usable ONNX model but got: {self.card_label.text()}")
         try:
             extent = self._vectorize_extent(raster)
+            aoi = self._area_of_interest()
             bands = self.bands()
             if bands is not None:
                 resolve_bands(bands, None, len(bands), raster.bandCount())
@@ -571,7 +608,8 @@ class PolyTopoDock(QgsDockWidget):
             LayerSnapshot.of(raster, context), self.model_path(), self.provider_combo.currentText(),
             extent, self.vector_output.filePath() or None, self.vector_overwrite.isChecked(),
             f"PolyTopo vectorization {time.strftime('%H:%M:%S')}: {raster.name()}", bands,
-            self._spin_value(self.tile_size), self._spin_value(self.tile_overlap), self.batch_size.value())
+            self._spin_value(self.tile_size), self._spin_value(self.tile_overlap), self.batch_size.value(),
+            None if aoi is None else LayerSnapshot.of(aoi, context))
         task = VectorizeTask(request, self.core, self._vectorized, self.notifier, self._vectorize_done)
         self._start(task, self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
         self.vectorize_task = task

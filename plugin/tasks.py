@@ -285,6 +285,8 @@ class VectorizeRequest:
         Tile edge and overlap in model pixels; None for the card's.
     batch : int or None
         Tiles per inference call; None for 1.
+    aoi : LayerSnapshot or None
+        Polygons outside which nothing is vectorized (selected features or a mask layer).
     output_path : str or None
         Output GeoPackage; None writes into a new temporary folder.
     overwrite : bool
@@ -304,6 +306,7 @@ class VectorizeRequest:
     tile_px: object = None
     overlap_px: object = None
     batch: object = None
+    aoi: object = None
 
 
 def _ignore(result):
@@ -461,7 +464,7 @@ class VectorizeTask(_CoreTask):
         result = self.core.vectorize_layer(
             request.raster.open(), request.model_path, provider=request.provider, extent=request.extent,
             bands=request.bands, tile_px=request.tile_px, overlap_px=request.overlap_px, batch=request.batch,
-            output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
+            aoi_layer=None if request.aoi is None else request.aoi.open(), output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
             transform_context=request.raster.transform_context)
         return {**result, "request": request}
 

@@ -439,6 +439,8 @@ class VectorizeCore:
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
         self.calls.append((raster_layer.name(), model, provider, extent))
+        self.aoi_features = None if aoi_layer is None else aoi_layer.featureCount()
+        self.bands = bands
         feedback.setProgress(50.0)
         layer = polygon_layer("polygons", ["POLYGON((100 199,101 199,101 198,100 198,100 199))"])
         options = QgsVectorFileWriter.SaveVectorOptions()
@@ -478,6 +480,33 @@ def test_vectorization_from_the_dock_adds_the_polygon_layer(project, canvas, tmp
     (layer,) = dock.added_layers
     assert layer.featureCount() == 1
     assert any(name.startswith("PolyTopo vectorization") for name in group_names(QgsProject.instance()))
+    dock.deleteLater()
+
+
+def test_selected_features_limit_the_vectorization_and_a_new_project_clears_the_dock(project, tmp_path):
+    """No selection is refused before any task; one selected polygon goes to the core as the area of interest."""
+    from qgis.core import QgsProject
+
+    raster = raster_layer(tmp_path)
+    QgsProject.instance().addMapLayer(raster)
+    core = VectorizeCore()
+    dock, notifier = make_dock(core, read_card=fake_card)
+    dock.model_file.setFilePath(str(tmp_path / "unet.onnx"))
+    dock.extent_combo.setCurrentIndex(dock.extent_combo.findText("Selected features"))
+    dock.mask_combo.setLayer(project.reference)
+    assert dock.start_vectorization() is None
+    assert notifier.texts[-1] == ("warning", "Expected selected features in 'ref' but none is selected; select the "
+                                             "polygons to process or choose another area")
+    project.reference.selectByIds([next(project.reference.getFeatures()).id()])
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    assert core.aoi_features == 1
+    assert dock.prediction_combo.currentLayer() is dock.added_layers[0]
+    assert dock.score_field.currentField() == "score"
+    assert dock.reference_combo.currentLayer() is not dock.added_layers[0]
+    dock.report_button.setEnabled(True)
+    QgsProject.instance().clear()
+    assert not dock.report_button.isEnabled() and dock.added_layers == []
     dock.deleteLater()
 
 
@@ -637,3 +666,22 @@ def test_a_failed_install_is_reported_with_pip_output(qgis_iface, tmp_path):
         QgsApplication.messageLog().messageReceived.disconnect(record)
         plugin.unload()
         sip.delete(bar)
+
+
+def test_the_pixel_size_shows_its_unit_and_refuses_an_implausible_value(project, tmp_path):
+    """The reference CRS gives the unit; 50 m per pixel is refused before any task, with the right value."""
+    dock, notifier = make_dock(real_core())
+    dock.prediction_combo.setLayer(project.prediction)
+    dock.reference_combo.setLayer(project.reference)
+    assert dock.pixel_unit.text() == "m per px"
+    dock.pixel_size.setValue(0.5)
+    assert dock.pixel_metres.text() == "≈ 0.498 m per pixel on the ground"  # Web Mercator on the ellipsoid
+    dock.pixel_size.setValue(50)
+    assert "Expected a pixel size of 1 cm to 10 m on the ground" in dock.pixel_metres.text()
+    assert dock.start_evaluation() is None
+    assert "but got 50 m, about 49.8 m per pixel; for 30 cm imagery give 0.301 m" in notifier.texts[-1][1]
+    raster = raster_layer(tmp_path)
+    project.project.addMapLayer(raster)
+    dock.pixel_raster.setLayer(raster)
+    assert dock.pixel_size.value() == 0.5
+    dock.deleteLater()
