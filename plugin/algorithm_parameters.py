@@ -60,11 +60,11 @@ _THRESHOLDS = {
 
 EVALUATION_HELP = """<p><b>Evaluation parameters</b> (all pixel quantities are pixels of the evaluation grid):</p>
 <ul>
-<li><b>Reference polygons</b>: the ground truth; its CRS is the CRS of every output, and the top-left corner of
-its extent is the grid origin.</li>
+<li><b>Reference polygons</b>: the ground truth, another layer than the predictions; its CRS is the CRS of every
+output, and the top-left corner of its extent is the grid origin.</li>
 <li><b>Pixel size</b>: map units of the reference CRS per pixel (metres for UTM, <i>degrees</i> for a geographic
-CRS): the ground sampling distance of the imagery. Or take it from a raster layer (<b>Pixel size from raster</b>).
-Give exactly one.</li>
+CRS): the ground sampling distance of the imagery, 1 cm to 10 m on the ground (other values are refused with the
+right range). Or take it from a raster layer (<b>Pixel size from raster</b>). Give exactly one.</li>
 <li><b>Profile</b>: paper (the PolyTopoBench paper's definitions), reference-code (the public evaluator's
 numbers), coco (pycocotools AP), p3 (the P3 card, averaged per tile).</li>
 <li><b>Instance match IoU β</b>: minimum polygon IoU (holes subtracted) of a match, 0–1.</li>
@@ -77,7 +77,8 @@ into square patches of this many pixels; matching never crosses images. Default:
 </ul>
 <p><b>Outputs</b>: a GeoPackage with the scored predictions and references, missed and hallucinated holes,
 unmatched predictions and missed references (styled, with provenance metadata) and a <i>summary</i> table; a
-report folder with report.html, summary.json, per-feature CSV files and figures; the headline numbers AP50,
+report folder with report.html (also the HTML output, opened by the results viewer), summary.json, per-feature CSV
+files and figures; the layers load as one group per run; the headline numbers AP50,
 E-BIoU, Hole-F1 and Topo-EM (0–1).</p>"""
 
 

@@ -74,7 +74,7 @@ from ..models.session import import_onnxruntime
 from .errors import LayerInputError, PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
-from .output_check import REPLACE_LABEL, check_output
+from .output_check import REPLACE_LABEL, check_output, report_folder
 from .processing_support import run_group_name
 from .project_layers import LAYER_TITLES
 from .raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
@@ -813,6 +813,8 @@ class PolyTopoDock(QgsDockWidget):
             check_distinct_layers(prediction, reference)
             self._pixel_check()
             check_output(self.gpkg_output.filePath(), self.overwrite.isChecked())
+            if self.gpkg_output.filePath():
+                check_output(report_folder(self.gpkg_output.filePath()), self.overwrite.isChecked())
         except PluginError as exc:
             return self._refuse(str(exc))
         context = QgsProject.instance().transformContext()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import OutputExistsError, RunParameterError
 
-__all__ = ["REPLACE_LABEL", "check_output"]
+__all__ = ["REPLACE_LABEL", "check_output", "report_folder"]
 
 #: The check box that allows replacing an existing output, named the same in every message.
 REPLACE_LABEL = "Replace an existing output"
@@ -36,11 +36,24 @@ def check_output(path, replace):
         return
     path = Path(path)
     if path.exists() and not replace:
-        raise OutputExistsError(f"Expected no file at {path} but one exists; choose another file or tick "
-                                f"'{REPLACE_LABEL}'")
+        kind = "folder" if path.is_dir() else "file"
+        raise OutputExistsError(f"Expected no {kind} at {path} but one exists; choose another {kind} or tick "
+                                f"'{REPLACE_LABEL}' (overwrite=True)")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not os.access(folder, os.W_OK | os.X_OK):
         raise RunParameterError(f"Expected a writable folder for {path} but {folder} cannot be written; choose "
                                 "another output folder")
+
+
+def report_folder(gpkg_path):
+    """The report folder written beside an evaluation GeoPackage: ``<name>_report``.
+
+    Examples
+    --------
+    >>> report_folder("runs/evaluation.gpkg").as_posix()
+    'runs/evaluation_report'
+    """
+    gpkg_path = Path(gpkg_path)
+    return gpkg_path.with_name(gpkg_path.stem + "_report")

@@ -32,6 +32,7 @@ from qgis.core import (
 
 from . import dependencies
 from .errors import PluginError, RunCanceled
+from .output_check import report_folder
 from .run_feedback import work_and_write
 
 __all__ = [
@@ -428,7 +429,7 @@ class EvaluationTask(_CoreTask):
         """Evaluate and export; return an :class:`EvaluationResult`."""
         request = self.request
         gpkg_path = self.output_path(request.gpkg_path, "evaluation.gpkg")
-        report_dir = str(Path(gpkg_path).with_name(Path(gpkg_path).stem + "_report"))
+        report_dir = str(report_folder(gpkg_path))
         work, write = work_and_write(self.feedback)
         run = self.core.evaluate_layers(
             request.prediction.open(), request.reference.open(), pixel_size=request.pixel_size,

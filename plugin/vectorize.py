@@ -37,6 +37,7 @@ from ..models import (
 )
 from .errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
 from .layer_reading import read_polygon_features
+from .output_check import REPLACE_LABEL
 from .run_feedback import RunSteps
 
 __all__ = ["vectorize_layer", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
@@ -138,8 +139,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     if provider not in PROVIDER_CHOICES:
         raise RunParameterError(f"Expected provider to be one of {list(PROVIDER_CHOICES)} but got {provider!r}")
     if output_path.exists() and not overwrite:
-        raise OutputExistsError(f"Expected no file at {output_path} but one exists; choose another file or allow "
-                                "overwriting")
+        raise OutputExistsError(f"Expected no file at {output_path} but one exists; choose another file or tick "
+                                f"'{REPLACE_LABEL}' (overwrite=True)")
     raster_path = raster_source_path(raster_layer)
     _check_not_an_input(output_path, [raster_path] + ([aoi_layer.source()] if aoi_layer is not None else []))
     steps.progress(0)

@@ -685,3 +685,16 @@ def test_the_pixel_size_shows_its_unit_and_refuses_an_implausible_value(project,
     dock.pixel_raster.setLayer(raster)
     assert dock.pixel_size.value() == 0.5
     dock.deleteLater()
+
+
+def test_existing_outputs_are_refused_before_the_run_unless_replace_is_ticked(project, tmp_path):
+    """The GeoPackage and its report folder: refused with the check box's name, before any task starts."""
+    dock, notifier = make_dock(real_core())
+    set_up_evaluation(dock, project, tmp_path / "run.gpkg")
+    (tmp_path / "run_report").mkdir()
+    (tmp_path / "run_report" / "report.html").write_text("old", encoding="utf-8")
+    assert dock.start_evaluation() is None
+    assert notifier.texts[-1] == ("warning", f"Expected no folder at {tmp_path / 'run_report'} but one exists; "
+                                             "choose another folder or tick 'Replace an existing output' "
+                                             "(overwrite=True)")
+    dock.deleteLater()

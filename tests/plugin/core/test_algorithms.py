@@ -288,3 +288,12 @@ def test_only_the_essentials_are_outside_advanced(qgis_processing):
     assert plain("evaluate") == ["INPUT", "SCORE_FIELD", "REFERENCE", "PIXEL_SIZE", "PIXEL_SIZE_FROM", "PROFILE",
                                  "OUTPUT_GPKG", "OUTPUT_REPORT"]
     assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
+
+
+@pytest.mark.parametrize("module", ["dock", "vectorize", "output_check", "processing_support"])
+def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"polytopo.plugin.{module}"))
+    assert result.attempted > 0 and result.failed == 0
