@@ -6,8 +6,8 @@ captured before the task started (:class:`LayerSnapshot`: layer ids, sources,
 provider keys, the project's transform context), so the project's layers are
 never read from two threads. :meth:`finished` runs in the main thread: on
 success it hands the result to a callback (which adds the layers to the
-project), otherwise it reports the error through a notifier and leaves
-nothing behind (the core functions write atomically; a task removes the
+project), otherwise it reports the error, or the cancel, through a notifier
+and leaves nothing behind (the core functions write atomically; a task removes the
 temporary folder it made).
 
 Notifiers have ``info``, ``warning`` and ``error`` methods taking a title and
@@ -323,6 +323,9 @@ def _failure_text(exc):
 class _CoreTask(QgsTask):
     """Shared life cycle: run ``work`` in the worker, report in the main thread.
 
+    A run stopped by *Cancel* sets :attr:`canceled` and ends as finished, not as
+    failed, in the task manager; the notifier says it was canceled.
+
     Parameters
     ----------
     description : str
@@ -345,6 +348,7 @@ class _CoreTask(QgsTask):
         self.feedback = TaskFeedback(self)
         self.result = None
         self.error = None
+        self.canceled = False
         self.temp_dir = None
 
     def output_path(self, requested, file_name):
@@ -372,8 +376,9 @@ class _CoreTask(QgsTask):
         try:
             self.result = self.work()
         except RunCanceled:
+            self.canceled = True
             self._clean_up()
-            return False
+            return True  # a cancel is not a failure: the task manager lists it as finished
         except Exception as exc:  # noqa: BLE001 - a worker exception must reach the user, not the log only.
             self.error = _failure_text(exc)
             if not isinstance(exc, PluginError):
@@ -385,7 +390,7 @@ class _CoreTask(QgsTask):
     def finished(self, result):
         """Main thread: hand over the result, or report the cancel or the error."""
         try:
-            if result:
+            if result and not self.canceled:
                 self.on_success(self.result)
             elif self.error is not None:
                 self.notifier.error(self.title, f"{self.description()} failed: {self.error}")

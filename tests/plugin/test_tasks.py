@@ -218,6 +218,7 @@ def test_canceling_stops_the_run_and_leaves_nothing(layers, tmp_path):
     assert time.monotonic() - started < 4.0
     assert notifier.messages == [("info", "PolyTopo", "PolyTopo evaluation of pred was canceled; nothing was "
                                   "written.")]
+    assert task.canceled and task.status() == task.Complete  # listed as finished, not as a failed task
     assert list(tmp_path.iterdir()) == []
     assert [call[0] for call in core.calls] == ["evaluate_layers"]
 
