@@ -10,7 +10,7 @@ from .algorithm_parameters import (
     evaluation_results,
 )
 from .errors import PluginError
-from .layer_choice import check_distinct_layers, default_evaluation_layers
+from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .processing_support import (
     EVALUATION_PACKAGES,
     as_processing_error,
@@ -57,8 +57,10 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
 
     def _set_dialog_defaults(self):
         """Preselect two different polygon layers in the dialog (never the active layer twice)."""
-        prediction, reference = default_evaluation_layers(QgsProject.instance(), _active_layer())
-        for name, layer in (("INPUT", prediction), ("REFERENCE", reference)):
+        project = QgsProject.instance()
+        prediction, reference = default_evaluation_layers(project, _active_layer())
+        for name, layer in (("INPUT", prediction), ("REFERENCE", reference),
+                            ("PIXEL_SIZE_FROM", source_raster(prediction, project))):
             if layer is not None:
                 self.parameterDefinition(name).setGuiDefaultValueOverride(layer.id())
 
@@ -81,7 +83,9 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
         reference = self.parameterAsVectorLayer(parameters, "REFERENCE", context)
         try:
             check_distinct_layers(prediction, reference)
-            options = evaluation_options(self, parameters, context, reference_crs=reference.crs())
+            raster = source_raster(prediction, context.project()) if context.project() is not None else None
+            options = evaluation_options(self, parameters, context, reference_crs=reference.crs(),
+                                         pixel_size_raster=raster)
             work, write = work_and_write(feedback)
             run = evaluate_layers(prediction, reference, feedback=work, **options)
             files = export_run(run, self.parameterAsFileOutput(parameters, "OUTPUT_GPKG", context),

@@ -64,7 +64,8 @@ EVALUATION_HELP = """<p><b>Evaluation parameters</b> (all pixel quantities are p
 output, and the top-left corner of its extent is the grid origin.</li>
 <li><b>Pixel size</b>: map units of the reference CRS per pixel (metres for UTM, <i>degrees</i> for a geographic
 CRS): the ground sampling distance of the imagery, 1 cm to 10 m on the ground (other values are refused with the
-right range). Or take it from a raster layer (<b>Pixel size from raster</b>). Give exactly one.</li>
+right range). Or take it from a raster layer (<b>Pixel size from raster</b>). Give exactly one; with neither, the
+raster the predictions were vectorized from is used when it is in the project.</li>
 <li><b>Profile</b>: paper (the PolyTopoBench paper's definitions), reference-code (the public evaluator's
 numbers), coco (pycocotools AP), p3 (the P3 card, averaged per tile).</li>
 <li><b>Instance match IoU β</b>: minimum polygon IoU (holes subtracted) of a match, 0–1.</li>

@@ -297,3 +297,24 @@ def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
 
     result = doctest.testmod(importlib.import_module(f"polytopo.plugin.{module}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_evaluate_takes_the_pixel_size_of_the_raster_the_predictions_came_from(qgis_processing, vectorize_inputs,
+                                                                               tmp_path):
+    """Without a pixel size, the vectorized layer's raster (found through its provenance) gives 0.5 m."""
+    import processing
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback, QgsProject, QgsRasterLayer
+
+    polygons = tmp_path / "polygons.gpkg"
+    run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
+                                "PROVIDER": 2, "OUTPUT": str(polygons)})
+    project = QgsProject()
+    project.addMapLayer(QgsRasterLayer(str(vectorize_inputs.raster), "image"))
+    context = QgsProcessingContext()
+    context.setProject(project)
+    results = processing.run("polytopo:evaluate", {
+        "INPUT": str(polygons), "REFERENCE": str(vectorize_inputs.reference), "SCORE_FIELD": "score",
+        "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
+        context=context, feedback=QgsProcessingFeedback())
+    provenance = json.loads((tmp_path / "r" / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["pixel_size"] == 0.5 and results["AP50"] == 1.0
