@@ -12,7 +12,9 @@ outside 1 cm–10 m), the profile and the output GeoPackage; after a run it show
 the headline metrics, *Open report*, one row per prediction, and *Previous* /
 *Next* through one error class; selecting a row selects, flashes and zooms to
 the feature and explains it ring by ring. A finished vectorization becomes the
-prediction of the next evaluation.
+prediction of the next evaluation. A new project clears the results; a saved
+project or an evaluation GeoPackage opened again brings them back
+(:mod:`.restored_run`).
 
 Long work runs in :mod:`.tasks` through the task manager, so the interface
 never blocks; progress shows elapsed time and time left, and *Cancel* says
@@ -78,6 +80,7 @@ from .output_check import REPLACE_LABEL, check_output, report_folder
 from .processing_support import run_group_name
 from .project_layers import LAYER_TITLES
 from .raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
+from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
 from .tasks import (
     EvaluationRequest,
     EvaluationTask,
@@ -384,7 +387,11 @@ class PolyTopoDock(QgsDockWidget):
         self.refresh_providers()
         self._update_card()
         self._choose_default_layers()
-        QgsProject.instance().cleared.connect(self.clear_result)
+        self._adding_run = False
+        project = QgsProject.instance()
+        project.cleared.connect(self.clear_result)
+        project.readProject.connect(self.restore_saved_run)
+        project.layersAdded.connect(self._layers_added)
 
     # ----- Vectorize -------------------------------------------------------------------------
 
@@ -832,9 +839,32 @@ class PolyTopoDock(QgsDockWidget):
         """Cancel the running evaluation, if any; the button says "Canceling…" at once."""
         self._cancel(self.evaluation_task, self.evaluate_cancel, self.evaluate_progress)
 
+    def restore_saved_run(self, *_):
+        """Show the evaluation whose scored layers are in the project (a saved project, an exported GeoPackage).
+
+        Returns
+        -------
+        RestoredResult or None
+            None when the project holds no evaluation's predictions layer.
+        """
+        restored = restore_from_project(QgsProject.instance())
+        if restored is not None:
+            self.added_layers = [restored.layer]
+            self.show_result(restored)
+        return restored
+
+    def _layers_added(self, layers):
+        if not self._adding_run and self.last_result is None:
+            self.restore_saved_run()
+
     def _evaluated(self, result):
         project = QgsProject.instance()
-        self.added_layers = list(self.core.add_run_to_project(result.gpkg_path, project, result.request.group_name))
+        self._adding_run = True
+        try:
+            self.added_layers = list(self.core.add_run_to_project(result.gpkg_path, project,
+                                                                  result.request.group_name))
+        finally:
+            self._adding_run = False
         for snapshot in (result.request.prediction, result.request.reference):
             node = project.layerTreeRoot().findLayer(snapshot.layer_id)
             if node is not None:
@@ -871,7 +901,7 @@ class PolyTopoDock(QgsDockWidget):
         return url
 
     def show_result(self, result):
-        """Fill the summary and per-feature tables from an :class:`~.tasks.EvaluationResult`."""
+        """Fill the summary and per-feature tables from an :class:`~.tasks.EvaluationResult` or a :class:`RestoredResult`."""
         self.last_result = result
         metrics = result.run.evaluation.summary["metrics"]
         for row, name in enumerate(SUMMARY_METRICS):
@@ -933,6 +963,12 @@ class PolyTopoDock(QgsDockWidget):
             return
         index = self.feature_model.item(current.row(), 0).data(_RECORD_ROLE)
         evaluation = self.last_result.run.evaluation
+        if isinstance(self.last_result, RestoredResult):
+            self.diagnosis.setPlainText(attribute_diagnosis(evaluation.records["predictions"][index]))
+            ids = self.select_record(index)
+            if self.canvas is not None and ids:
+                self.canvas.zoomToFeatureIds(self.last_result.layer, ids)
+            return
         self.diagnosis.setPlainText(ring_diagnosis(evaluation, index))
         self.select_record(index)
         self.zoom_to_record(index)
@@ -946,8 +982,11 @@ class PolyTopoDock(QgsDockWidget):
             Feature ids selected in the scored layer (empty when it is not in the project).
         """
         record = self.last_result.run.evaluation.records["predictions"][index]
-        layer = next((layer for layer in self.added_layers
-                      if layer.name() == LAYER_TITLES["predictions"] and _alive(layer)), None)
+        if isinstance(self.last_result, RestoredResult):
+            layer = self.last_result.layer if _alive(self.last_result.layer) else None
+        else:
+            layer = next((layer for layer in self.added_layers
+                          if layer.name() == LAYER_TITLES["predictions"] and _alive(layer)), None)
         if layer is None:
             return []
         request = QgsFeatureRequest().setFilterExpression(

@@ -698,3 +698,24 @@ def test_existing_outputs_are_refused_before_the_run_unless_replace_is_ticked(pr
                                              "choose another folder or tick 'Replace an existing output' "
                                              "(overwrite=True)")
     dock.deleteLater()
+
+
+def test_a_saved_project_brings_the_results_back(project, canvas, tmp_path):
+    """Save, new project (the dock clears), reopen: summary, table, diagnosis and report come back."""
+    dock, _ = make_dock(real_core(), canvas)
+    set_up_evaluation(dock, project, tmp_path / "run.gpkg")
+    run_evaluation(dock)
+    summary = [dock.summary_table.item(row, 0).text() for row in range(4)]
+    rows = dock.feature_model.rowCount()
+    saved = tmp_path / "session.qgz"
+    assert project.project.write(str(saved))
+    project.project.clear()
+    assert dock.last_result is None and dock.feature_model.rowCount() == 0
+    assert project.project.read(str(saved))
+    assert [dock.summary_table.item(row, 0).text() for row in range(4)] == summary
+    assert dock.feature_model.rowCount() == rows
+    dock.feature_table.selectRow(0)
+    assert dock.diagnosis.toPlainText().startswith("Prediction ")
+    assert dock.last_result.layer.selectedFeatureCount() == 1
+    assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
+    dock.deleteLater()

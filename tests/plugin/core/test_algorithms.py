@@ -290,7 +290,7 @@ def test_only_the_essentials_are_outside_advanced(qgis_processing):
     assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
 
 
-@pytest.mark.parametrize("module", ["dock", "vectorize", "output_check", "processing_support"])
+@pytest.mark.parametrize("module", ["dock", "vectorize", "output_check", "processing_support", "restored_run"])
 def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
     import doctest
     import importlib
