@@ -127,18 +127,25 @@ def bootstrap_intervals(outcome, resamples=500, seed=0, level=0.95):
     Returns
     -------
     dict
-        ``{"resamples", "seed", "level", metric: {"low", "high", "std"}}``.
+        ``{"resamples", "seed", "level", "undefined", metric: {"low", "high", "std"}}``.
+        With fewer than two images every resample is the evaluation itself, so no
+        interval exists: the bounds are NaN and ``undefined`` says why (None otherwise).
     """
-    stats = _per_image(outcome)
     n = len(outcome.image_ids)
+    if n < 2:
+        nan = float("nan")
+        return {"resamples": int(resamples), "seed": int(seed), "level": float(level),
+                "undefined": f"{n} image(s): an image-level bootstrap needs at least two images",
+                **{name: {"low": nan, "high": nan, "std": nan} for name in BOOTSTRAP_METRICS}}
+    stats = _per_image(outcome)
     rng = np.random.default_rng(seed)
     samples = {name: [] for name in BOOTSTRAP_METRICS}
-    for _ in range(resamples if n else 0):
+    for _ in range(resamples):
         weights = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
         for name, value in _metrics_for(weights, stats, outcome.ranking).items():
             samples[name].append(value)
     tail = (1.0 - level) / 2.0 * 100.0
-    result = {"resamples": int(resamples), "seed": int(seed), "level": float(level)}
+    result = {"resamples": int(resamples), "seed": int(seed), "level": float(level), "undefined": None}
     for name, values in samples.items():
         values = np.asarray(values, dtype=float)
         values = values[~np.isnan(values)]

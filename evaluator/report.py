@@ -39,10 +39,13 @@ def format_table(summary):
     width = max(len(name) for name in HEADLINE) + 2
     for name in HEADLINE:
         interval = boot.get(name)
-        ci = f"   [{_fmt(interval['low'])}, {_fmt(interval['high'])}]" if interval else ""
+        ci = ("   [undefined]" if boot.get("undefined") else
+              f"   [{_fmt(interval['low'])}, {_fmt(interval['high'])}]") if interval else ""
         unit = " px" if "POLIS" in name else (" °" if "MTA" in name else "")
         lines.append(f"  {name:<{width}}{_fmt(metrics.get(name)):>8}{unit}{ci}")
-    if boot:
+    if boot.get("undefined"):
+        lines.append(f"  (no bootstrap interval: {boot['undefined']})")
+    elif boot:
         lines.append(f"  (95% image-level bootstrap intervals, {boot['resamples']} resamples)"
                      if boot.get("level") == 0.95 else
                      f"  ({boot['level']:.0%} bootstrap intervals, {boot['resamples']} resamples)")

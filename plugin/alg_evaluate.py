@@ -1,6 +1,6 @@
 """Processing algorithm ``polytopo:evaluate``: score a polygon layer against a reference layer."""
 
-from qgis.core import QgsProcessing, QgsProcessingAlgorithm, QgsProcessingParameterVectorLayer
+from qgis.core import QgsProcessing, QgsProcessingAlgorithm, QgsProcessingParameterVectorLayer, QgsProject
 
 from .algorithm_parameters import (
     EVALUATION_HELP,
@@ -10,7 +10,15 @@ from .algorithm_parameters import (
     evaluation_results,
 )
 from .errors import PluginError
-from .processing_support import EVALUATION_PACKAGES, as_processing_error, load_outputs_on_completion, require_packages
+from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
+from .processing_support import (
+    EVALUATION_PACKAGES,
+    as_processing_error,
+    load_outputs_on_completion,
+    require_packages,
+    run_group_name,
+)
+from .run_feedback import work_and_write
 
 __all__ = ["EvaluateAlgorithm"]
 
@@ -45,6 +53,27 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
                                                             [QgsProcessing.TypeVectorPolygon]))
         add_evaluation_parameters(self, prediction_parameter="INPUT")
         add_evaluation_outputs(self)
+        self._set_dialog_defaults()
+
+    def _set_dialog_defaults(self):
+        """Preselect two different polygon layers in the dialog (never the active layer twice)."""
+        project = QgsProject.instance()
+        prediction, reference = default_evaluation_layers(project, _active_layer())
+        for name, layer in (("INPUT", prediction), ("REFERENCE", reference),
+                            ("PIXEL_SIZE_FROM", source_raster(prediction, project))):
+            if layer is not None:
+                self.parameterDefinition(name).setGuiDefaultValueOverride(layer.id())
+
+    def checkParameterValues(self, parameters, context):  # noqa: N802 - QGIS API name.
+        ok, message = super().checkParameterValues(parameters, context)
+        if not ok:
+            return ok, message
+        try:
+            check_distinct_layers(self.parameterAsVectorLayer(parameters, "INPUT", context),
+                                  self.parameterAsVectorLayer(parameters, "REFERENCE", context))
+        except PluginError as exc:
+            return False, str(exc)
+        return True, ""
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802 - QGIS API name.
         require_packages(EVALUATION_PACKAGES)
@@ -53,12 +82,22 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
         prediction = self.parameterAsVectorLayer(parameters, "INPUT", context)
         reference = self.parameterAsVectorLayer(parameters, "REFERENCE", context)
         try:
-            options = evaluation_options(self, parameters, context, reference_crs=reference.crs())
-            run = evaluate_layers(prediction, reference, feedback=feedback, **options)
+            check_distinct_layers(prediction, reference)
+            raster = source_raster(prediction, context.project()) if context.project() is not None else None
+            options = evaluation_options(self, parameters, context, reference_crs=reference.crs(),
+                                         pixel_size_raster=raster)
+            work, write = work_and_write(feedback)
+            run = evaluate_layers(prediction, reference, feedback=work, **options)
             files = export_run(run, self.parameterAsFileOutput(parameters, "OUTPUT_GPKG", context),
                                self.parameterAsString(parameters, "OUTPUT_REPORT", context), overwrite=True,
-                               feedback=feedback)
+                               feedback=write)
         except PluginError as exc:
             raise as_processing_error(exc) from exc
-        load_outputs_on_completion(context, files["geopackage"], "Evaluation")
+        load_outputs_on_completion(context, files["geopackage"], run_group_name(prediction.name(), reference.name()))
         return evaluation_results(run, files)
+
+
+def _active_layer():
+    from qgis.utils import iface
+
+    return iface.activeLayer() if iface is not None else None

@@ -10,7 +10,14 @@ from .algorithm_parameters import (
     evaluation_results,
 )
 from .errors import PluginError
-from .processing_support import VECTORIZE_PACKAGES, as_processing_error, load_outputs_on_completion, require_packages
+from .processing_support import (
+    VECTORIZE_PACKAGES,
+    as_processing_error,
+    load_outputs_on_completion,
+    require_packages,
+    run_group_name,
+)
+from .run_feedback import work_and_write
 from .vectorize_parameters import (
     VECTORIZE_HELP,
     add_vectorize_outputs,
@@ -58,16 +65,20 @@ class VectorizeEvaluateAlgorithm(QgsProcessingAlgorithm):
 
         raster = self.parameterAsRasterLayer(parameters, "INPUT", context)
         reference = self.parameterAsVectorLayer(parameters, "REFERENCE", context)
+        polygons = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         try:
+            work, write = work_and_write(feedback)
             vectorized, run = vectorize_and_evaluate(
                 raster, reference, model_argument(self, parameters, context),
-                output_path=self.parameterAsOutputLayer(parameters, "OUTPUT", context), overwrite=True,
-                vectorize_options=vectorize_options(self, parameters, context, raster), feedback=feedback,
+                output_path=polygons, overwrite=True,
+                vectorize_options=vectorize_options(self, parameters, context, raster), feedback=work,
                 evaluation_options=evaluation_options(self, parameters, context, reference_crs=reference.crs(),
                                                       pixel_size_raster=raster))
             files = export_run(run, self.parameterAsFileOutput(parameters, "OUTPUT_GPKG", context),
-                               self.parameterAsString(parameters, "OUTPUT_REPORT", context), overwrite=True)
+                               self.parameterAsString(parameters, "OUTPUT_REPORT", context), overwrite=True,
+                               feedback=write)
         except PluginError as exc:
             raise as_processing_error(exc) from exc
-        load_outputs_on_completion(context, files["geopackage"], "Evaluation")
+        load_outputs_on_completion(context, files["geopackage"], run_group_name(raster.name(), reference.name()),
+                                   polygons=(polygons, f"{raster.name()} polygons"))
         return {**evaluation_results(run, files), **vectorize_results(vectorized)}

@@ -10,8 +10,10 @@ import math
 
 from qgis.core import (
     QgsProcessing,
+    QgsProcessingOutputHtml,
     QgsProcessingOutputNumber,
     QgsProcessingOutputVectorLayer,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterField,
     QgsProcessingParameterFileDestination,
@@ -29,6 +31,7 @@ __all__ = [
     "LAYER_OUTPUTS",
     "NUMBER_OUTPUTS",
     "add_evaluation_parameters",
+    "advanced",
     "add_evaluation_outputs",
     "evaluation_options",
     "evaluation_results",
@@ -57,11 +60,12 @@ _THRESHOLDS = {
 
 EVALUATION_HELP = """<p><b>Evaluation parameters</b> (all pixel quantities are pixels of the evaluation grid):</p>
 <ul>
-<li><b>Reference polygons</b>: the ground truth; its CRS is the CRS of every output, and the top-left corner of
-its extent is the grid origin.</li>
+<li><b>Reference polygons</b>: the ground truth, another layer than the predictions; its CRS is the CRS of every
+output, and the top-left corner of its extent is the grid origin.</li>
 <li><b>Pixel size</b>: map units of the reference CRS per pixel (metres for UTM, <i>degrees</i> for a geographic
-CRS): the ground sampling distance of the imagery. Or take it from a raster layer (<b>Pixel size from raster</b>).
-Give exactly one.</li>
+CRS): the ground sampling distance of the imagery, 1 cm to 10 m on the ground (other values are refused with the
+right range). Or take it from a raster layer (<b>Pixel size from raster</b>). Give exactly one; with neither, the
+raster the predictions were vectorized from is used when it is in the project.</li>
 <li><b>Profile</b>: paper (the PolyTopoBench paper's definitions), reference-code (the public evaluator's
 numbers), coco (pycocotools AP), p3 (the P3 card, averaged per tile).</li>
 <li><b>Instance match IoU β</b>: minimum polygon IoU (holes subtracted) of a match, 0–1.</li>
@@ -74,7 +78,8 @@ into square patches of this many pixels; matching never crosses images. Default:
 </ul>
 <p><b>Outputs</b>: a GeoPackage with the scored predictions and references, missed and hallucinated holes,
 unmatched predictions and missed references (styled, with provenance metadata) and a <i>summary</i> table; a
-report folder with report.html, summary.json, per-feature CSV files and figures; the headline numbers AP50,
+report folder with report.html (also the HTML output, opened by the results viewer), summary.json, per-feature CSV
+files and figures; the layers load as one group per run; the headline numbers AP50,
 E-BIoU, Hole-F1 and Topo-EM (0–1).</p>"""
 
 
@@ -123,18 +128,29 @@ def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixe
             parameter.setMinimum(minimum)
         if maximum is not None:
             parameter.setMaximum(maximum)
-        add(parameter)
+        add(advanced(parameter))
     if prediction_parameter:
-        add(QgsProcessingParameterField("IMAGE_FIELD", "Image field (in both layers)",
-                                        parentLayerParameterName=prediction_parameter, optional=True))
-    add(QgsProcessingParameterNumber("PATCH_SIZE", "Patch size (pixels)", QgsProcessingParameterNumber.Integer,
-                                     optional=True, minValue=1))
+        add(advanced(QgsProcessingParameterField("IMAGE_FIELD", "Image field (in both layers)",
+                                                 parentLayerParameterName=prediction_parameter, optional=True)))
+    add(advanced(QgsProcessingParameterNumber("PATCH_SIZE", "Patch size (pixels)",
+                                              QgsProcessingParameterNumber.Integer, optional=True, minValue=1)))
     add(QgsProcessingParameterFileDestination("OUTPUT_GPKG", "Evaluation GeoPackage", "GeoPackage (*.gpkg)"))
     add(QgsProcessingParameterFolderDestination("OUTPUT_REPORT", "Report folder"))
 
 
+def advanced(parameter):
+    """Mark ``parameter`` Advanced (folded away in the dialog) and return it."""
+    parameter.setFlags(parameter.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    return parameter
+
+
 def add_evaluation_outputs(algorithm):
-    """Declare the layer outputs of :data:`LAYER_OUTPUTS` and the numbers of :data:`NUMBER_OUTPUTS`."""
+    """Declare the layer outputs of :data:`LAYER_OUTPUTS`, the numbers of :data:`NUMBER_OUTPUTS` and the report.
+
+    ``OUTPUT_HTML`` is the report.html of the report folder, which the Processing results
+    viewer lists and opens.
+    """
+    algorithm.addOutput(QgsProcessingOutputHtml("OUTPUT_HTML", "Evaluation report"))
     for name, layer in LAYER_OUTPUTS.items():
         algorithm.addOutput(QgsProcessingOutputVectorLayer(name, layer.replace("_", " ").capitalize(),
                                                            QgsProcessing.TypeVectorPolygon))
@@ -209,12 +225,13 @@ def evaluation_results(run, files):
     Returns
     -------
     dict
-        ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, one ``path|layername=...`` per
+        ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, ``OUTPUT_HTML`` (report.html), one ``path|layername=...`` per
         :data:`LAYER_OUTPUTS` and one float per :data:`NUMBER_OUTPUTS` (NaN when undefined).
     """
     gpkg = str(files["geopackage"])
     metrics = run.evaluation.summary["metrics"]
-    results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent)}
+    results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent),
+               "OUTPUT_HTML": str(files["report_html"])}
     results.update({name: f"{gpkg}|layername={layer}" for name, layer in LAYER_OUTPUTS.items()})
     for name, metric in NUMBER_OUTPUTS.items():
         value = metrics.get(metric)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsUnitTypes
+from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransformContext, QgsUnitTypes
 
 from .. import __version__
 from ..evaluator import EvaluatorError, InputFormatError, evaluate, params_for
@@ -24,13 +24,10 @@ from ..evaluator.instances import InstanceSet, instances_from_geometries
 from ..evaluator.io_vector import assign_images, frame_for_bounds
 from .errors import LayerInputError, RunParameterError
 from .layer_reading import describe_layer, layer_crs, read_polygon_features
+from .raster_pixel import check_pixel_size
 from .run_feedback import RunSteps
 
-__all__ = ["EvaluationRun", "evaluate_layers", "MAX_GEOGRAPHIC_PIXEL_SIZE_DEG"]
-
-#: Largest pixel size accepted in a geographic CRS, degrees (about 1.1 km at the equator):
-#: a larger value almost always is a size in metres typed for a layer in degrees.
-MAX_GEOGRAPHIC_PIXEL_SIZE_DEG = 0.01
+__all__ = ["EvaluationRun", "evaluate_layers"]
 
 _EXPECTED_PHASES = 8
 
@@ -106,7 +103,8 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
         A layer is not a valid polygon layer, lacks a named field, has a NULL image id
         or score (without ``default_score``), or a geometry the evaluator cannot read.
     RunParameterError
-        No usable pixel size (in degrees for a geographic CRS), an unknown profile or
+        No usable pixel size (not 1 cm–10 m on the ground, see
+        :func:`.raster_pixel.check_pixel_size`), an unknown profile or
         parameter, or both ``image_field`` and ``patch_size_px``.
     RunCanceled
         ``feedback.isCanceled()`` became true; checked while reading and between phases.
@@ -119,7 +117,8 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     steps = RunSteps(feedback, "evaluation")
     params = _params(profile, overrides)
     crs = layer_crs(reference_layer)
-    _check_pixel_size(pixel_size, crs)
+    ground_metres = check_pixel_size(pixel_size, crs, reference_layer.sourceExtent().center(),
+                     transform_context or QgsCoordinateTransformContext())
     if image_field and patch_size_px is not None:
         raise RunParameterError(
             f"Expected either an image field or a patch size to group features into images but got both "
@@ -142,7 +141,7 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     evaluation = _evaluate(gt_set, pred_set, params, steps)
     steps.progress(100)
     provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
-                             {"score_field": score_field, "default_score": default_score,
+                             {"pixel_size_m": ground_metres, "score_field": score_field, "default_score": default_score,
                               "image_field": image_field, "patch_size_px": patch_size_px}, steps.warnings)
     return EvaluationRun(evaluation, frame, crs, provenance)
 
@@ -156,24 +155,6 @@ def _params(profile, overrides):
 
 def _unit_name(crs):
     return QgsUnitTypes.toString(crs.mapUnits()) if crs.isValid() else "map units"
-
-
-def _check_pixel_size(pixel_size, crs):
-    valid = (not isinstance(pixel_size, bool) and isinstance(pixel_size, (int, float))
-             and math.isfinite(pixel_size) and pixel_size > 0)
-    if not valid:
-        unit = "degrees" if crs.isValid() and crs.isGeographic() else _unit_name(crs)
-        raise RunParameterError(
-            f"Expected a pixel size in {unit} per pixel (the ground sampling distance of the imagery) "
-            f"but got {pixel_size!r}; a vector layer has no resolution, so give the pixel size "
-            "or take it from a raster layer"
-        )
-    if crs.isValid() and crs.isGeographic() and pixel_size >= MAX_GEOGRAPHIC_PIXEL_SIZE_DEG:
-        raise RunParameterError(
-            f"Expected a pixel size in degrees per pixel because the reference CRS {crs.authid()} is "
-            f"geographic, but got {pixel_size} (about {pixel_size * 111.32:.0f} km per pixel); give it in "
-            "degrees (0.3 m is about 2.7e-6°) or reproject both layers to a projected CRS"
-        )
 
 
 def _warn_about_overlap(reference, prediction, crs, steps):

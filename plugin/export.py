@@ -25,6 +25,7 @@ from ..evaluator import EvaluatorError, write_report
 from ..evaluator.records import FIELD_KINDS
 from ..evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from .errors import OutputExistsError, RunFailedError, RunParameterError
+from .output_check import REPLACE_LABEL
 from .report_html import render_report_html
 from .run_feedback import RunSteps
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style
@@ -131,7 +132,7 @@ def _check_outputs(gpkg_path, report_dir, inputs, overwrite):
             )
     if gpkg_path.exists() and not overwrite:
         raise OutputExistsError(f"Expected no file at {gpkg_path} but one exists; choose another file or "
-                                "allow overwriting")
+                                f"tick '{REPLACE_LABEL}' (overwrite=True)")
     if report_dir.exists():
         if not report_dir.is_dir():
             raise OutputExistsError(f"Expected {report_dir} to be a folder but it is a file; choose a folder")
@@ -144,7 +145,7 @@ def _check_outputs(gpkg_path, report_dir, inputs, overwrite):
             )
         if previous and not overwrite:
             raise OutputExistsError(f"Expected no report at {report_dir} but one exists; choose another folder "
-                                    "or allow overwriting")
+                                    f"or tick '{REPLACE_LABEL}' (overwrite=True)")
 
 
 def _layers(run):

@@ -68,7 +68,8 @@ def render_report_html(summary, provenance, figures):
     for name in HEADLINE:
         unit = next((suffix for key, suffix in units.items() if key in name), "")
         interval = boot.get(name)
-        ci = f"[{_number(interval['low'])}, {_number(interval['high'])}]" if interval else ""
+        ci = ("undefined" if boot.get("undefined") else
+              f"[{_number(interval['low'])}, {_number(interval['high'])}]") if interval else ""
         value = _number(metrics.get(name))
         rows.append(_row(name, value + (unit if value != "–" else ""), ci, numeric=(1,)))
     counts = summary["counts"]
@@ -89,7 +90,8 @@ def render_report_html(summary, provenance, figures):
         plugin_version=html.escape(provenance["plugin_version"]),
         created=html.escape(provenance["created_utc"]),
         warnings=warnings,
-        interval_header=f"{level:.0%} bootstrap interval" if level else "Interval",
+        interval_header=(f"Bootstrap interval (undefined: {html.escape(boot['undefined'])})" if boot.get("undefined")
+                         else f"{level:.0%} bootstrap interval" if level else "Interval"),
         metric_rows="\n".join(rows),
         count_rows="\n".join(count_rows),
         figures=figure_html,

@@ -8,7 +8,22 @@ object has it (QgsProcessingFeedback does), else warnings go through ``pushInfo`
 
 from .errors import RunCanceled
 
-__all__ = ["RunSteps", "ScaledFeedback"]
+__all__ = ["WORK_SHARE_PERCENT", "RunSteps", "ScaledFeedback", "work_and_write"]
+
+#: Share of a run's progress bar taken by the work (evaluation, vectorization); writing
+#: the GeoPackage and the report takes the rest, so the bar runs once from 0 to 100 %.
+WORK_SHARE_PERCENT = 85.0
+
+
+def work_and_write(feedback):
+    """Feedback objects for the two weighted phases of a run: the work, then writing its outputs.
+
+    Returns
+    -------
+    tuple of ScaledFeedback
+        ``(work, write)``, covering 0–85 % and 85–100 % of ``feedback``'s progress.
+    """
+    return ScaledFeedback(feedback, 0.0, WORK_SHARE_PERCENT), ScaledFeedback(feedback, WORK_SHARE_PERCENT, 100.0)
 
 
 class RunSteps:

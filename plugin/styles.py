@@ -6,10 +6,17 @@ Each output layer of an evaluation has a rule-based QML style in ``resources/sty
 Field aliases live here, not in the QML files, so that every layer shares one table.
 """
 
+from qgis.core import QgsEditorWidgetSetup
+from qgis.PyQt.QtCore import QVariant
+
 from .errors import PluginError
 from .resource_paths import STYLES_DIR
 
-__all__ = ["ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES", "style_path", "apply_style"]
+__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES", "style_path", "apply_style"]
+
+#: Decimals shown for real-valued fields (attribute table, forms, identify results); the
+#: stored values keep full precision.
+DISPLAY_DECIMALS = 3
 
 #: The spatial layers of an evaluation, drawn top to bottom in this order.
 ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "missed_references",
@@ -71,7 +78,7 @@ def style_path(layer_name):
 
 
 def apply_style(layer, layer_name):
-    """Give ``layer`` the aliases of :data:`FIELD_ALIASES` and, for an error layer, its QML style.
+    """Give ``layer`` the aliases of :data:`FIELD_ALIASES`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
 
     Parameters
     ----------
@@ -96,3 +103,7 @@ def apply_style(layer, layer_name):
         alias = FIELD_ALIASES.get(field.name())
         if alias:
             layer.setFieldAlias(index, alias)
+        if field.type() == QVariant.Double:
+            layer.setEditorWidgetSetup(index, QgsEditorWidgetSetup(
+                "Range", {"Precision": DISPLAY_DECIMALS, "Style": "SpinBox", "AllowNull": True,
+                          "Min": -1e308, "Max": 1e308}))

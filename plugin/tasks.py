@@ -6,8 +6,8 @@ captured before the task started (:class:`LayerSnapshot`: layer ids, sources,
 provider keys, the project's transform context), so the project's layers are
 never read from two threads. :meth:`finished` runs in the main thread: on
 success it hands the result to a callback (which adds the layers to the
-project), otherwise it reports the error through a notifier and leaves
-nothing behind (the core functions write atomically; a task removes the
+project), otherwise it reports the error, or the cancel, through a notifier
+and leaves nothing behind (the core functions write atomically; a task removes the
 temporary folder it made).
 
 Notifiers have ``info``, ``warning`` and ``error`` methods taking a title and
@@ -32,6 +32,8 @@ from qgis.core import (
 
 from . import dependencies
 from .errors import PluginError, RunCanceled
+from .output_check import report_folder
+from .run_feedback import work_and_write
 
 __all__ = [
     "LOG_TAG",
@@ -99,10 +101,15 @@ class TaskFeedback:
     def __init__(self, task):
         self._task = task
         self.messages = []
+        self.progress_text = ""
 
     def setProgress(self, percent):  # noqa: N802 - feedback protocol name.
         """Report ``percent`` (0–100) done."""
         self._task.setProgress(float(percent))
+
+    def setProgressText(self, text):  # noqa: N802 - QgsProcessingFeedback name.
+        """Keep ``text`` (``tile 3/12``) for the progress bar; read by the main thread."""
+        self.progress_text = str(text)
 
     def isCanceled(self):  # noqa: N802 - feedback protocol name.
         """Return True once the user canceled the task."""
@@ -273,6 +280,14 @@ class VectorizeRequest:
         ``auto``, ``cuda`` or ``cpu``.
     extent : qgis.core.QgsRectangle or None
         Area to vectorize in the raster layer's CRS; None for the whole layer.
+    bands : tuple of int or None
+        Raster band feeding each model channel; None for the card's mapping.
+    tile_px, overlap_px : int or None
+        Tile edge and overlap in model pixels; None for the card's.
+    batch : int or None
+        Tiles per inference call; None for 1.
+    aoi : LayerSnapshot or None
+        Polygons outside which nothing is vectorized (selected features or a mask layer).
     output_path : str or None
         Output GeoPackage; None writes into a new temporary folder.
     overwrite : bool
@@ -288,6 +303,11 @@ class VectorizeRequest:
     output_path: object
     overwrite: bool
     group_name: str
+    bands: object = None
+    tile_px: object = None
+    overlap_px: object = None
+    batch: object = None
+    aoi: object = None
 
 
 def _ignore(result):
@@ -302,6 +322,9 @@ def _failure_text(exc):
 
 class _CoreTask(QgsTask):
     """Shared life cycle: run ``work`` in the worker, report in the main thread.
+
+    A run stopped by *Cancel* sets :attr:`canceled` and ends as finished, not as
+    failed, in the task manager; the notifier says it was canceled.
 
     Parameters
     ----------
@@ -325,6 +348,7 @@ class _CoreTask(QgsTask):
         self.feedback = TaskFeedback(self)
         self.result = None
         self.error = None
+        self.canceled = False
         self.temp_dir = None
 
     def output_path(self, requested, file_name):
@@ -352,8 +376,9 @@ class _CoreTask(QgsTask):
         try:
             self.result = self.work()
         except RunCanceled:
+            self.canceled = True
             self._clean_up()
-            return False
+            return True  # a cancel is not a failure: the task manager lists it as finished
         except Exception as exc:  # noqa: BLE001 - a worker exception must reach the user, not the log only.
             self.error = _failure_text(exc)
             if not isinstance(exc, PluginError):
@@ -365,7 +390,7 @@ class _CoreTask(QgsTask):
     def finished(self, result):
         """Main thread: hand over the result, or report the cancel or the error."""
         try:
-            if result:
+            if result and not self.canceled:
                 self.on_success(self.result)
             elif self.error is not None:
                 self.notifier.error(self.title, f"{self.description()} failed: {self.error}")
@@ -409,13 +434,13 @@ class EvaluationTask(_CoreTask):
         """Evaluate and export; return an :class:`EvaluationResult`."""
         request = self.request
         gpkg_path = self.output_path(request.gpkg_path, "evaluation.gpkg")
-        report_dir = str(Path(gpkg_path).with_name(Path(gpkg_path).stem + "_report"))
+        report_dir = str(report_folder(gpkg_path))
+        work, write = work_and_write(self.feedback)
         run = self.core.evaluate_layers(
             request.prediction.open(), request.reference.open(), pixel_size=request.pixel_size,
             profile=request.profile, score_field=request.score_field, default_score=request.default_score,
-            feedback=self.feedback, transform_context=request.prediction.transform_context)
-        paths = self.core.export_run(run, gpkg_path, report_dir, overwrite=request.overwrite,
-                                     feedback=self.feedback)
+            feedback=work, transform_context=request.prediction.transform_context)
+        paths = self.core.export_run(run, gpkg_path, report_dir, overwrite=request.overwrite, feedback=write)
         return EvaluationResult(run, dict(paths), gpkg_path, request)
 
 
@@ -444,7 +469,8 @@ class VectorizeTask(_CoreTask):
         output_path = self.output_path(request.output_path, "polygons.gpkg")
         result = self.core.vectorize_layer(
             request.raster.open(), request.model_path, provider=request.provider, extent=request.extent,
-            output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
+            bands=request.bands, tile_px=request.tile_px, overlap_px=request.overlap_px, batch=request.batch,
+            aoi_layer=None if request.aoi is None else request.aoi.open(), output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
             transform_context=request.raster.transform_context)
         return {**result, "request": request}
 

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 import shapely
-from qgis.core import Qgis, QgsLayerMetadata, QgsProviderRegistry, QgsRectangle
+from qgis.core import Qgis, QgsLayerMetadata, QgsProviderRegistry, QgsRaster, QgsRectangle
 
 from .. import __version__
 from ..models import (
@@ -37,9 +37,11 @@ from ..models import (
 )
 from .errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
 from .layer_reading import read_polygon_features
+from .output_check import REPLACE_LABEL
 from .run_feedback import RunSteps
 
-__all__ = ["vectorize_layer", "raster_source_path", "resolve_model", "OUTPUT_SUFFIXES", "SCORE_FIELD"]
+__all__ = ["vectorize_layer", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
+           "SCORE_FIELD"]
 
 #: File types the vectorizer writes.
 OUTPUT_SUFFIXES = (".gpkg", ".geojson")
@@ -66,7 +68,7 @@ def raster_source_path(raster_layer):
 
 
 def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                    overlap_px=None, batch=None, output_path, feedback=None, overwrite=False,
+                    overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
                     transform_context=None):
     """Run an ONNX model over ``raster_layer`` and write its polygons (with holes) to ``output_path``.
 
@@ -89,6 +91,10 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         Tile edge and overlap in model pixels (default: the model card's).
     batch : int, optional
         Tiles per inference call (default 1).
+    bands : sequence of int, optional
+        1-based raster band feeding each model input channel, in channel order (default:
+        the card's ``polytopo.bands``, else bands 1…n); see :func:`resolve_bands`. The
+        mapping used is written to the run log.
     output_path : str or Path
         ``.gpkg`` or ``.geojson`` to write (atomically).
     feedback : object, optional
@@ -113,7 +119,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         no bundled model has that name.
     LayerInputError
         The raster is not a GDAL file, has too few bands or a data type the model cannot
-        use, or the AOI layer is not a polygon layer.
+        use, ``bands`` does not give one band per model channel, or the AOI layer is not
+        a polygon layer.
     RunParameterError
         Unknown provider, CUDA requested but not usable, an extent outside the raster,
         or an output that is not ``.gpkg``/``.geojson``.
@@ -132,18 +139,20 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     if provider not in PROVIDER_CHOICES:
         raise RunParameterError(f"Expected provider to be one of {list(PROVIDER_CHOICES)} but got {provider!r}")
     if output_path.exists() and not overwrite:
-        raise OutputExistsError(f"Expected no file at {output_path} but one exists; choose another file or allow "
-                                "overwriting")
+        raise OutputExistsError(f"Expected no file at {output_path} but one exists; choose another file or tick "
+                                f"'{REPLACE_LABEL}' (overwrite=True)")
     raster_path = raster_source_path(raster_layer)
     _check_not_an_input(output_path, [raster_path] + ([aoi_layer.source()] if aoi_layer is not None else []))
     steps.progress(0)
-    params = RunParams(tile_size_px=tile_px, overlap_px=overlap_px, batch_size=batch or 1,
-                       extent=_extent_tuple(extent), aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
     with _as_plugin_errors():
         model = resolve_model(model)
         loaded = load_model(model, SessionParams(provider=provider))
         steps.info(f"Model {model.name}: family {loaded.card.family}, provider "
                    f"{loaded.session.report.describe()}")
+        bands = resolve_bands(bands, loaded.card.bands, loaded.io.channels, raster_layer.bandCount())
+        _log_bands(steps, raster_layer, bands)
+        params = RunParams(tile_size_px=tile_px, overlap_px=overlap_px, batch_size=batch or 1, bands=bands,
+                           extent=_extent_tuple(extent), aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
         output_path.parent.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -176,6 +185,62 @@ def _check_not_an_input(output_path, sources):
         if os.path.realpath(source.split("|")[0]) == target:
             raise RunParameterError(f"Expected an output file different from the inputs but {output_path} is the "
                                     f"input {source}; choose another output file")
+
+
+def resolve_bands(bands, card_bands, channels, band_count):
+    """The raster band feeding each model channel: the choice, else the card's, else 1…channels.
+
+    Parameters
+    ----------
+    bands : sequence of int or None
+        The user's choice, one 1-based band per model channel; None or empty for the default.
+    card_bands : sequence of int or None
+        The card's ``polytopo.bands``.
+    channels : int
+        Input channels of the model.
+    band_count : int
+        Bands of the raster.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    LayerInputError
+        Not one band per channel, or a band the raster does not have.
+
+    Examples
+    --------
+    >>> resolve_bands(None, None, 1, 3)
+    (1,)
+    >>> resolve_bands([3, 2, 1], (1, 2, 3), 3, 4)
+    (3, 2, 1)
+    """
+    chosen = tuple(int(band) for band in bands) if bands else tuple(card_bands or range(1, channels + 1))
+    if len(chosen) != channels:
+        raise LayerInputError(f"Expected one raster band for each of the model's {channels} input channels but got "
+                              f"{len(chosen)} ({list(chosen)}); choose {channels} band(s) under Bands")
+    missing = [band for band in chosen if not 1 <= band <= band_count]
+    if missing:
+        raise LayerInputError(
+            f"Expected the bands {list(chosen)} for the model's {channels} input channel(s) but the raster has "
+            f"{band_count} band(s), so band(s) {missing} do not exist; choose existing bands under Bands or use "
+            "another raster")
+    return chosen
+
+
+def _log_bands(steps, raster_layer, bands):
+    names = [raster_layer.bandName(band) for band in bands]
+    steps.info("Bands: " + ", ".join(f"raster band {band} ({name}) → model channel {channel}"
+                                     for channel, (band, name) in enumerate(zip(bands, names), start=1)))
+    provider = raster_layer.dataProvider()
+    unread = [band for band in range(1, raster_layer.bandCount() + 1)
+              if band not in bands and provider.colorInterpretation(band) != QgsRaster.AlphaBand]
+    if unread:
+        steps.warn(f"The raster has {raster_layer.bandCount()} bands and the model reads {len(bands)} "
+                   f"(band(s) {', '.join(map(str, bands))}); choose other bands under Bands if these are not "
+                   "the ones the model was trained on")
 
 
 def resolve_model(model):
@@ -223,6 +288,9 @@ def _as_plugin_errors():
 
 def _progress(feedback, done, total):
     if feedback is not None and total:
+        set_text = getattr(feedback, "setProgressText", None)
+        if set_text is not None:
+            set_text(f"tile {done}/{total}")
         feedback.setProgress(100.0 * done / total)
 
 

@@ -10,9 +10,11 @@ from qgis.core import (
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
     QgsProcessingParameterVectorDestination,
+    QgsProcessingParameterBand,
     QgsProcessingParameterVectorLayer,
 )
 
+from .algorithm_parameters import advanced
 from .errors import RunParameterError
 
 __all__ = ["VECTORIZE_HELP", "add_vectorize_parameters", "add_vectorize_outputs", "bundled_models",
@@ -22,6 +24,8 @@ VECTORIZE_HELP = """<p><b>Vectorization parameters</b>:</p>
 <ul>
 <li><b>Raster</b>: a raster file read by GDAL with the bands the model expects (its card's band mapping, else
 bands 1…n for n input channels); 8-bit and 16-bit imagery are scaled as the card says.</li>
+<li><b>Bands</b>: the raster band feeding each model input channel, in channel order (default: the card's band
+mapping, else bands 1…n); the run log says which band feeds which channel.</li>
 <li><b>ONNX model</b>: a model file with a PolyTopo or Deepness model card in its metadata; or
 <b>Bundled model</b>: one of the models shipped with PolyTopo. Give exactly one.</li>
 <li><b>Execution provider</b>: auto (CUDA when onnxruntime-gpu and a GPU are usable, else CPU), cuda (fail
@@ -82,6 +86,8 @@ def add_vectorize_parameters(algorithm):
                                    extension="onnx", optional=True))
     add(QgsProcessingParameterEnum("BUNDLED_MODEL", "Bundled model", options=list(bundled_models()),
                                    optional=True))
+    add(advanced(QgsProcessingParameterBand("BANDS", "Bands (one per model input channel, in channel order)",
+                                            parentLayerParameterName="INPUT", optional=True, allowMultiple=True)))
     add(QgsProcessingParameterEnum("PROVIDER", "Execution provider", options=list(providers()),
                                    defaultValue=0))
     add(QgsProcessingParameterExtent("EXTENT", "Extent (raster CRS)", optional=True))
@@ -90,8 +96,8 @@ def add_vectorize_parameters(algorithm):
     for name, description, minimum in (("TILE", "Tile size (model pixels)", 1),
                                         ("OVERLAP", "Tile overlap (model pixels)", 0),
                                         ("BATCH", "Batch size (tiles)", 1)):
-        add(QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Integer, optional=True,
-                                         minValue=minimum))
+        add(advanced(QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Integer,
+                                                  optional=True, minValue=minimum)))
     add(QgsProcessingParameterVectorDestination("OUTPUT", "Polygons", QgsProcessing.TypeVectorPolygon))
 
 
@@ -127,6 +133,7 @@ def vectorize_options(algorithm, parameters, context, raster):
         "tile_px": _optional_int(algorithm, parameters, "TILE", context),
         "overlap_px": _optional_int(algorithm, parameters, "OVERLAP", context),
         "batch": _optional_int(algorithm, parameters, "BATCH", context),
+        "bands": algorithm.parameterAsInts(parameters, "BANDS", context) if parameters.get("BANDS") else None,
         "transform_context": context.transformContext(),
     }
 

@@ -82,7 +82,7 @@ def make_dock(core, canvas=None, read_card=None):
 
     notifier = RecordingNotifier()
     dock = PolyTopoDock(core, canvas=canvas, notifier=notifier, read_card=read_card or real_read_card,
-                        providers=no_providers)
+                        providers=no_providers, open_url=lambda url: None)
     return dock, notifier
 
 
@@ -315,10 +315,12 @@ def test_evaluation_from_the_dock_fills_tables_adds_layers_and_zooms(project, ca
     assert elapsed < 20
     assert [level for level, _ in notifier.texts] == ["info"], notifier.texts
     assert gpkg.is_file()
-    assert (tmp_path / "run_report" / "report.html").is_file()
+    report = (tmp_path / "run_report" / "report.html").read_text(encoding="utf-8")
+    assert "Bootstrap interval (undefined: 1 image(s): an image-level bootstrap needs at least two images)" in report
+    assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
     assert len(project.project.mapLayers()) == layers_before + len(dock.added_layers)
-    (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo evaluation")]
-    assert group.endswith("pred vs ref")
+    (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo — ")]
+    assert group.startswith("PolyTopo — pred vs ref (")
     assert dock.evaluate_button.isEnabled() and not dock.evaluate_cancel.isEnabled()
 
     metrics = dock.last_result.run.evaluation.summary["metrics"]
@@ -432,11 +434,13 @@ class VectorizeCore:
         self.calls = []
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, output_path, feedback=None, overwrite=False,
+                        overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
                         transform_context=None):
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
         self.calls.append((raster_layer.name(), model, provider, extent))
+        self.aoi_features = None if aoi_layer is None else aoi_layer.featureCount()
+        self.bands = bands
         feedback.setProgress(50.0)
         layer = polygon_layer("polygons", ["POLYGON((100 199,101 199,101 198,100 198,100 199))"])
         options = QgsVectorFileWriter.SaveVectorOptions()
@@ -476,6 +480,33 @@ def test_vectorization_from_the_dock_adds_the_polygon_layer(project, canvas, tmp
     (layer,) = dock.added_layers
     assert layer.featureCount() == 1
     assert any(name.startswith("PolyTopo vectorization") for name in group_names(QgsProject.instance()))
+    dock.deleteLater()
+
+
+def test_selected_features_limit_the_vectorization_and_a_new_project_clears_the_dock(project, tmp_path):
+    """No selection is refused before any task; one selected polygon goes to the core as the area of interest."""
+    from qgis.core import QgsProject
+
+    raster = raster_layer(tmp_path)
+    QgsProject.instance().addMapLayer(raster)
+    core = VectorizeCore()
+    dock, notifier = make_dock(core, read_card=fake_card)
+    dock.model_file.setFilePath(str(tmp_path / "unet.onnx"))
+    dock.extent_combo.setCurrentIndex(dock.extent_combo.findText("Selected features"))
+    dock.mask_combo.setLayer(project.reference)
+    assert dock.start_vectorization() is None
+    assert notifier.texts[-1] == ("warning", "Expected selected features in 'ref' but none is selected; select the "
+                                             "polygons to process or choose another area")
+    project.reference.selectByIds([next(project.reference.getFeatures()).id()])
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    assert core.aoi_features == 1
+    assert dock.prediction_combo.currentLayer() is dock.added_layers[0]
+    assert dock.score_field.currentField() == "score"
+    assert dock.reference_combo.currentLayer() is not dock.added_layers[0]
+    dock.report_button.setEnabled(True)
+    QgsProject.instance().clear()
+    assert not dock.report_button.isEnabled() and dock.added_layers == []
     dock.deleteLater()
 
 
@@ -635,3 +666,56 @@ def test_a_failed_install_is_reported_with_pip_output(qgis_iface, tmp_path):
         QgsApplication.messageLog().messageReceived.disconnect(record)
         plugin.unload()
         sip.delete(bar)
+
+
+def test_the_pixel_size_shows_its_unit_and_refuses_an_implausible_value(project, tmp_path):
+    """The reference CRS gives the unit; 50 m per pixel is refused before any task, with the right value."""
+    dock, notifier = make_dock(real_core())
+    dock.prediction_combo.setLayer(project.prediction)
+    dock.reference_combo.setLayer(project.reference)
+    assert dock.pixel_unit.text() == "m per px"
+    dock.pixel_size.setValue(0.5)
+    assert dock.pixel_metres.text() == "≈ 0.498 m per pixel on the ground"  # Web Mercator on the ellipsoid
+    dock.pixel_size.setValue(50)
+    assert "Expected a pixel size of 1 cm to 10 m on the ground" in dock.pixel_metres.text()
+    assert dock.start_evaluation() is None
+    assert "but got 50 m, about 49.8 m per pixel; for 30 cm imagery give 0.301 m" in notifier.texts[-1][1]
+    raster = raster_layer(tmp_path)
+    project.project.addMapLayer(raster)
+    dock.pixel_raster.setLayer(raster)
+    assert dock.pixel_size.value() == 0.5
+    dock.deleteLater()
+
+
+def test_existing_outputs_are_refused_before_the_run_unless_replace_is_ticked(project, tmp_path):
+    """The GeoPackage and its report folder: refused with the check box's name, before any task starts."""
+    dock, notifier = make_dock(real_core())
+    set_up_evaluation(dock, project, tmp_path / "run.gpkg")
+    (tmp_path / "run_report").mkdir()
+    (tmp_path / "run_report" / "report.html").write_text("old", encoding="utf-8")
+    assert dock.start_evaluation() is None
+    assert notifier.texts[-1] == ("warning", f"Expected no folder at {tmp_path / 'run_report'} but one exists; "
+                                             "choose another folder or tick 'Replace an existing output' "
+                                             "(overwrite=True)")
+    dock.deleteLater()
+
+
+def test_a_saved_project_brings_the_results_back(project, canvas, tmp_path):
+    """Save, new project (the dock clears), reopen: summary, table, diagnosis and report come back."""
+    dock, _ = make_dock(real_core(), canvas)
+    set_up_evaluation(dock, project, tmp_path / "run.gpkg")
+    run_evaluation(dock)
+    summary = [dock.summary_table.item(row, 0).text() for row in range(4)]
+    rows = dock.feature_model.rowCount()
+    saved = tmp_path / "session.qgz"
+    assert project.project.write(str(saved))
+    project.project.clear()
+    assert dock.last_result is None and dock.feature_model.rowCount() == 0
+    assert project.project.read(str(saved))
+    assert [dock.summary_table.item(row, 0).text() for row in range(4)] == summary
+    assert dock.feature_model.rowCount() == rows
+    dock.feature_table.selectRow(0)
+    assert dock.diagnosis.toPlainText().startswith("Prediction ")
+    assert dock.last_result.layer.selectedFeatureCount() == 1
+    assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
+    dock.deleteLater()

@@ -55,7 +55,7 @@ class StandInCore:
         return {"gpkg": gpkg_path}
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, output_path, feedback=None, overwrite=False,
+                        overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
                         transform_context=None):
         self.calls.append(("vectorize_layer", raster_layer.name(), model, provider, extent, output_path))
         self._work(feedback)
@@ -218,6 +218,7 @@ def test_canceling_stops_the_run_and_leaves_nothing(layers, tmp_path):
     assert time.monotonic() - started < 4.0
     assert notifier.messages == [("info", "PolyTopo", "PolyTopo evaluation of pred was canceled; nothing was "
                                   "written.")]
+    assert task.canceled and task.status() == task.Complete  # listed as finished, not as a failed task
     assert list(tmp_path.iterdir()) == []
     assert [call[0] for call in core.calls] == ["evaluate_layers"]
 

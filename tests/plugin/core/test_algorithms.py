@@ -58,6 +58,7 @@ def test_evaluate_outputs_equal_the_evaluators_numbers(qgis_processing, scene, t
     predictions = QgsVectorLayer(results["SCORED_PREDICTIONS"], "p", "ogr")
     assert [f["error_class"] for f in predictions.getFeatures()] == list(scene.expected_classes.values())
     assert results["OUTPUT_REPORT"] == str(tmp_path / "report")
+    assert results["OUTPUT_HTML"] == str(tmp_path / "report" / "report.html")
     assert (tmp_path / "report" / "report.html").is_file()
 
 
@@ -90,7 +91,7 @@ def test_evaluate_reports_bad_input_as_a_processing_error(qgis_processing, scene
 
     base = {"INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
             "OUTPUT_REPORT": str(tmp_path / "r")}
-    with pytest.raises(QgsProcessingException, match="Expected a pixel size in meters per pixel"):
+    with pytest.raises(QgsProcessingException, match="Expected a pixel size in m per pixel"):
         run_algorithm("evaluate", base)
     with pytest.raises(QgsProcessingException, match="either a pixel size or a raster"):
         run_algorithm("evaluate", {**base, "PIXEL_SIZE": 0.5, "PIXEL_SIZE_FROM": str(vectorize_inputs.raster)})
@@ -135,9 +136,13 @@ def test_vectorize_refuses_a_raster_with_too_few_bands(qgis_processing, vectoriz
     from qgis.core import QgsProcessingException
 
     three_bands = tools.write_band_model(tmp_path / "rgb.onnx", channels=3)
-    with pytest.raises(QgsProcessingException, match=r"at least 3 bands .* has 1"):
+    with pytest.raises(QgsProcessingException, match=r"the raster has 1 band\(s\), so band\(s\) \[2, 3\] do not exist; "
+                                                     r"choose existing bands under Bands"):
         run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
                                     "PROVIDER": 2, "OUTPUT": str(tmp_path / "out.gpkg")})
+    results = run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
+                                          "BANDS": [1, 1, 1], "PROVIDER": 2, "OUTPUT": str(tmp_path / "out.gpkg")})
+    assert results["FEATURES"] == 2
 
 
 def test_vectorize_evaluate_scores_the_vectorized_polygons(qgis_processing, vectorize_inputs, tmp_path):
@@ -203,10 +208,113 @@ def test_evaluate_asks_processing_to_load_its_layers_styled(qgis_processing, sce
     to_load = context.layersToLoadOnCompletion()
     assert sorted(uri.split("layername=")[1] for uri in to_load) == sorted(LAYER_OUTPUTS.values())
     uri, details = next((u, d) for u, d in to_load.items() if u.endswith("layername=missed_holes"))
-    assert details.name == "Evaluation: Missed holes"
+    assert details.name == "Missed holes"
     options = QgsVectorLayer.LayerOptions()
     options.loadDefaultStyle = False
     layer = QgsVectorLayer(uri, "plain", "ogr", options)
     assert layer.renderer().type() == "singleSymbol"
     details.postProcessor().postProcessLayer(layer, context, QgsProcessingFeedback())
     assert layer.renderer().type() == "RuleRenderer"
+
+
+def test_evaluate_refuses_one_layer_as_prediction_and_reference(qgis_processing, scene, tmp_path):
+    """The same file given twice would score AP50 1.0: refused before any output is written."""
+    from qgis.core import QgsProcessingException
+
+    with pytest.raises(QgsProcessingException, match="Expected two different layers but the prediction layer"):
+        run_algorithm("evaluate", {"INPUT": str(scene.reference), "REFERENCE": str(scene.reference),
+                                   "PIXEL_SIZE": 0.5, "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
+                                   "OUTPUT_REPORT": str(tmp_path / "r")})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_evaluate_dialog_preselects_two_different_layers(qgis_processing, scene):
+    """The dialog's defaults: the first polygon layer as prediction, another one as reference."""
+    from qgis.core import QgsApplication, QgsProject
+
+    project = QgsProject.instance()
+    prediction, reference = scene.layers()
+    project.addMapLayers([prediction, reference])
+    try:
+        algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:evaluate")
+        defaults = [algorithm.parameterDefinition(name).guiDefaultValueOverride() for name in ("INPUT", "REFERENCE")]
+        assert sorted(defaults) == sorted([prediction.id(), reference.id()])
+        assert algorithm.parameterDefinition("REFERENCE").defaultValue() is None
+    finally:
+        project.removeAllMapLayers()
+
+
+def test_vectorize_evaluate_loads_one_named_group_per_run(qgis_processing, vectorize_inputs, tmp_path):
+    """In a project, the outputs load as one group "PolyTopo — <raster> vs <reference>", polygons included."""
+    import processing
+    from processing.gui.Postprocessing import handleAlgorithmResults
+    from qgis.core import (
+        QgsApplication,
+        QgsProcessingContext,
+        QgsProcessingFeedback,
+        QgsProcessingOutputLayerDefinition,
+        QgsProject,
+    )
+
+    project = QgsProject.instance()
+    context, feedback = QgsProcessingContext(), QgsProcessingFeedback()
+    context.setProject(project)
+    algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:vectorize_evaluate")
+    try:
+        processing.run(algorithm, {
+            "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+            "REFERENCE": str(vectorize_inputs.reference),
+            "OUTPUT": QgsProcessingOutputLayerDefinition(str(tmp_path / "polygons.gpkg"), project),
+            "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
+            context=context, feedback=feedback)
+        handleAlgorithmResults(algorithm, context, feedback)
+        (group,) = project.layerTreeRoot().children()
+        assert group.name() == "PolyTopo — image vs buildings"
+        names = [node.name() for node in group.children()]
+        assert names == ["image polygons", "Missed holes", "Hallucinated holes", "Unmatched predictions",
+                         "Missed references", "Predictions", "References"]
+    finally:
+        project.clear()
+
+
+def test_only_the_essentials_are_outside_advanced(qgis_processing):
+    from qgis.core import QgsApplication, QgsProcessingParameterDefinition
+
+    def plain(name):
+        algorithm = QgsApplication.processingRegistry().algorithmById(f"polytopo:{name}")
+        return [p.name() for p in algorithm.parameterDefinitions()
+                if not p.flags() & QgsProcessingParameterDefinition.FlagAdvanced]
+
+    assert plain("evaluate") == ["INPUT", "SCORE_FIELD", "REFERENCE", "PIXEL_SIZE", "PIXEL_SIZE_FROM", "PROFILE",
+                                 "OUTPUT_GPKG", "OUTPUT_REPORT"]
+    assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
+
+
+@pytest.mark.parametrize("module", ["dock", "vectorize", "output_check", "processing_support", "restored_run"])
+def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"polytopo.plugin.{module}"))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_evaluate_takes_the_pixel_size_of_the_raster_the_predictions_came_from(qgis_processing, vectorize_inputs,
+                                                                               tmp_path):
+    """Without a pixel size, the vectorized layer's raster (found through its provenance) gives 0.5 m."""
+    import processing
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback, QgsProject, QgsRasterLayer
+
+    polygons = tmp_path / "polygons.gpkg"
+    run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
+                                "PROVIDER": 2, "OUTPUT": str(polygons)})
+    project = QgsProject()
+    project.addMapLayer(QgsRasterLayer(str(vectorize_inputs.raster), "image"))
+    context = QgsProcessingContext()
+    context.setProject(project)
+    results = processing.run("polytopo:evaluate", {
+        "INPUT": str(polygons), "REFERENCE": str(vectorize_inputs.reference), "SCORE_FIELD": "score",
+        "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
+        context=context, feedback=QgsProcessingFeedback())
+    provenance = json.loads((tmp_path / "r" / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["pixel_size"] == 0.5 and results["AP50"] == 1.0

@@ -142,19 +142,28 @@ def test_a_geographic_reference_needs_a_pixel_size_in_degrees(scene, tools, tmp_
     geographic = QgsVectorLayer(str(tools.write_polygon_layer(
         tmp_path / "wgs84.gpkg", "EPSG:4326", [tools.square(0)])), "wgs84", "ogr")
     prediction, _ = scene.layers()
-    with pytest.raises(RunParameterError, match=r"Expected a pixel size in degrees per pixel .* but got None"):
+    with pytest.raises(RunParameterError, match=r"Expected a pixel size in ° per pixel .* but got None"):
         evaluate_layers(prediction, geographic, pixel_size=None)
-    with pytest.raises(RunParameterError, match=r"geographic, but got 0\.5 \(about 56 km per pixel\)"):
+    # at latitude 41.9°: sqrt(111.3 km · cos 41.9° × 111.0 km) / 2 is about 48 km
+    with pytest.raises(RunParameterError, match=r"but got 0\.5 °, about 48 km per pixel; for 30 cm imagery "
+                                                r"give 3\.13e-06 °"):
         evaluate_layers(prediction, geographic, pixel_size=0.5)
+    with pytest.raises(RunParameterError, match=r"but got 0\.001 °, about 96 m per pixel"):
+        evaluate_layers(prediction, geographic, pixel_size=0.001)
     run = evaluate_layers(prediction, geographic, pixel_size=4.5e-6, score_field="score")
     assert run.provenance["pixel_size_unit"] == "degrees per pixel"
+    assert run.provenance["pixel_size_m"] == pytest.approx(4.5e-6 / 3.13e-6 * 0.3, rel=0.01)
     assert run.evaluation.summary["counts"]["gt_instances"] == 1
 
 
 def test_a_projected_reference_without_pixel_size_names_its_unit(scene):
     prediction, reference = scene.layers()
-    with pytest.raises(RunParameterError, match="Expected a pixel size in meters per pixel"):
+    with pytest.raises(RunParameterError, match="Expected a pixel size in m per pixel"):
         evaluate_layers(prediction, reference, pixel_size=0)
+    with pytest.raises(RunParameterError, match=r"Expected a pixel size of 1 cm to 10 m on the ground \(0\.01 to 10 m "
+                                                r"in EPSG:32616\) but got 30 m, about 30 m per pixel; for 30 cm "
+                                                r"imagery give 0\.3 m"):
+        evaluate_layers(prediction, reference, pixel_size=30)
 
 
 def test_field_problems_name_the_field_and_the_fix(scene, tools, tmp_path):

@@ -92,6 +92,13 @@ def test_styles_aliases_and_provenance_travel_inside_the_geopackage(run, exporte
     predictions = open_layer(exported["geopackage"], "predictions")
     assert predictions.attributeAlias(predictions.fields().indexOf("hole_f1")) == "Hole F1"
     assert predictions.attributeAlias(predictions.fields().indexOf("topo_em")) == "Topology exact"
+    from qgis.core import QgsApplication
+
+    index = predictions.fields().indexOf("iou")
+    setup = predictions.editorWidgetSetup(index)
+    formatter = QgsApplication.fieldFormatterRegistry().fieldFormatter(setup.type())
+    assert (setup.type(), setup.config()["Precision"]) == ("Range", 3)
+    assert formatter.representValue(predictions, index, setup.config(), None, 0.123456) == "0.123"
 
 
 def test_the_report_folder_has_html_json_csv_and_figures(run, exported):

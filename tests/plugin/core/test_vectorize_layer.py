@@ -123,3 +123,31 @@ def test_a_bundled_model_is_found_by_name(vectorize_inputs, tmp_path, monkeypatc
     assert (result["model"], result["features"]) == (str(tmp_path / "band.onnx"), 2)
     with pytest.raises(ModelInputError, match=r"bundled model among \['band_test'\] but got 'unet'"):
         vectorize_layer(raster, "unet", output_path=tmp_path / "other.gpkg")
+
+
+def test_bands_choose_what_feeds_the_model_and_the_log_says_so(vectorize_inputs, tools, tmp_path,
+                                                                recording_feedback):
+    """Buildings only in band 2 of three: band 2 finds them, the default band 1 finds nothing but warns."""
+    import numpy as np
+    from osgeo import gdal
+
+    path = tools.write_building_raster(tmp_path / "rgb.tif", bands=3)
+    dataset = gdal.Open(str(path), gdal.GA_Update)
+    for band in (1, 3):
+        dataset.GetRasterBand(band).WriteArray(np.zeros((dataset.RasterYSize, dataset.RasterXSize), np.uint8))
+    del dataset
+    chosen, default = recording_feedback(), recording_feedback()
+    result = vectorize_layer(open_raster(path), vectorize_inputs.model, provider="cpu", bands=[2],
+                             output_path=tmp_path / "band2.gpkg", feedback=chosen)
+    assert result["features"] == 2
+    assert "Bands: raster band 2 (Band 2) → model channel 1" in chosen.infos
+    result = vectorize_layer(open_raster(path), vectorize_inputs.model, provider="cpu",
+                             output_path=tmp_path / "band1.gpkg", feedback=default)
+    assert result["features"] == 0
+    assert "Bands: raster band 1 (Band 1) → model channel 1" in default.infos
+    assert any("The raster has 3 bands and the model reads 1 (band(s) 1)" in w for w in default.warnings)
+    with pytest.raises(LayerInputError, match=r"one raster band for each of the model's 1 input channels but got 2"):
+        vectorize_layer(open_raster(path), vectorize_inputs.model, bands=[1, 2], output_path=tmp_path / "x.gpkg")
+    with pytest.raises(LayerInputError, match=r"the raster has 3 band\(s\), so band\(s\) \[4\] do not exist"):
+        vectorize_layer(open_raster(path), vectorize_inputs.model, bands=[4], output_path=tmp_path / "x.gpkg")
+    assert not (tmp_path / "x.gpkg").exists()
