@@ -43,12 +43,15 @@ def build_parser():
                     "of the evaluation raster.",
     )
     io = parser.add_argument_group("inputs and outputs")
-    io.add_argument("--gt", required=True, type=Path, help="reference (ground truth): COCO JSON or vector layer")
-    io.add_argument("--pred", required=True, type=Path, help="predictions: COCO result JSON or vector layer")
+    # dataset names stay strings: GDAL names such as /vsizip//abs/a.zip/a.shp must reach GDAL as written
+    io.add_argument("--gt", required=True, help="reference (ground truth): COCO JSON or vector layer (any GDAL name)")
+    io.add_argument("--pred", required=True, help="predictions: COCO result JSON or vector layer (any GDAL name)")
     io.add_argument("--out", type=Path, default=Path("polytopo-evaluation"),
                     help="output folder (default: ./polytopo-evaluation); written under a temporary name and "
                          "moved into place when complete")
-    io.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    io.add_argument("--overwrite", action="store_true",
+                    help="replace a previous PolyTopo output folder (only the files it wrote; a folder PolyTopo "
+                         "did not write, or one holding an input, is never replaced)")
     io.add_argument("--gt-layer", help="layer name inside a multi-layer reference file")
     io.add_argument("--pred-layer", help="layer name inside a multi-layer prediction file")
     io.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -125,8 +128,9 @@ class _Progress:
 def run(args):
     """Run one evaluation from parsed arguments; returns the written file paths."""
     from .api import evaluate, load_inputs
-    from .report import format_table, write_report
+    from .report import check_report_folder, format_table, write_report
 
+    check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
     try:
         progress("load")

@@ -1,23 +1,31 @@
 """The ``run`` command: load, prepare, run with a progress bar, report."""
 
+import os
 import sys
 
 from tqdm import tqdm
 
+from ..evaluator.output_safety import check_file_output, probe_folder
 from .model import load_model
 from .pipeline import Prediction, RunParams, run_to_file
 from .prompts import prompts_from_geometries, prompts_from_vector
 from .raster import raster_crs_wkt
 from .session import SessionParams
 from .vector_input import read_aoi
+from .writer import driver_for, safety_errors
 
-__all__ = ["run_command"]
+__all__ = ["check_run_output", "run_command"]
 
 
-def _bands(text):
-    if not text:
-        return None
-    return tuple(int(part) for part in text.split(","))
+def check_run_output(args):
+    """Refuse ``--out`` before any work: an input, an existing file without ``--overwrite``,
+    a read-only folder or a full disk."""
+    driver_for(args.out)
+    inputs = [args.raster, args.model, args.aoi, args.prompts, args.prompt_model]
+    folder = os.path.dirname(os.path.abspath(args.out))
+    with safety_errors(args.out):
+        check_file_output(args.out, inputs=[name for name in inputs if name], overwrite=args.overwrite)
+        probe_folder(folder)
 
 
 def _prompts(args, crs_wkt, session_params, base):
@@ -33,6 +41,7 @@ def _prompts(args, crs_wkt, session_params, base):
 
 def run_command(args):
     """Execute ``python -m polytopo.models run`` for parsed ``args``; returns the exit status."""
+    check_run_output(args)
     session_params = SessionParams(provider=args.provider, intra_op_threads=args.threads)
     model = load_model(args.model, session_params)
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}", file=sys.stderr)
@@ -44,7 +53,7 @@ def run_command(args):
         batch_size=args.batch,
         extent=args.extent,
         aoi=aoi,
-        bands=_bands(args.bands),
+        bands=args.bands,
     )
     if model.card.family == "promptable":
         params = RunParams(**{**params.__dict__, "prompts": _prompts(args, crs_wkt, session_params, params)})
@@ -56,7 +65,8 @@ def run_command(args):
         bar.refresh()
 
     try:
-        report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite)
+        report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite,
+                             inputs=[name for name in (args.model, args.aoi, args.prompts, args.prompt_model) if name])
     finally:
         bar.close()
     grid, tiling = report.grid, report.tiling

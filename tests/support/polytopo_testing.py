@@ -12,9 +12,19 @@ import time
 
 import numpy as np
 
-__all__ = ["OPSET", "RecordingNotifier", "build", "constant", "image_input", "polygon_layer", "semantic_band_model", "wait_until"]
+__all__ = ["COCO_GT", "COCO_PRED", "OPSET", "RecordingNotifier", "build", "constant", "image_input", "polygon_layer", "semantic_band_model", "wait_until"]
 
 OPSET = 17
+
+COCO_GT = {
+    "images": [{"id": 1, "width": 64, "height": 64}],
+    "annotations": [{"id": 7, "image_id": 1, "category_id": 100, "iscrowd": 0,
+                     "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}],
+}
+"""The smallest COCO ground truth with a hole: one 20 px square with a 5 px hole."""
+COCO_PRED = [{"image_id": 1, "category_id": 100, "score": 0.9,
+              "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}]
+"""A perfect prediction of :data:`COCO_GT`."""
 
 
 def constant(name, array):
