@@ -437,10 +437,30 @@ def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
     try:
         for name, records, geometry_type in layers:
             _write_layer(ogr, dataset, srs, name, list(records), geometry_type, frame, field_kinds or {})
+        dataset.SyncToDisk()
     except BaseException as exc:
         # Drop the OGR objects the traceback holds so the file is closed before it is removed.
         traceback.clear_frames(exc.__traceback__)
         raise
+    finally:
+        del dataset
+    _check_complete(ogr, temporary, layers)
+
+
+def _check_complete(ogr, path, layers):
+    """Reopen a written GeoPackage and check every layer and feature is there.
+
+    Closing a dataset commits its last transaction; a failure there (a full disk) is
+    only printed by GDAL, so the file is checked before it may move into place.
+    """
+    dataset = ogr.Open(str(path))
+    try:
+        for name, records, _ in layers:
+            layer = dataset.GetLayerByName(name)
+            count = layer.GetFeatureCount() if layer is not None else -1
+            if count != len(records):
+                raise RuntimeError(f"Expected {len(records)} features in layer {name!r} of {path} after writing "
+                                   f"but found {max(count, 0)}: the file is incomplete")
     finally:
         del dataset
 

@@ -185,12 +185,18 @@ def _style_and_describe(gpkg, provenance, steps):
         layer.setMetadata(metadata)
         message = layer.saveStyleToDatabase(name, LAYER_DESCRIPTIONS[name], True, "")
         if message:
-            raise RunFailedError(f"Expected to save the style of {name!r} into {gpkg} but QGIS reported: {message}")
+            raise _save_failure(f"Expected to save the style of {name!r} into {gpkg} but QGIS reported: {message}", gpkg)
         saved, message = registry.saveLayerMetadata("ogr", layer.source(), metadata)
         if not saved:
-            raise RunFailedError(f"Expected to save the metadata of {name!r} into {gpkg} but QGIS reported: "
-                                 f"{message}")
+            raise _save_failure(f"Expected to save the metadata of {name!r} into {gpkg} but QGIS reported: "
+                                f"{message}", gpkg)
         del layer
+
+
+def _save_failure(message, gpkg):
+    """A RunFailedError with ``message``, or one naming the full disk when that is the cause."""
+    failure = output_safety.write_failure(RuntimeError(message), gpkg)
+    return RunFailedError(str(failure) if failure.disk_full else message)
 
 
 def _write_report_folder(run, report_dir, overwrite, steps):
