@@ -74,7 +74,7 @@ def test_never_overwrites_a_folder_holding_an_input(files, tmp_path, capsys):
     (GT, {"oops": 1}, "list of prediction records"),
     (GT, [{"image_id": 1, "segmentation": [[0, 0, 20, 0, 20, 20]]}], "'score'"),
     (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 0, 0]]}], "at least 3 distinct points"),
-    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, "NaN", 0, 20, 20]]}], "finite"),
+    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, "NaN", 0, 20, 20]]}], "not strings"),
     (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 20]]}], "even number"),
 ])
 def test_bad_input_gives_one_line_and_status_2(files, tmp_path, capsys, gt, pred, expected):
