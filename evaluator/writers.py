@@ -225,9 +225,9 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     """
     _check_layers(layers)
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
-        with ogr_exceptions() as (_, ogr, osr):
+        with ogr_exceptions() as (gdal, ogr, osr):
             try:
-                _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds)
+                _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds)
             except RuntimeError as exc:  # GDAL and SQLite report a full disk as a RuntimeError
                 failure = write_failure(exc, path)
                 if failure.disk_full:
@@ -427,7 +427,7 @@ def _promoted(geometries, geometry_type, layer_name):
     return result
 
 
-def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
+def _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds):
     srs = None
     if frame is not None and frame.crs_wkt:
         srs = osr.SpatialReference()
@@ -443,7 +443,18 @@ def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
         traceback.clear_frames(exc.__traceback__)
         raise
     finally:
-        del dataset
+        # closing commits; a failure there (full disk) is found by _check_complete, not raised from a destructor
+        # (exceptions are switched off in the reverse order of ogr_exceptions, as GDAL's handler stack needs)
+        raising = [module for module in (osr, ogr, gdal) if module.GetUseExceptions()]
+        for module in raising:
+            module.DontUseExceptions()
+        gdal.PushErrorHandler("CPLQuietErrorHandler")
+        try:
+            del dataset
+        finally:
+            gdal.PopErrorHandler()
+            for module in reversed(raising):
+                module.UseExceptions()
     _check_complete(ogr, temporary, layers)
 
 
