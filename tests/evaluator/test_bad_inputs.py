@@ -34,43 +34,43 @@ SQUARE = [0, 0, 20, 0, 20, 20, 0, 20]
 #: (gt, pred, extra options, expected status, text of the one error line)
 COCO_CASES = [
     pytest.param(COCO_GT, COCO_PRED, ["--min-hole-area", "nan"], 2, "expected a finite number",
-                 marks=case("--min-hole-area nan", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
+                 id="min-hole-area-nan", marks=case("--min-hole-area nan", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
     pytest.param(COCO_GT, COCO_PRED, ["--score-threshold", "nan"], 2, "expected a finite number",
-                 marks=case("--score-threshold nan", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
+                 id="score-threshold-nan", marks=case("--score-threshold nan", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
     pytest.param(COCO_GT, COCO_PRED, ["--boundary-radius", "inf"], 2, "expected a finite number",
-                 marks=case("--boundary-radius inf", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
+                 id="boundary-radius-inf", marks=case("--boundary-radius inf", "evaluator CLI", "exit 2 (usage): expected a finite number ...")),
     pytest.param(COCO_GT, COCO_PRED, ["--ap-thresholds", "0.5,nan"], 2, "finite numbers",
-                 marks=case("--ap-thresholds 0.5,nan", "evaluator CLI",
+                 id="ap-thresholds-nan", marks=case("--ap-thresholds 0.5,nan", "evaluator CLI",
                             "exit 2 (usage): expected comma-separated finite numbers ...")),
     pytest.param(COCO_GT, COCO_PRED, ["--sample-spacing", "1e-7"], 2, "boundary samples per ring",
-                 marks=case("--sample-spacing 1e-7 (would allocate GiBs)", "evaluator CLI",
+                 id="sample-spacing-1e-7", marks=case("--sample-spacing 1e-7 (would allocate GiBs)", "evaluator CLI",
                             "exit 2 before the metrics: Expected at most 10000000 boundary samples per ring ... "
                             "needs N points (X GiB); use --sample-spacing S px or more")),
     pytest.param(COCO_GT, "[" + json.dumps(_pred())[1:-1].replace("0.9", "Infinity") + "]", [], 2,
-                 "'score': expected a finite number", marks=case(
+                 "'score': expected a finite number", id="score-infinity", marks=case(
                      "prediction score Infinity in COCO JSON", "evaluator CLI",
                      "exit 2: ... record [0] field 'score': expected a finite number but got inf")),
     pytest.param({**COCO_GT, "images": [{"id": [1], "width": 64, "height": 64}]}, COCO_PRED, [], 2,
-                 "images[0] field 'id': expected an integer or string but got list", marks=case(
+                 "images[0] field 'id': expected an integer or string but got list", id="image-id-list", marks=case(
                      "image id given as a list", "evaluator CLI",
                      "exit 2: ... images[0] field 'id': expected an integer or string but got list [1]")),
     pytest.param(COCO_GT, json.dumps(_pred(segmentation=[[0, 0, 20, 0, 20, 20, 0, 20]])).replace("20, 20, 0", "1" + "0" * 400 + ", 20, 0"), [],
-                 2, "integer too large", marks=case(
+                 2, "integer too large", id="integer-10e400", marks=case(
                      "integer coordinate 10^400", "evaluator CLI",
                      "exit 2: ... ring 0: expected coordinates within ±1073741824 px but got an integer too large")),
     pytest.param(COCO_GT, _pred(segmentation=[[0, 0, 1e300, 0, 1e300, 1e300, 0, 1e300]]), [], 2,
-                 "expected coordinates within ±1073741824 px", marks=case(
+                 "expected coordinates within ±1073741824 px", id="coordinates-1e300", marks=case(
                      "prediction coordinates 1e300", "evaluator CLI",
                      "exit 2: ... record [0] field 'segmentation' ring 0: expected coordinates within ±1073741824 px "
                      "(2^30 ...) but got 1e+300")),
-    pytest.param(COCO_GT, _nested(100_000), [], 2, "nests deeper", marks=case(
+    pytest.param(COCO_GT, _nested(100_000), [], 2, "nests deeper", id="nested-json", marks=case(
         "100k-deep nested JSON", "evaluator CLI", "exit 2: ...: expected COCO JSON but it nests deeper than Python "
         "can parse")),
     pytest.param(COCO_GT, _pred(segmentation=[["0", "0", "20", "0", "20", "20"]]), [], 2, "not strings",
-                 marks=case("string coordinates (\"20\")", "evaluator CLI",
+                 id="string-coordinates", marks=case("string coordinates (\"20\")", "evaluator CLI",
                             "exit 2: ... expected a flat list of numbers ... but got the str '0'")),
     pytest.param(_gt_with(segmentation=[[0, 0, True, 0, 20, 20, 0, 20]]), COCO_PRED, [], 2, "got the bool",
-                 marks=case("boolean coordinates (true)", "evaluator CLI",
+                 id="bool-coordinates", marks=case("boolean coordinates (true)", "evaluator CLI",
                             "exit 2: ... expected a flat list of numbers ... but got the bool 'True'")),
 ]
 
@@ -130,29 +130,29 @@ DEGREES = _polygon_wkb(_square(10.0, 50.0, 0.0003), _square(10.0001, 50.0001, 0.
 
 #: (gt EPSG, gt features, gt layer names, pred features, options, status, expected text)
 VECTOR_CASES = [
-    pytest.param(4326, [DEGREES], ("layer",), [DEGREES], ["--pixel-size", "0.5"], 2, "55.66 km per pixel", marks=case(
+    pytest.param(4326, [DEGREES], ("layer",), [DEGREES], ["--pixel-size", "0.5"], 2, "55.66 km per pixel", id="degrees-with-metres", marks=case(
         "geographic CRS with --pixel-size 0.5 (metres meant, degrees given)", "evaluator CLI",
         "exit 2: expected a pixel size of 1 mm to 10 km on the ground but --pixel-size 0.5 in the degrees of WGS 84 "
         "is 55.66 km per pixel; for 0.5 m pixels pass --pixel-size 4.49156e-06 (degrees), or --allow-any-pixel-size")),
     pytest.param(4326, [DEGREES], ("layer",), [DEGREES], ["--pixel-size", "0.5", "--allow-any-pixel-size"], 0, "",
-                 marks=case("the same with --allow-any-pixel-size", "evaluator CLI", "exit 0: evaluated as asked")),
-    pytest.param(3857, [BUILDING], ("layer",), [BUILDING], ["--pixel-size", "1e-9"], 2, "1e-06 mm", marks=case(
+                 id="degrees-allowed", marks=case("the same with --allow-any-pixel-size", "evaluator CLI", "exit 0: evaluated as asked")),
+    pytest.param(3857, [BUILDING], ("layer",), [BUILDING], ["--pixel-size", "1e-9"], 2, "1e-06 mm", id="pixel-size-1e-9", marks=case(
         "--pixel-size 1e-9 in a metric CRS (46 TiB of samples)", "evaluator CLI",
         "exit 2: expected a pixel size of 1 mm to 10 km on the ground but --pixel-size 1e-09 ... is 1e-06 mm")),
     pytest.param(3857, [BUILDING], ("layer",), [BUILDING], ["--pixel-size", "1e-9", "--allow-any-pixel-size"], 2,
-                 "expected coordinates within", marks=case(
+                 "expected coordinates within", id="pixel-size-1e-9-allowed", marks=case(
                      "the same with --allow-any-pixel-size", "evaluator CLI",
                      "exit 2: ... feature FID 1 field 'geometry' part 0: expected coordinates within ±1073741824 px "
                      "... check the units (for map layers: --pixel-size)")),
     pytest.param(3857, [BUILDING], ("layer",), [NAN_RING], ["--pixel-size", "0.5"], 2, "FID 1 field 'geometry'",
-                 marks=case("NaN coordinate inside a prediction layer's geometry", "evaluator CLI",
+                 id="nan-coordinate", marks=case("NaN coordinate inside a prediction layer's geometry", "evaluator CLI",
                             "exit 2: ... feature FID 1 field 'geometry': expected a polygon GEOS can read but got NaN "
                             "...; fix or remove the feature")),
-    pytest.param(3857, [BUILDING], ("a", "b"), [BUILDING], ["--pixel-size", "0.5"], 2, "--gt-layer", marks=case(
+    pytest.param(3857, [BUILDING], ("a", "b"), [BUILDING], ["--pixel-size", "0.5"], 2, "--gt-layer", id="two-layers", marks=case(
         "reference file with two layers and no --gt-layer", "evaluator CLI",
         "exit 2: ... the dataset has 2 layers ['a', 'b']; pass one of them with --gt-layer")),
     pytest.param(None, [BUILDING], ("layer",), [BUILDING], ["--pixel-size", "0.5"], 0, "neither this layer",
-                 marks=case("both layers without a CRS", "evaluator CLI",
+                 id="no-crs", marks=case("both layers without a CRS", "evaluator CLI",
                             "exit 0 with a warning: neither this layer nor the reference layer has a CRS; "
                             "coordinates are compared as they are")),
 ]
@@ -171,7 +171,7 @@ def test_bad_vector_input_gets_one_named_line(tmp_path, capsys, epsg, gt_feature
 
 
 @pytest.mark.parametrize("gt_features, expected, count", [
-    pytest.param([BUILDING, BOWTIE], "1 reference polygon(s) are invalid", "gt_invalid", marks=case(
+    pytest.param([BUILDING, BOWTIE], "1 reference polygon(s) are invalid", "gt_invalid", id="invalid", marks=case(
         "invalid reference polygon", "evaluator CLI",
         "exit 0 with a warning naming the first (id, GEOS reason); counts.gt_invalid in summary.json")),
 ])

@@ -91,11 +91,11 @@ def test_write_card_never_writes_its_card_json(scene, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, expected", [
-    pytest.param(None, "cannot be read", marks=case("write-card --from a missing JSON file", "models CLI",
+    pytest.param(None, "cannot be read", id="missing", marks=case("write-card --from a missing JSON file", "models CLI",
                                                     "exit 1: Expected a readable JSON file for --from ...")),
-    pytest.param("{oops", "cannot be parsed", marks=case("write-card --from a malformed JSON file", "models CLI",
+    pytest.param("{oops", "cannot be parsed", id="malformed", marks=case("write-card --from a malformed JSON file", "models CLI",
                                                          "exit 1: Expected a JSON object ... cannot be parsed")),
-    pytest.param("[1, 2]", "got a list", marks=case("write-card --from a JSON list", "models CLI",
+    pytest.param("[1, 2]", "got a list", id="list", marks=case("write-card --from a JSON list", "models CLI",
                                                     "exit 1: Expected a JSON object of card entries ... got a list")),
 ])
 def test_write_card_from_a_bad_json_file(scene, tmp_path, capsys, content, expected):
