@@ -391,7 +391,8 @@ def publish_folder(staging, target, order=()):
     marker first lists the old and the new files as incomplete, the old files are
     removed, the new ones moved in and the marker finally says complete: a kill at
     any moment leaves a folder the next run can replace, and files PolyTopo did not
-    write are kept.
+    write are kept: a new file whose name a file of the user's already has is an
+    :class:`OutputExistsError`, raised before anything is removed.
     """
     staging, target = Path(staging), Path(target)
     names = sorted(p.name for p in staging.iterdir() if p.name != MARKER_NAME)
@@ -402,6 +403,11 @@ def publish_folder(staging, target, order=()):
         os.replace(staging, target)
         return
     old = _marker(target) or []
+    foreign = sorted(name for name in names if name not in old and os.path.lexists(target / name))
+    if foreign:
+        raise OutputExistsError(
+            f"Expected to add {foreign[0]} to {target} but a file of that name exists that PolyTopo did not write; "
+            "move it away or choose another folder (it is never replaced)")
     _write_marker(target, set(old) | set(names), complete=False)
     for name in old:
         path = target / name

@@ -82,6 +82,10 @@ def test_overwrite_replaces_only_the_files_polytopo_wrote(coco, tmp_path, capsys
     assert (out / "notes.txt").read_text() == "my notes"
     assert not (out / "evaluation.gpkg").exists()  # written by the first run, listed, so replaced
     assert "evaluation.gpkg" not in json.loads((out / output_safety.MARKER_NAME).read_text())["files"]
+    (out / "evaluation.gpkg").write_text("the user's own file of a name PolyTopo writes")
+    status, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", out, "--overwrite", *FAST)
+    assert status == 2 and "did not write" in err
+    assert (out / "evaluation.gpkg").read_text().startswith("the user's own") and (out / "summary.json").exists()
 
 
 @case("input given as /vsizip/DIR/x.zip/x.shp inside the --overwrite folder", "evaluator CLI",
