@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
 from .errors import InputFormatError
+from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .ordering import in_input_order
 from .params import EvaluationParams, params_for
@@ -146,6 +147,8 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
         base = {k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
         params = params_for(profile, **base)
     step = progress or (lambda name: None)
+    check_sampling_cost(gt_set, pred_set, params)
+    flags = reference_flags(gt_set)
     started = time.perf_counter()
     outcome = run_profile(gt_set, pred_set, params, step)
     timings = {"profile_s": time.perf_counter() - started}
@@ -155,7 +158,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
         "parameters": params.as_dict(),
         "versions": versions(),
         "inputs": {"gt": gt_set.source, "pred": pred_set.source},
-        "counts": _counts(gt_set, pred_set, outcome),
+        "counts": {**_counts(gt_set, pred_set, outcome), **flags},
         "metrics": outcome.metrics,
         "simple_to_complex": simple_to_complex(outcome),
         "wrong_topo": wrong_topo(outcome),
@@ -198,7 +201,7 @@ def _is_coco(path):
 
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
                 image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None,
-                category_field=None, drop_degenerate=False):
+                category_field=None, drop_degenerate=False, check_pixel_size=True):
     """Load ground truth and predictions from files.
 
     COCO-style JSON (pixel coordinates) is read by :mod:`.io_coco`; any other file, and
@@ -210,6 +213,9 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     gt_set, pred_set : InstanceSet
     frame : PixelFrame or None
         The pixel frame of vector inputs (None for COCO JSON).
+
+    ``check_pixel_size=False`` accepts a pixel size outside 1 mm .. 10 km on the ground
+    (see :func:`.io_vector.load_vector_layer`).
     """
     gt_coco, pred_coco = _is_coco(gt_path), _is_coco(pred_path)
     if gt_coco != pred_coco:
@@ -223,7 +229,7 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
 
     gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
                                       pixel_size=pixel_size, category_field=category_field, categories=categories,
-                                      role="gt")
+                                      role="gt", check_pixel_size=check_pixel_size)
     pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
                                     default_score=default_score, image_field=image_field,
                                     patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,

@@ -5,6 +5,7 @@ one-line reason on an unexpected failure (``--debug`` shows the traceback).
 """
 
 import argparse
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -18,11 +19,22 @@ _PHASES = ("load", "validity", "repair", "instance IoU", "instance pairs", "ring
            "corners", "exterior rings", "hole rings", "analyses", "bootstrap", "sweeps", "records", "write")
 
 
+def _finite(text):
+    """A finite float option value (NaN and infinity are refused: they would silently drop data)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number but got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number but got {text!r}; give a value such as 0.5")
+    return value
+
+
 def _floats(text):
     try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers but got {text!r}") from None
+        return tuple(_finite(v) for v in text.split(",") if v.strip())
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers but got {text!r}") from None
 
 
 def _ints(text):
@@ -43,12 +55,15 @@ def build_parser():
                     "of the evaluation raster.",
     )
     io = parser.add_argument_group("inputs and outputs")
-    io.add_argument("--gt", required=True, type=Path, help="reference (ground truth): COCO JSON or vector layer")
-    io.add_argument("--pred", required=True, type=Path, help="predictions: COCO result JSON or vector layer")
+    # dataset names stay strings: GDAL names such as /vsizip//abs/a.zip/a.shp must reach GDAL as written
+    io.add_argument("--gt", required=True, help="reference (ground truth): COCO JSON or vector layer (any GDAL name)")
+    io.add_argument("--pred", required=True, help="predictions: COCO result JSON or vector layer (any GDAL name)")
     io.add_argument("--out", type=Path, default=Path("polytopo-evaluation"),
                     help="output folder (default: ./polytopo-evaluation); written under a temporary name and "
                          "moved into place when complete")
-    io.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    io.add_argument("--overwrite", action="store_true",
+                    help="replace a previous PolyTopo output folder (only the files it wrote; a folder PolyTopo "
+                         "did not write, or one holding an input, is never replaced)")
     io.add_argument("--gt-layer", help="layer name inside a multi-layer reference file")
     io.add_argument("--pred-layer", help="layer name inside a multi-layer prediction file")
     io.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -56,10 +71,13 @@ def build_parser():
     io.add_argument("--quiet", action="store_true", help="no progress bar and no table on stdout")
     io.add_argument("--debug", action="store_true", help="show the full traceback on failure")
     data = parser.add_argument_group("how features are read")
-    data.add_argument("--pixel-size", type=float,
+    data.add_argument("--pixel-size", type=_finite,
                       help="map units per pixel of the evaluation raster (vector layers only; required for them)")
+    data.add_argument("--allow-any-pixel-size", action="store_true",
+                      help="accept a pixel size outside 1 mm .. 10 km on the ground (refused by default: usually "
+                           "metres given for a CRS in degrees, or the reverse)")
     data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers)")
-    data.add_argument("--default-score", type=float,
+    data.add_argument("--default-score", type=_finite,
                       help="score given to predictions that have none (otherwise a missing score is an error)")
     data.add_argument("--image-field", help="attribute that groups features into images/tiles (vector layers)")
     data.add_argument("--patch-size", type=int,
@@ -74,17 +92,17 @@ def build_parser():
     rules.add_argument("--profile", choices=PROFILES, default="paper",
                        help="metric definitions: paper (default), reference-code (public PolyTopoBench "
                             "evaluator), coco (pycocotools AP), p3 (P3 card), p3-code (P3 authors' code)")
-    rules.add_argument("--score-threshold", type=float, help="drop predictions scoring below this (default 0)")
-    rules.add_argument("--min-area", type=float, dest="min_instance_area_px2",
+    rules.add_argument("--score-threshold", type=_finite, help="drop predictions scoring below this (default 0)")
+    rules.add_argument("--min-area", type=_finite, dest="min_instance_area_px2",
                        help="minimum instance area in px²: GT with area >= A and predictions with area > A kept")
-    rules.add_argument("--min-hole-area", type=float, dest="min_hole_area_px2",
+    rules.add_argument("--min-hole-area", type=_finite, dest="min_hole_area_px2",
                        help="A_min in px²: holes smaller than this are removed from both sides first (default 0)")
-    rules.add_argument("--iou-threshold", type=float, help="β, instance IoU needed for a match (default 0.5)")
-    rules.add_argument("--ring-threshold", type=float, dest="ring_match_threshold",
+    rules.add_argument("--iou-threshold", type=_finite, help="β, instance IoU needed for a match (default 0.5)")
+    rules.add_argument("--ring-threshold", type=_finite, dest="ring_match_threshold",
                        help="γ, ring BIoU needed for an exterior/hole match (paper 0.1, reference-code 0.5)")
-    rules.add_argument("--boundary-radius", type=float, dest="boundary_radius_px",
+    rules.add_argument("--boundary-radius", type=_finite, dest="boundary_radius_px",
                        help="r, BIoU boundary band radius in pixels (default 1)")
-    rules.add_argument("--sample-spacing", type=float, dest="sample_spacing_px",
+    rules.add_argument("--sample-spacing", type=_finite, dest="sample_spacing_px",
                        help="boundary sampling step in pixels for MTA and HD95 (default 2)")
     rules.add_argument("--ap-thresholds", type=_floats, dest="ap_iou_thresholds",
                        help="comma-separated IoU thresholds averaged into AP (default 0.50:0.05:0.95)")
@@ -128,8 +146,9 @@ class _Progress:
 def run(args):
     """Run one evaluation from parsed arguments; returns the written file paths."""
     from .api import evaluate, load_inputs
-    from .report import format_table, write_report
+    from .report import check_report_folder, format_table, write_report
 
+    check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
     try:
         progress("load")
@@ -137,7 +156,8 @@ def run(args):
             args.gt, args.pred, categories=args.categories, default_score=args.default_score,
             score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
             pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
-            category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings)
+            category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
+            check_pixel_size=not args.allow_any_pixel_size)
         overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
         evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps, **overrides)
         progress("write")

@@ -16,7 +16,7 @@ Everything except AP and AR is the ``paper`` profile (:mod:`.paper`). AP and AR 
   ground truth, and unmatched predictions outside the area range, are ignored;
 * accumulation per category over all images: predictions of every image (images in
   sorted image-id order, each truncated to its first maxDet) sorted by descending score
-  with a stable sort; precision ``tp / (tp + fp + eps)`` with its monotone envelope,
+  with a stable sort; precision ``tp / (tp + fp)`` (pycocotools adds eps: 1 becomes 1 − 2e-16) with its monotone envelope,
   read at the 101 recall levels ``0, 0.01, ..., 1`` (0 beyond the last recall reached);
   recall is the final ``tp / n_gt``;
 * AP, AP@t, AP_small/medium/large, AR@1/10/100 and AR_small/medium/large are means over
@@ -180,7 +180,10 @@ def _precision_at_levels(tp, fp, n_gt):
         return np.zeros(len(RECALL_LEVELS))
     tp_sum, fp_sum = np.cumsum(tp, dtype=np.float64), np.cumsum(fp, dtype=np.float64)
     recall = tp_sum / n_gt
-    precision = tp_sum / (fp_sum + tp_sum + np.spacing(1))
+    # pycocotools adds np.spacing(1) to the denominator, which turns a perfect 1 into 0.9999999999999998;
+    # the plain ratio is exact, and 0 (as there) before the first counted prediction
+    counted = fp_sum + tp_sum
+    precision = np.divide(tp_sum, counted, out=np.zeros_like(tp_sum), where=counted > 0)
     envelope = np.maximum.accumulate(precision[::-1])[::-1]
     position = np.searchsorted(recall, RECALL_LEVELS, side="left")
     return np.where(position < len(recall), envelope[np.minimum(position, len(recall) - 1)], 0.0)

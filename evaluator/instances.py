@@ -26,7 +26,13 @@ __all__ = [
     "instances_from_geometry",
     "instances_from_geometries",
     "ring_area",
+    "MAX_COORDINATE_PX",
 ]
+
+MAX_COORDINATE_PX = float(2**30)
+"""Largest coordinate magnitude accepted, pixels: float64 spacing there is 2.4e-7 px, so
+buffers, areas and distances at the pixel scale stay exact to far below a pixel; larger
+values (e.g. 1e300, or metres divided by a wrong pixel size) are refused by record."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,8 +155,20 @@ def ring_from_flat(values, where):
     >>> ring_from_flat([0, 0, 4, 0, 4, 4, 0, 0], "example").tolist()
     [[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]]
     """
+    bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))), None) \
+        if isinstance(values, (list, tuple)) else None
+    if bad is not None:
+        raise InputFormatError(
+            f"{where}: expected a flat list of numbers [x0, y0, x1, y1, ...] but got the {type(bad).__name__} "
+            f"{str(bad)[:40]!r}; write coordinates as JSON numbers, not strings or booleans"
+        )
     try:
         flat = np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        raise InputFormatError(
+            f"{where}: expected coordinates within ±{MAX_COORDINATE_PX:.0f} px but got an integer too large for "
+            "a float; fix the record"
+        ) from None
     except (TypeError, ValueError):
         raise InputFormatError(
             f"{where}: expected a flat list of numbers [x0, y0, x1, y1, ...] but got {str(values)[:60]}"
@@ -165,6 +183,7 @@ def ring_from_flat(values, where):
 def _checked_ring(coords, where):
     if not np.isfinite(coords).all():
         raise InputFormatError(f"{where}: expected finite coordinates but got NaN or infinity")
+    _check_magnitude(coords, where)
     if len(coords) >= 2 and _same_point(coords[0], coords[-1]):
         coords = coords[:-1]
     if len(coords) < 3 or not _three_distinct(coords):
@@ -173,6 +192,17 @@ def _checked_ring(coords, where):
             raise InputFormatError(f"{where}: expected a ring with at least 3 distinct points but got {distinct}; "
                                    "fix or remove the record (--drop-degenerate-rings skips such rings)")
     return np.ascontiguousarray(coords, dtype=np.float64)
+
+
+def _check_magnitude(coords, where):
+    """Refuse coordinates beyond :data:`MAX_COORDINATE_PX`, where float64 loses sub-pixel precision."""
+    largest = float(np.abs(coords).max()) if coords.size else 0.0
+    if largest > MAX_COORDINATE_PX:
+        raise InputFormatError(
+            f"{where}: expected coordinates within ±{MAX_COORDINATE_PX:.0f} px (2^30, where float64 still "
+            f"resolves 1e-6 px) but got {largest:.4g}; check the units (for map layers: --pixel-size) or fix "
+            "the record"
+        )
 
 
 def _same_point(a, b):
@@ -248,6 +278,11 @@ def instances_from_geometries(geometries, *, image_ids, source_ids, scores, cate
         part = ring_part[coord_ring[np.flatnonzero(bad_coord)[0]]]
         raise InputFormatError(f"{where(part_owner[part])} part {part_rank[part]}: expected finite coordinates "
                                "but got NaN or infinity")
+    far = (np.abs(coords) > MAX_COORDINATE_PX).any(axis=1)
+    if far.any():
+        part = ring_part[coord_ring[np.flatnonzero(far)[0]]]
+        _check_magnitude(coords[coord_ring == coord_ring[np.flatnonzero(far)[0]]],
+                         f"{where(part_owner[part])} part {part_rank[part]}")
     # GEOS rings are closed: drop each ring's closing vertex.
     open_sizes = sizes - 1
     for ring in np.flatnonzero((open_sizes < 3) | ~_first_three_distinct(coords, starts, open_sizes)):

@@ -8,6 +8,8 @@ Annotations with ``iscrowd`` = 1 are skipped and counted (``"crowd"``).
 """
 
 import json
+import math
+import sys
 from pathlib import Path
 
 from .errors import InputFormatError
@@ -26,6 +28,9 @@ def read_json(path):
         raise InputFormatError(f"{path}: file not found; check the path") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"{path}: expected JSON but it cannot be parsed ({exc})") from None
+    except RecursionError:
+        raise InputFormatError(f"{path}: expected COCO JSON but it nests deeper than Python can parse "
+                               f"({sys.getrecursionlimit()} levels); check the file") from None
     except OSError as exc:
         raise InputFormatError(f"{path}: cannot be read ({exc.strerror})") from None
 
@@ -65,12 +70,13 @@ def _instance(record, where, score, skipped, drop_degenerate):
     )
 
 
-def _image_id(record, where):
-    if "image_id" not in record:
-        raise InputFormatError(f"{where}: expected an 'image_id' field but the record has none")
-    image_id = record["image_id"]
+def _image_id(record, where, key="image_id"):
+    if key not in record:
+        raise InputFormatError(f"{where}: expected an {key!r} field but the record has none")
+    image_id = record[key]
     if not isinstance(image_id, (int, str)) or isinstance(image_id, bool):
-        raise InputFormatError(f"{where} field 'image_id': expected an integer or string but got {image_id!r}")
+        raise InputFormatError(f"{where} field {key!r}: expected an integer or string but got "
+                               f"{type(image_id).__name__} {str(image_id)[:60]}")
     return image_id
 
 
@@ -104,7 +110,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
     for index, image in enumerate(data.get("images", [])):
         if not isinstance(image, dict) or "id" not in image:
             raise InputFormatError(f"{path} images[{index}]: expected an object with an 'id' field")
-        image_ids.append(image["id"])
+        image_ids.append(_image_id(image, f"{path} images[{index}]", key="id"))
     instances, skipped = [], {}
     for index, record in enumerate(data["annotations"]):
         where = f"{path} annotations[{index}]"
@@ -149,6 +155,9 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
     InstanceSet
         ``source_id`` is the record's position in the list.
     """
+    if default_score is not None and (isinstance(default_score, bool) or not isinstance(default_score, (int, float))
+                                      or not math.isfinite(default_score)):
+        raise InputFormatError(f"Expected default_score to be a finite number but got {default_score!r}")
     data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]
@@ -190,8 +199,12 @@ def _score(record, where, default_score):
             )
         return float(default_score)
     score = record["score"]
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != score:
-        raise InputFormatError(f"{where} field 'score': expected a number but got {score!r}")
+    try:
+        finite = not isinstance(score, bool) and isinstance(score, (int, float)) and math.isfinite(score)
+    except OverflowError:  # an integer beyond float range
+        finite = False
+    if not finite:
+        raise InputFormatError(f"{where} field 'score': expected a finite number but got {str(score)[:40]}")
     return float(score)
 
 

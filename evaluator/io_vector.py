@@ -35,6 +35,11 @@ __all__ = [
 ]
 
 _ROLES = ("gt", "pred")
+_LAYER_OPTIONS = {"gt": "--gt-layer", "pred": "--pred-layer"}
+PLAUSIBLE_PIXEL_M = (1e-3, 1e4)
+"""Ground size of a pixel, metres, accepted without ``check_pixel_size=False``: a pixel size
+outside it is almost always metres given for a CRS in degrees (or the reverse)."""
+_METRES_PER_DEGREE = 111_320.0
 _NUMBER_FIELD_TYPES = ("Integer", "Integer64", "Real")
 _ID_FIELD_TYPES = ("Integer", "Integer64", "String")
 _UNDEFINED_SRS_NAMES = ("Undefined geographic SRS", "Undefined Cartesian SRS")
@@ -227,6 +232,7 @@ def load_vector_layer(
     target_srs=None,
     frame=None,
     role="gt",
+    check_pixel_size=True,
 ):
     """Load a polygon layer (GeoPackage, GeoJSON, Shapefile, ``/vsizip/`` path, ...) in pixels.
 
@@ -262,6 +268,10 @@ def load_vector_layer(
     role : {"gt", "pred"}
         Ground truth gets score 1.0 (score arguments are ignored); predictions need a
         score field or a default score.
+    check_pixel_size : bool
+        Refuse a pixel size whose ground size (from the CRS unit; degrees at about
+        111.32 km) is outside :data:`PLAUSIBLE_PIXEL_M`; False accepts it (a layer
+        without CRS is never checked).
 
     Returns
     -------
@@ -280,7 +290,8 @@ def load_vector_layer(
         points, the CRS is missing on one side only, or reprojection fails.
     InvalidParameterError
         Missing or contradictory parameters (no pixel size, a degree-based CRS without
-        an explicit pixel size, ``frame`` together with ``target_srs``, ...).
+        an explicit pixel size, an implausible pixel size for the CRS unit, ``frame``
+        together with ``target_srs``, ...).
 
     Warns
     -----
@@ -298,14 +309,19 @@ def load_vector_layer(
 
     Examples
     --------
-    GDAL also opens GeoJSON given as text; without a ``crs`` member it is EPSG:4326:
+    GDAL also opens GeoJSON given as text; without a ``crs`` member it is EPSG:4326, so
+    the pixel size is in degrees (2⁻¹¹° is about 54 m):
 
     >>> triangle = '{"type": "Polygon", "coordinates": [[[10, 50], [10.5, 50], [10.5, 49.5], [10, 50]]]}'
-    >>> gt, frame = load_vector_layer(triangle, pixel_size=0.1)
+    >>> gt, frame = load_vector_layer(triangle, pixel_size=2**-11)
     >>> frame.origin_x, frame.origin_y
     (10.0, 50.0)
     >>> gt.instances[0].exterior.tolist()
-    [[0.0, 0.0], [5.0, 0.0], [5.0, 5.0]]
+    [[0.0, 0.0], [1024.0, 0.0], [1024.0, 1024.0]]
+    >>> load_vector_layer(triangle, pixel_size=0.5)  # metres meant, degrees given
+    Traceback (most recent call last):
+    ...
+    polytopo.evaluator.errors.InvalidParameterError: ... is 55.66 km per pixel; for 0.5 m pixels pass --pixel-size 4.49156e-06 (degrees), ...
     """
     if role not in _ROLES:
         raise InvalidParameterError(f"Expected role to be one of {list(_ROLES)} but got {role!r}")
@@ -329,7 +345,7 @@ def load_vector_layer(
     wanted = list(dict.fromkeys(name for name in wanted if name))
     with ogr_exceptions() as (gdal, ogr, osr):
         dataset = _open_dataset(gdal, path)
-        source = _select_layer(dataset, layer, path)
+        source = _select_layer(dataset, layer, path, _LAYER_OPTIONS[role])
         where = f"{path} layer '{source.GetName()}'"
         _check_polygon_layer(ogr, source, where)
         fields = _field_types(source)
@@ -344,7 +360,7 @@ def load_vector_layer(
         if layer_srs is not None and target is not None and not _same_srs(layer_srs, target):
             geometries = _reprojected(osr, geometries, layer_srs, target, where)
         if frame is None:
-            frame = _reference_frame(geometries, target, pixel_size, patch_size_px, where)
+            frame = _reference_frame(geometries, target, pixel_size, patch_size_px, where, check_pixel_size)
     pixels = frame.to_pixels(geometries)
     image_of, image_ids = assign_images(
         frame, pixels, values[image_field] if image_field is not None else None,
@@ -373,6 +389,30 @@ def _check_pixel_size(pixel_size):
         raise InvalidParameterError(
             f"Expected pixel_size to be a positive number of map units per pixel but got {pixel_size!r}"
         )
+
+
+def _check_ground_size(pixel_size, srs, where):
+    """Refuse a pixel size whose ground size is outside :data:`PLAUSIBLE_PIXEL_M`."""
+    geographic = bool(srs.IsGeographic())
+    metres_per_unit = _METRES_PER_DEGREE if geographic else srs.GetLinearUnits()
+    unit = "degrees" if geographic else srs.GetLinearUnitsName()
+    ground = pixel_size * metres_per_unit
+    low, high = PLAUSIBLE_PIXEL_M
+    if low <= ground <= high:
+        return
+    suggestion = 0.5 / metres_per_unit
+    raise InvalidParameterError(
+        f"{where}: expected a pixel size of {low * 1000:g} mm to {high / 1000:g} km on the ground but "
+        f"--pixel-size {pixel_size:g} in the {unit} of {_described(srs)} is {_metres(ground)} per pixel; for "
+        f"0.5 m pixels pass --pixel-size {suggestion:.6g} ({unit}), or --allow-any-pixel-size "
+        "(check_pixel_size=False) if it is meant"
+    )
+
+
+def _metres(value):
+    if value >= 1000:
+        return f"{value / 1000:.4g} km"
+    return f"{value:.4g} m" if value >= 1 else f"{value * 1000:.4g} mm"
 
 
 def _check_patch_size(patch_size_px):
@@ -414,21 +454,21 @@ def _open_dataset(gdal, path):
         ) from None
 
 
-def _select_layer(dataset, layer, path):
+def _select_layer(dataset, layer, path, option):
     names = [dataset.GetLayerByIndex(index).GetName() for index in range(dataset.GetLayerCount())]
     if layer is None:
         if len(names) == 1:
             return dataset.GetLayerByIndex(0)
         raise InputFormatError(
             f"{path}: expected exactly one layer or a layer name but the dataset has {len(names)} "
-            f"layers {names}; pass one of them with --layer"
+            f"layers {names}; pass one of them with {option} (layer= in Python)"
         )
     if isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer < len(names):
         return dataset.GetLayerByIndex(layer)
     if isinstance(layer, str) and layer in names:
         return dataset.GetLayerByName(layer)
     raise InputFormatError(
-        f"{path}: expected a layer name or index of {names} but got {layer!r}; pass one of them with --layer"
+        f"{path}: expected a layer name or index of {names} but got {layer!r}; pass one of them with {option} (layer= in Python)"
     )
 
 
@@ -506,8 +546,15 @@ def _read_features(source, wanted):
 
 def _map_geometries(wkbs, fids, where):
     """Shapely geometries in map units; raises on the first feature with a non-finite coordinate."""
+    encoded = np.array(wkbs, dtype=object)
     with np.errstate(invalid="ignore"):  # NaN coordinates are reported below, by feature
-        geometries = shapely.from_wkb(np.array(wkbs, dtype=object))
+        geometries = shapely.from_wkb(encoded, on_invalid="ignore")
+    unreadable = np.flatnonzero(shapely.is_missing(geometries) & np.array([w is not None for w in wkbs], dtype=bool))
+    if len(unreadable):
+        raise InputFormatError(
+            f"{where} feature FID {fids[unreadable[0]]} field 'geometry': expected a polygon GEOS can read but "
+            "got NaN or infinite coordinates or an unclosed ring; fix or remove the feature"
+        )
     coords, owner = shapely.get_coordinates(geometries, return_index=True)
     bad = ~np.isfinite(coords).all(axis=1)
     if bad.any():
@@ -608,7 +655,7 @@ def _reprojected(osr, geometries, layer_srs, target, where):
         ) from None
 
 
-def _reference_frame(geometries, target, pixel_size, patch_size_px, where):
+def _reference_frame(geometries, target, pixel_size, patch_size_px, where, check_pixel_size=True):
     if pixel_size is None:
         if target is not None and target.IsGeographic():
             raise InvalidParameterError(
@@ -621,6 +668,8 @@ def _reference_frame(geometries, target, pixel_size, patch_size_px, where):
             f"--pixel-size in map units{units} per pixel, the ground sampling distance of the imagery"
         )
     _check_pixel_size(pixel_size)
+    if check_pixel_size and target is not None:
+        _check_ground_size(pixel_size, target, where)
     crs_wkt = target.ExportToWkt(["FORMAT=WKT2_2018"]) if target is not None else None
     bounds = shapely.total_bounds(geometries) if len(geometries) else (math.nan,) * 4
     return frame_for_bounds(bounds, pixel_size=pixel_size, patch_size_px=patch_size_px, crs_wkt=crs_wkt)

@@ -39,7 +39,7 @@ def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
     gt_index, pred_index = same_image_pairs(gt_regions, gt_image, pred_regions, pred_image)
     inter = shapely.area(shapely.intersection(pred_regions[pred_index], gt_regions[gt_index]))
     union = shapely.area(pred_regions[pred_index]) + shapely.area(gt_regions[gt_index]) - inter
-    iou = np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0))
+    iou = np.clip(np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0)), 0.0, 1.0)
     keep = iou > 0
     order = np.lexsort((gt_index[keep], pred_index[keep]))
     return Candidates(gt_index[keep][order], pred_index[keep][order], iou[keep][order], inter[keep][order],

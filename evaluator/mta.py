@@ -35,7 +35,7 @@ def region_precision(pred_regions, gt_regions, intersection=None):
         inter[present] = shapely.area(shapely.intersection(pred[present], gt[present]))
     else:
         inter = np.asarray(intersection, dtype=float)
-    result[present] = inter[present] / np.maximum(pred_area[present], 1e-8)
+    result[present] = np.clip(inter[present] / np.maximum(pred_area[present], 1e-8), 0.0, 1.0)
     return result
 
 

@@ -20,6 +20,7 @@ A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
 All lengths are pixels of the evaluation raster and all areas px².
 """
 
+import math
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidParameterError
@@ -111,6 +112,13 @@ class EvaluationParams:
     bootstrap_level: float = 0.95
 
     def __post_init__(self):
+        for item in fields(self):
+            value = getattr(self, item.name)
+            values = value if isinstance(value, tuple) else (value,)
+            if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+                raise InvalidParameterError(
+                    f"Expected {item.name} to be a finite number but got {value}; NaN or infinity would silently "
+                    f"drop or keep everything (default: {item.default})")
         if self.profile not in PROFILES:
             raise InvalidParameterError(f"Expected profile to be one of {list(PROFILES)} but got {self.profile!r}")
         for name in ("iou_threshold", "ring_match_threshold", "mta_min_precision", "bootstrap_level"):

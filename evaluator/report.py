@@ -1,20 +1,22 @@
 """Writing an evaluation to a folder: summary, per-feature tables, GeoPackage, plots.
 
-The folder is assembled under a temporary name next to the target and renamed into
-place only when every file is complete, so a failed or interrupted run never leaves a
-folder that looks finished. An existing target is replaced only with ``overwrite=True``
-and never when it contains one of the inputs.
+The folder is assembled under a temporary name next to the target and moved into place
+only when every file is complete, so a failed or interrupted run never leaves a folder
+that looks finished. The rules of :mod:`.output_safety` apply: an existing target is
+replaced only with ``overwrite=True``, only when it is empty or a previous PolyTopo
+output (its marker file lists what PolyTopo wrote, and only that is removed), and never
+when it holds one of the inputs.
 """
 
 import math
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from .errors import InputFormatError
+from .errors import EvaluatorError
+from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
-__all__ = ["write_report", "format_table", "HEADLINE"]
+__all__ = ["write_report", "check_report_folder", "format_table", "HEADLINE"]
 
 HEADLINE = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS",
             "O-MTA", "E-MTA", "H-MTA", "Hole-F1", "Topo-EM")
@@ -52,12 +54,25 @@ def format_table(summary):
     return "\n".join(lines)
 
 
-def _inside(path, folder):
+def check_report_folder(out_dir, *, inputs=(), overwrite=False):
+    """Check, before any work, that :func:`write_report` may write ``out_dir``.
+
+    Applies :func:`.output_safety.check_folder_output` (never an input or a folder holding
+    one; an existing folder only when empty or a previous PolyTopo output, and then only
+    with ``overwrite``), creates the parent folder and probes it for writing (read-only
+    folder, full disk). Stale temporaries of killed runs there are removed.
+
+    Raises
+    ------
+    UnsafeOutputError, OutputExistsError, OutputWriteError
+    """
+    out_dir = Path(out_dir)
+    check_folder_output(out_dir, inputs=inputs, overwrite=overwrite)
     try:
-        Path(path).resolve().relative_to(Path(folder).resolve())
-        return True
-    except ValueError:
-        return False
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_failure(exc, out_dir) from exc
+    probe_folder(out_dir.parent)
 
 
 def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True):
@@ -68,28 +83,31 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     ``references``, ``missed_holes``, ``hallucinated_holes``, ``unmatched_predictions``,
     ``missed_references`` (geometry in map units when ``frame`` is given, else pixels); PNG
     plots ``precision_recall.png``, ``simple_to_complex.png``, ``wrong_topo.png`` and, when
-    sweeps ran, ``min_hole_area_sweep.png`` and ``ring_threshold_sweep.png``.
+    sweeps ran, ``min_hole_area_sweep.png`` and ``ring_threshold_sweep.png``; and the
+    marker :data:`~.output_safety.MARKER_NAME` that lists them.
+
+    The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
+    folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
+    previous output removes only the files it lists.
 
     Returns
     -------
     dict
         Output name → final path.
+
+    Raises
+    ------
+    UnsafeOutputError, OutputExistsError, OutputWriteError
+        See :func:`check_report_folder`; a full disk while writing is named as such.
     """
     from .records import FIELD_KINDS
     from .writers import error_layers, write_csv, write_geopackage, write_summary_json
 
     out_dir = Path(out_dir)
-    if out_dir.exists():
-        if not overwrite:
-            raise FileExistsError(f"{out_dir} exists; choose another --out folder or pass --overwrite")
-        held = [str(p) for p in inputs if p and _inside(p, out_dir)]
-        if held:
-            raise InputFormatError(f"Refusing to overwrite {out_dir}: it contains the input {held[0]}")
-        if not out_dir.is_dir():
-            raise FileExistsError(f"{out_dir} exists and is not a folder; choose another --out path")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    check_report_folder(out_dir, inputs=inputs, overwrite=overwrite)
+    staging = out_dir.parent / partial_name(out_dir.name)
     try:
+        staging.mkdir()
         records = evaluation.records
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
@@ -106,12 +124,13 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(staging, out_dir)
-    except BaseException:
+        publish_folder(staging, out_dir, order=("summary.json",))
+    except OSError as exc:
+        if isinstance(exc, EvaluatorError):
+            raise
+        raise write_failure(exc, out_dir) from exc
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return {name: out_dir / path.name for name, path in files.items()}
 
 

@@ -25,7 +25,19 @@ def f1_score(tp, fp, fn):
 
 
 def prf_summary(tp, fp, fn):
-    """Counts with precision, recall and F1, 0 where a denominator is 0 (reference-code style)."""
+    """Counts with precision, recall and F1, 0 where a denominator is 0 (reference-code style).
+
+    With nothing to count (``tp = fp = fn = 0``) all three are NaN: undefined, not a score
+    of 0 (the public evaluator's 0.0 there would read as total failure).
+
+    Examples
+    --------
+    >>> prf_summary(0, 0, 3)["f1"], prf_summary(0, 0, 0)["f1"]
+    (0.0, nan)
+    """
+    if tp + fp + fn == 0:
+        nan = float("nan")
+        return {"tp": 0, "fp": 0, "fn": 0, "precision": nan, "recall": nan, "f1": nan}
     precision = tp / (tp + fp) if tp + fp > 0 else 0.0
     recall = tp / (tp + fn) if tp + fn > 0 else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0

@@ -1,10 +1,11 @@
 """Write evaluation records and summaries: CSV, GeoPackage layers and JSON.
 
-Every writer goes through :func:`atomic_output`: the file is written under a temporary
-name in the target's folder and renamed into place (``os.replace``) only once complete,
-so a reader never sees half a file and a failure leaves nothing behind. An existing
-target is replaced only with ``overwrite=True``, and an input path (``protect``) is
-never written to.
+Every writer goes through :func:`atomic_output` and so follows the rules of
+:mod:`.output_safety`: the file is written under a temporary name in the target's folder
+and renamed into place (``os.replace``) only once complete, so a reader never sees half
+a file and a failure leaves nothing behind. An existing target is replaced only with
+``overwrite=True``, and an input (``protect``) is never written to. A full disk is named
+as such (:class:`~.output_safety.OutputWriteError`).
 
 Records are lists of flat dicts with the same keys. Values may be ``int``, ``float``,
 ``str``, ``bool``, None or their NumPy scalar types; NaN and None are written as empty
@@ -18,15 +19,15 @@ import csv
 import json
 import math
 import os
-import secrets
 import traceback
 from pathlib import Path
 
 import numpy as np
 import shapely
 
-from .errors import InvalidParameterError
+from .errors import EvaluatorError, InvalidParameterError
 from .io_vector import ogr_exceptions
+from .output_safety import check_file_output, partial_name, write_failure
 
 __all__ = [
     "GEOMETRY_TYPES",
@@ -48,6 +49,10 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 def atomic_output(path, *, overwrite=False, protect=()):
     """Write a file under a temporary name and move it to ``path`` when the block succeeds.
 
+    The rules are those of :mod:`.output_safety`: inputs are never written, an existing
+    file only with ``overwrite``, and the temporary name is one a later run recognises
+    and removes if this process dies.
+
     Parameters
     ----------
     path : str or Path
@@ -55,7 +60,8 @@ def atomic_output(path, *, overwrite=False, protect=()):
     overwrite : bool
         Replace an existing ``path``; without it an existing file is an error.
     protect : iterable of str or Path
-        Input paths that must never be written (``/vsizip/`` paths protect their archive).
+        Input dataset names that must never be written (see
+        :func:`.output_safety.input_files`: sidecars and ``/vsizip/`` archives count).
 
     Yields
     ------
@@ -65,12 +71,14 @@ def atomic_output(path, *, overwrite=False, protect=()):
 
     Raises
     ------
-    FileExistsError
-        ``path`` exists and ``overwrite`` is False.
+    OutputExistsError
+        ``path`` exists and ``overwrite`` is False (also a FileExistsError).
     FileNotFoundError
         The folder of ``path`` does not exist.
-    InvalidParameterError
-        ``path`` is one of the ``protect`` paths.
+    UnsafeOutputError
+        ``path`` is one of the ``protect`` inputs.
+    OutputWriteError
+        Writing failed: read-only folder, disk full (named as such).
 
     Examples
     --------
@@ -82,11 +90,17 @@ def atomic_output(path, *, overwrite=False, protect=()):
     ['notes.txt']
     """
     target = Path(path)
-    _check_target(target, overwrite, protect)
-    temporary = target.with_name(f".{target.stem}.{secrets.token_hex(6)}.tmp{target.suffix}")
+    check_file_output(target, inputs=protect, overwrite=overwrite, option="overwrite=True (--overwrite)")
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"Expected an existing folder for {target} but {target.parent} does not exist")
+    temporary = target.with_name(partial_name(target.name))
     try:
         yield temporary
         os.replace(temporary, target)
+    except OSError as exc:
+        if isinstance(exc, EvaluatorError):
+            raise
+        raise write_failure(exc, target) from exc
     finally:
         for suffix in _SIDE_SUFFIXES:
             side = temporary.with_name(temporary.name + suffix)
@@ -211,8 +225,14 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     """
     _check_layers(layers)
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
-        with ogr_exceptions() as (_, ogr, osr):
-            _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds)
+        with ogr_exceptions() as (gdal, ogr, osr):
+            try:
+                _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds)
+            except RuntimeError as exc:  # GDAL and SQLite report a full disk as a RuntimeError
+                failure = write_failure(exc, path)
+                if failure.disk_full:
+                    raise failure from exc
+                raise
     return Path(path)
 
 
@@ -252,31 +272,6 @@ def error_layers(pred_records, gt_records, missed_holes, hallucinated_holes):
         ("missed_references", [r for r in gt_records if r.get("error_class") == "missed"]),
     ]
     return [(name, records, _polygon_type(records)) for name, records in named]
-
-
-def _resolved(path):
-    text = str(path)
-    if text.startswith("/vsizip/"):
-        text = text[len("/vsizip/"):]
-        cut = text.lower().find(".zip")
-        text = text[: cut + 4] if cut >= 0 else text
-    return os.path.realpath(text)
-
-
-def _check_target(target, overwrite, protect):
-    resolved = _resolved(target)
-    for source in protect:
-        if _resolved(source) == resolved:
-            raise InvalidParameterError(
-                f"Expected an output path different from every input but {target} is the input "
-                f"{source}; choose another output file or folder"
-            )
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"Expected an existing folder for {target} but {target.parent} does not exist")
-    if target.exists() and not overwrite:
-        raise FileExistsError(
-            f"Expected no file at {target} but one exists; pass overwrite=True (--overwrite) to replace it"
-        )
 
 
 def _columns(records, fields):
@@ -432,7 +427,7 @@ def _promoted(geometries, geometry_type, layer_name):
     return result
 
 
-def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
+def _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds):
     srs = None
     if frame is not None and frame.crs_wkt:
         srs = osr.SpatialReference()
@@ -442,10 +437,41 @@ def _write_gpkg_file(ogr, osr, temporary, layers, frame, field_kinds):
     try:
         for name, records, geometry_type in layers:
             _write_layer(ogr, dataset, srs, name, list(records), geometry_type, frame, field_kinds or {})
+        dataset.SyncToDisk()
     except BaseException as exc:
         # Drop the OGR objects the traceback holds so the file is closed before it is removed.
         traceback.clear_frames(exc.__traceback__)
         raise
+    finally:
+        # closing commits; a failure there (full disk) is found by _check_complete, not raised from a destructor
+        # (exceptions are switched off in the reverse order of ogr_exceptions, as GDAL's handler stack needs)
+        raising = [module for module in (osr, ogr, gdal) if module.GetUseExceptions()]
+        for module in raising:
+            module.DontUseExceptions()
+        gdal.PushErrorHandler("CPLQuietErrorHandler")
+        try:
+            del dataset
+        finally:
+            gdal.PopErrorHandler()
+            for module in reversed(raising):
+                module.UseExceptions()
+    _check_complete(ogr, temporary, layers)
+
+
+def _check_complete(ogr, path, layers):
+    """Reopen a written GeoPackage and check every layer and feature is there.
+
+    Closing a dataset commits its last transaction; a failure there (a full disk) is
+    only printed by GDAL, so the file is checked before it may move into place.
+    """
+    dataset = ogr.Open(str(path))
+    try:
+        for name, records, _ in layers:
+            layer = dataset.GetLayerByName(name)
+            count = layer.GetFeatureCount() if layer is not None else -1
+            if count != len(records):
+                raise RuntimeError(f"Expected {len(records)} features in layer {name!r} of {path} after writing "
+                                   f"but found {max(count, 0)}: the file is incomplete")
     finally:
         del dataset
 

@@ -34,7 +34,7 @@ def read_card(path):
     return parse_card(read_metadata_props(path))
 
 
-def write_card(path, entries, out_path=None, validate=True, keep_existing=True):
+def write_card(path, entries, out_path=None, validate=True, keep_existing=True, *, overwrite=False, inputs=()):
     """Write card entries into an existing ONNX file.
 
     Parameters
@@ -51,6 +51,10 @@ def write_card(path, entries, out_path=None, validate=True, keep_existing=True):
         is written when the check fails.
     keep_existing : bool
         Keep the entries already in the file that ``entries`` does not name.
+    overwrite : bool
+        Replace an existing ``out_path`` (replacing ``path`` itself needs no flag).
+    inputs : iterable of str
+        Other inputs (e.g. the card JSON) that ``out_path`` must not be.
 
     Returns
     -------
@@ -61,6 +65,8 @@ def write_card(path, entries, out_path=None, validate=True, keep_existing=True):
     ------
     ModelCardError
         The resulting card is invalid (when ``validate``).
+    OutputError
+        ``out_path`` exists without ``overwrite``, is an input, or cannot be written.
     """
     props = dict(read_metadata_props(path)) if keep_existing else {}
     for key, value in entries.items():
@@ -71,7 +77,7 @@ def write_card(path, entries, out_path=None, validate=True, keep_existing=True):
     if validate:
         session = open_session(path, SessionParams(provider="cpu"))
         check_card(card, session.signature)
-    write_metadata_props(path, props, out_path)
+    write_metadata_props(path, props, out_path, overwrite=overwrite, inputs=inputs)
     return card
 
 

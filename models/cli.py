@@ -3,7 +3,8 @@
 ::
 
     python -m polytopo.models info MODEL [--json]
-    python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--no-validate]
+    python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--overwrite]
+        [--no-validate]
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
         [--extent xmin,ymin,xmax,ymax] [--aoi AOI.gpkg] [--tile PX] [--overlap PX] [--batch N] [--threads N]
         [--bands 1,2,3] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
@@ -23,6 +24,7 @@ image set failed (the failures are listed), 2 on a usage error.
 
 import argparse
 import json
+import math
 import sys
 
 from ..evaluator.errors import EvaluatorError
@@ -51,15 +53,31 @@ def _cmd_info(args):
     return 0 if info["card_error"] is None else 1
 
 
+def _card_json(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            entries = json.load(handle)
+    except OSError as exc:
+        raise ModelsError(f"Expected a readable JSON file for --from but {path} cannot be read: {exc.strerror}; "
+                          "check the path") from None
+    except (ValueError, RecursionError) as exc:
+        raise ModelsError(f"Expected a JSON object of card entries in {path} but it cannot be parsed: "
+                          f"{str(exc)[:200]}") from None
+    if not isinstance(entries, dict):
+        raise ModelsError(f"Expected a JSON object of card entries in {path} but got a {type(entries).__name__}; "
+                          'write e.g. {"tile_size": 512}')
+    return entries
+
+
 def _cmd_write_card(args):
     entries = {}
     if args.card_json:
-        with open(args.card_json, encoding="utf-8") as handle:
-            entries.update(json.load(handle))
+        entries.update(_card_json(args.card_json))
     entries.update(_parse_set(args.set))
     if not entries:
         raise ModelsError("Expected card entries from --from CARD.json or --set KEY=JSON but got none.")
-    card = write_card(args.model, entries, out_path=args.out, validate=not args.no_validate)
+    card = write_card(args.model, entries, out_path=args.out, validate=not args.no_validate,
+                      overwrite=args.overwrite, inputs=[args.card_json] if args.card_json else ())
     print(f"card written to {args.out or args.model}: family {card.family}")
     return 0
 
@@ -69,8 +87,8 @@ def _extent(text):
         values = [float(part) for part in text.split(",")]
     except ValueError:
         values = []
-    if len(values) != 4 or not (values[0] < values[2] and values[1] < values[3]):
-        raise argparse.ArgumentTypeError(f"expected xmin,ymin,xmax,ymax with xmin < xmax and ymin < ymax, got {text!r}")
+    if len(values) != 4 or not all(math.isfinite(v) for v in values) or not (values[0] < values[2] and values[1] < values[3]):
+        raise argparse.ArgumentTypeError(f"expected finite xmin,ymin,xmax,ymax with xmin < xmax and ymin < ymax, got {text!r}")
     return tuple(values)
 
 
@@ -92,6 +110,14 @@ def _count(text):
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return value
+def _bands(text):
+    try:
+        bands = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        bands = ()
+    if not bands or min(bands) < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated 1-based band numbers such as 1,2,3 but got {text!r}")
+    return bands
 
 
 def _cmd_run(args):
@@ -115,6 +141,7 @@ def build_parser():
     card.add_argument("--from", dest="card_json", help="JSON file of key: value entries")
     card.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="one entry; repeatable")
     card.add_argument("--out", help="write to this file instead of replacing MODEL")
+    card.add_argument("--overwrite", action="store_true", help="replace OUT when it exists (never an input)")
     card.add_argument("--no-validate", action="store_true", help="skip the check against the graph")
     card.set_defaults(handler=_cmd_write_card)
 
@@ -136,7 +163,7 @@ def build_parser():
     run.add_argument("--overlap", type=int, help="tile overlap in model pixels (overrides the card)")
     run.add_argument("--batch", type=int, default=1, help="tiles per session.run call")
     run.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
-    run.add_argument("--bands", help="comma-separated 1-based raster bands, overrides the card")
+    run.add_argument("--bands", type=_bands, help="comma-separated 1-based raster bands, overrides the card")
     run.add_argument("--prompts", help="vector file of box or point prompts (promptable models)")
     run.add_argument("--prompt-model", help="instance model whose polygons' boxes prompt a promptable model")
     run.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")

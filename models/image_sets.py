@@ -37,13 +37,14 @@ import shapely
 from osgeo import ogr
 
 from ..evaluator.cluster import map_partitions
+from ..evaluator.output_safety import check_file_output, probe_folder
 from ..evaluator.writers import atomic_output
 from .errors import ModelsError, OutputError, RasterError
 from .pipeline import Prediction, RunParams
 from .raster import GeoreferenceWarning
 from .session import SessionParams
 from .worker_model import worker_model
-from .writer import VectorWriter, driver_for
+from .writer import VectorWriter, driver_for, safety_errors
 
 __all__ = ["COORDINATE_DECIMALS", "IMAGE_EXTENSIONS", "ImageResult", "ImageTask", "check_categories", "check_outputs",
            "failed_outputs", "image_ids", "list_images", "run_image", "run_image_set", "write_predictions"]
@@ -396,12 +397,11 @@ def check_outputs(out_path, overwrite, inputs):
         driver_for(out)
     if not os.path.isdir(os.path.dirname(out)):
         raise OutputError(f"Expected an existing folder for {out} but {os.path.dirname(out)} does not exist.")
-    protected = {os.path.abspath(os.fspath(p)) for p in inputs}
-    for path in (out, *map(str, failed_outputs(out))):
-        if path in protected:
-            raise OutputError(f"Expected an output path that is not an input but got {path}; choose another --out.")
-        if os.path.exists(path) and not overwrite:
-            raise OutputError(f"Expected no file at {path} but one exists; pass --overwrite or choose another --out.")
+    inputs = [os.fspath(p) for p in inputs]
+    with safety_errors(out):
+        for path in (out, *map(str, failed_outputs(out))):
+            check_file_output(path, inputs=inputs, overwrite=overwrite)
+        probe_folder(os.path.dirname(out))
 
 
 def _is_coco(path):

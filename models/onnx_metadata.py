@@ -12,9 +12,10 @@ never loads the weights into memory.
 
 import os
 import stat
-import tempfile
 
-from .errors import ModelFileError
+from ..evaluator.errors import EvaluatorError
+from ..evaluator.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
+from .errors import ModelFileError, OutputError
 
 __all__ = ["read_metadata_props", "write_metadata_props"]
 
@@ -194,7 +195,7 @@ def _encode_entry(key, value):
     )
 
 
-def write_metadata_props(path, props, out_path=None):
+def write_metadata_props(path, props, out_path=None, *, overwrite=False, inputs=()):
     """Replace the ``metadata_props`` of an ONNX file.
 
     Parameters
@@ -206,18 +207,26 @@ def write_metadata_props(path, props, out_path=None):
         ``props`` are removed.
     out_path : str or os.PathLike, optional
         Where to write the result; defaults to ``path`` (replaced in place).
+    overwrite : bool
+        Replace an existing ``out_path`` other than ``path``.
+    inputs : iterable of str
+        Other input files (e.g. the card JSON) that ``out_path`` must not be.
 
     Raises
     ------
     ModelFileError
-        The input is not an ONNX model or the output cannot be written.
+        The input is not an ONNX model.
+    OutputError
+        ``out_path`` exists without ``overwrite``, is one of ``inputs``, or cannot be
+        written (read-only folder, full disk: named as such).
 
     Notes
     -----
     Every other field is copied byte for byte in chunks of 4 MiB, then the new
     entries are appended. The result is written to a temporary file in the
     destination folder and moved into place, so a failure never leaves a
-    half-written model.
+    half-written model; the temporary of a killed run is removed by the next
+    write there (:mod:`polytopo.evaluator.output_safety`).
     """
     for key, value in props.items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -225,19 +234,22 @@ def write_metadata_props(path, props, out_path=None):
                 f"Expected string keys and values in metadata_props but got {key!r}: {value!r}; "
                 "encode values as JSON strings."
             )
+    in_place = out_path is None or os.path.realpath(out_path) == os.path.realpath(path)
     out_path = os.fspath(out_path if out_path is not None else path)
     folder = os.path.dirname(os.path.abspath(out_path))
+    try:
+        check_file_output(out_path, inputs=list(inputs) + ([] if in_place else [path]), overwrite=overwrite or in_place)
+    except EvaluatorError as exc:
+        raise OutputError(str(exc)) from None
+    clean_stale_partials(folder)
     with _open_model(path) as stream:
         fields = list(_top_level_fields(stream, path))
         if not any(field == _FIELD_GRAPH for field, *_rest in fields):
             _corrupt(path, "it has no graph (field 7)")
         spans = [(start, end) for field, start, end, _payload in fields if field != _FIELD_METADATA_PROPS]
+        tmp_path = os.path.join(folder, partial_name(os.path.basename(out_path)))
         try:
-            handle, tmp_path = tempfile.mkstemp(prefix=".card-", suffix=".onnx.partial", dir=folder)
-        except OSError as exc:
-            raise ModelFileError(f"Expected a writable folder {folder} but got: {exc}") from exc
-        try:
-            with os.fdopen(handle, "wb") as out:
+            with open(tmp_path, "xb") as out:
                 for start, end in spans:
                     stream.seek(start)
                     remaining = end - start
@@ -247,10 +259,12 @@ def write_metadata_props(path, props, out_path=None):
                         remaining -= len(chunk)
                 for key, value in props.items():
                     out.write(_encode_entry(key, value))
-            # mkstemp makes the file private (0600): give it the permissions of the file it replaces
+            # give the new file the permissions of the file it replaces
             os.chmod(tmp_path, stat.S_IMODE(os.stat(out_path if os.path.exists(out_path) else path).st_mode))
             os.replace(tmp_path, out_path)
-        except BaseException:
+        except BaseException as exc:
             if os.path.exists(tmp_path):
                 os.unlink(tmp_path)
+            if isinstance(exc, OSError) and not isinstance(exc, ModelFileError):
+                raise OutputError(str(write_failure(exc, out_path))) from None
             raise

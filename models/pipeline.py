@@ -583,7 +583,8 @@ class Prediction:
             yield from self._to_map(self.decoder.decode_rows(top, maps, np.zeros((rows, width), bool), False))
 
 
-def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None, cancel=None, overwrite=False):
+def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None, cancel=None, overwrite=False,
+                inputs=(), finish=None):
     """Run ``model`` over ``raster_path`` and write the polygons to ``out_path``.
 
     Parameters
@@ -598,6 +599,13 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
         See :class:`Prediction`.
     overwrite : bool
         Replace an existing ``out_path``.
+    inputs : iterable of str
+        Other inputs of the run (AOI, prompts, model) that ``out_path`` must not
+        be; the raster is always one.
+    finish : callable, optional
+        ``finish(path, report)`` with the complete, closed file and the finished
+        :class:`RunReport`, before the file moves into place (e.g. to write
+        metadata into it).
 
     Returns
     -------
@@ -610,7 +618,8 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
         left untouched.
     """
     prediction = Prediction(model, raster_path, params, progress, cancel)
-    with VectorWriter(out_path, prediction.grid.crs_wkt, overwrite=overwrite) as writer:
+    with VectorWriter(out_path, prediction.grid.crs_wkt, overwrite=overwrite, inputs=(raster_path, *inputs),
+                      finish=(lambda path: finish(path, prediction.report)) if finish else None) as writer:
         for polygon in prediction:
             writer.write(polygon.geometry, polygon.class_id, polygon.class_name, polygon.score)
     return prediction.report

@@ -13,6 +13,7 @@ from dataclasses import replace
 from tqdm import tqdm
 
 from ..evaluator.cluster import open_client
+from ..evaluator.output_safety import check_file_output, probe_folder
 from .block_run import run_blocks
 from .errors import ModelCardError, ModelsError
 from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
@@ -23,14 +24,20 @@ from .prompts import prompts_from_geometries, prompts_from_vector
 from .raster import raster_crs_wkt
 from .session import SessionParams
 from .vector_input import read_aoi
+from .writer import driver_for, safety_errors
 
-__all__ = ["run_command"]
+__all__ = ["check_run_output", "run_command"]
 
 
-def _bands(text):
-    if not text:
-        return None
-    return tuple(int(part) for part in text.split(","))
+def check_run_output(args):
+    """Refuse ``--out`` before any work: an input, an existing file without ``--overwrite``,
+    a read-only folder or a full disk."""
+    driver_for(args.out)
+    inputs = [args.raster, args.model, args.aoi, args.prompts, args.prompt_model]
+    folder = os.path.dirname(os.path.abspath(args.out))
+    with safety_errors(args.out):
+        check_file_output(args.out, inputs=[name for name in inputs if name], overwrite=args.overwrite)
+        probe_folder(folder)
 
 
 def _prompts(args, crs_wkt, session_params, base):
@@ -70,6 +77,7 @@ def run_command(args):
         return _run_images(args, session_params)
     if args.gt_images:
         raise ModelsError("Expected --gt-images only with --images but got it with --raster; drop it.")
+    check_run_output(args)
     model = worker_model(args.model, session_params)  # the block run's plan reuses it
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}", file=sys.stderr)
     crs_wkt = raster_crs_wkt(args.raster)
@@ -80,7 +88,7 @@ def run_command(args):
         batch_size=args.batch,
         extent=args.extent,
         aoi=aoi,
-        bands=_bands(args.bands),
+        bands=args.bands,
     )
     if model.card.family == "promptable":
         params = replace(params, prompts=_prompts(args, crs_wkt, session_params, params))
@@ -92,7 +100,8 @@ def run_command(args):
                 report = run_blocks(args.model, args.raster, args.out, client, params, session_params,
                                     args.block_px or COLUMN_BLOCK_PX, progress=progress, overwrite=args.overwrite)
         else:
-            report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite)
+            report = run_to_file(model, args.raster, args.out, params, progress=progress, overwrite=args.overwrite,
+                                 inputs=[name for name in (args.model, args.aoi, args.prompts, args.prompt_model) if name])
     finally:
         bar.close()
     grid, tiling = report.grid, report.tiling
@@ -127,7 +136,7 @@ def _run_images(args, session_params):
         check_categories(args.gt_images, model.card.class_names)
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
           f"{len(paths)} images", file=sys.stderr)
-    params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=_bands(args.bands))
+    params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=args.bands)
     bar, progress = _progress_bar(args, "image")
     try:
         with open_client(args.workers, args.scheduler) as client:

@@ -1,20 +1,25 @@
 """Write polygons to GeoPackage or GeoJSON through OGR, atomically.
 
-Features go to a temporary file next to the destination (same folder, so
-the final move is a rename on the same file system); the temporary file is
-moved into place only when every feature is written and the dataset is
-closed, and removed on any error or cancellation. A reader therefore never
-sees a half-written output.
+Features go to a temporary file in a private temporary folder next to the
+destination (same file system, so the final move is a rename); the file is
+moved into place only when every feature is written, the dataset is closed
+and the ``finish`` callback (e.g. metadata) has run, and removed on any error
+or cancellation. A reader therefore never sees a half-written output. The
+rules of :mod:`polytopo.evaluator.output_safety` apply: an input is never
+written, an existing file only with ``overwrite``, a full disk is named, and
+the temporary folder of a killed run is removed by the next run there.
 """
 
+import contextlib
 import os
-import tempfile
+import shutil
 
 from osgeo import gdal, ogr, osr
 
+from ..evaluator.output_safety import check_file_output, partial_name, write_failure
 from .errors import OutputError
 
-__all__ = ["FIELDS", "VectorWriter", "driver_for"]
+__all__ = ["FIELDS", "VectorWriter", "driver_for", "safety_errors"]
 
 _DRIVERS = {".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON"}
 FIELDS = (("class_id", ogr.OFTInteger), ("class_name", ogr.OFTString), ("score", ogr.OFTReal))
@@ -53,6 +58,12 @@ class VectorWriter:
     extra_fields : sequence of (str, int)
         Fields (name, OGR field type) written before :data:`FIELDS`, whose
         values :meth:`write` takes as ``extra``.
+    inputs : iterable of str
+        Dataset names of the run's inputs (raster, AOI, prompts, model): the
+        destination may be none of them, whatever ``overwrite`` says.
+    finish : callable, optional
+        ``finish(path)`` called with the complete temporary file, closed, before
+        it moves into place (e.g. to write metadata into it).
 
     Examples
     --------
@@ -64,14 +75,15 @@ class VectorWriter:
     ['a.geojson']
     """
 
-    def __init__(self, path, crs_wkt, layer_name=None, overwrite=False, extra_fields=()):
+    def __init__(self, path, crs_wkt, layer_name=None, overwrite=False, extra_fields=(), inputs=(), finish=None):
         self.path = os.path.abspath(os.fspath(path))
         self.driver = driver_for(self.path)
-        if os.path.exists(self.path) and not overwrite:
-            raise OutputError(f"Expected no file at {self.path} but one exists; pass --overwrite or choose another name.")
         folder = os.path.dirname(self.path)
         if not os.path.isdir(folder):
             raise OutputError(f"Expected an existing folder for {self.path} but {folder} does not exist.")
+        with safety_errors(self.path):
+            check_file_output(self.path, inputs=inputs, overwrite=overwrite)
+        self.finish = finish
         self.crs_wkt = crs_wkt
         self.layer_name = layer_name or os.path.splitext(os.path.basename(self.path))[0]
         self.extra_fields = tuple(extra_fields)
@@ -79,12 +91,14 @@ class VectorWriter:
         self._dataset = None
         self._layer = None
         self._tmp = None
+        self._tmp_dir = None
 
     def __enter__(self):
-        extension = os.path.splitext(self.path)[1]
-        handle, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(self.path)}.", suffix=f".partial{extension}", dir=os.path.dirname(self.path))
-        os.close(handle)
-        os.unlink(self._tmp)
+        folder, name = os.path.split(self.path)
+        self._tmp_dir = os.path.join(folder, partial_name(name))
+        with safety_errors(self.path):
+            os.mkdir(self._tmp_dir, 0o700)
+        self._tmp = os.path.join(self._tmp_dir, name)
         gdal.PushErrorHandler("CPLQuietErrorHandler")
         try:
             self._dataset = ogr.GetDriverByName(self.driver).CreateDataSource(self._tmp)
@@ -92,7 +106,8 @@ class VectorWriter:
         finally:
             gdal.PopErrorHandler()
         if self._dataset is None:
-            raise OutputError(f"Expected OGR to create {self._tmp} but got: {message}")
+            self._remove_temporary()
+            raise _write_error(RuntimeError(message), self.path, f"Expected OGR to create {self._tmp} but got: {message}")
         srs = None
         if self.crs_wkt:
             srs = osr.SpatialReference()
@@ -116,7 +131,8 @@ class VectorWriter:
         feature.SetField(self._score, float(score))
         feature.SetGeometryDirectly(ogr.CreateGeometryFromWkb(geometry.wkb))
         if self._layer.CreateFeature(feature) != 0:
-            raise OutputError(f"Expected OGR to write feature {self.count} to {self._tmp} but it failed: {gdal.GetLastErrorMsg()}")
+            message = gdal.GetLastErrorMsg()
+            raise _write_error(RuntimeError(message), self.path, f"Expected OGR to write feature {self.count} to {self._tmp} but it failed: {message}")
         self.count += 1
         if self.count % _TRANSACTION_FEATURES == 0:
             self._layer.CommitTransaction()
@@ -124,13 +140,43 @@ class VectorWriter:
 
     def __exit__(self, exc_type, exc, traceback):
         try:
-            if self._layer is not None:
-                self._layer.CommitTransaction()
-            self._layer = None
-            self._dataset = None
-            if exc_type is None:
-                os.replace(self._tmp, self.path)
+            with safety_errors(self.path):
+                if self._layer is not None and self._layer.CommitTransaction() != 0 and exc_type is None:
+                    message = gdal.GetLastErrorMsg()
+                    raise _write_error(RuntimeError(message), self.path, f"Expected OGR to finish {self._tmp} but got: {message}")
+                self._layer = None
+                self._dataset = None
+                if exc_type is None:
+                    if self.finish is not None:
+                        self.finish(self._tmp)
+                    os.replace(self._tmp, self.path)
         finally:
-            if os.path.exists(self._tmp):
-                os.unlink(self._tmp)
+            self._remove_temporary()
         return False
+
+    def _remove_temporary(self):
+        self._layer = None
+        self._dataset = None
+        if self._tmp_dir is not None:
+            shutil.rmtree(self._tmp_dir, ignore_errors=True)
+
+
+def _write_error(exc, path, message):
+    """An :class:`OutputError` that names a full disk, else ``message``."""
+    failure = write_failure(exc, path)
+    return OutputError(str(failure) if failure.disk_full else message)
+
+
+@contextlib.contextmanager
+def safety_errors(path):
+    """Re-raise the output-safety rules' errors and OS errors while writing ``path`` as :class:`OutputError`."""
+    from ..evaluator.errors import EvaluatorError
+
+    try:
+        yield
+    except OutputError:
+        raise
+    except EvaluatorError as exc:
+        raise OutputError(str(exc)) from exc
+    except OSError as exc:
+        raise OutputError(str(write_failure(exc, path))) from exc

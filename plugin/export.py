@@ -7,25 +7,28 @@ its default style (so the styles travel with the file) and each layer's metadata
 ``provenance.json``, the per-feature CSV files and the PNG figures, written by
 :func:`polytopo.evaluator.write_report`.
 
-Both outputs are assembled under temporary names next to their targets and moved into
-place only when complete; a failure or a cancel removes them. Existing outputs are
-replaced only with ``overwrite=True``, and inputs never.
+Both outputs follow :mod:`polytopo.evaluator.output_safety`: they are assembled under
+temporary names next to their targets and moved into place only when complete (the
+GeoPackage after the report folder, each with its styles and metadata already written);
+a failure or a cancel removes them. Existing outputs are replaced only with
+``overwrite=True``; a report folder only when PolyTopo wrote it (its marker file), and
+then only the files it wrote; inputs never. Read-only folders and a full disk are
+reported before the work.
 """
 
 import json
 import math
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from qgis.core import QgsLayerMetadata, QgsProviderRegistry, QgsVectorLayer
 
 from ..evaluator import EvaluatorError, write_report
+from ..evaluator import output_safety
 from ..evaluator.records import FIELD_KINDS
 from ..evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from .errors import OutputExistsError, RunFailedError, RunParameterError
-from .output_check import REPLACE_LABEL
+from .output_check import REPLACE_OPTION
 from .report_html import render_report_html
 from .run_feedback import RunSteps
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style
@@ -44,7 +47,6 @@ LAYER_DESCRIPTIONS = {
     "missed_references": "Reference polygons that no prediction matched (false negatives)",
     SUMMARY_LAYER: "Headline metrics of the evaluation",
 }
-_REPORT_MARKERS = ("report.html", "summary.json")
 
 
 def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
@@ -59,9 +61,10 @@ def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
     report_dir : str or Path
         The report folder to write.
     overwrite : bool
-        Replace an existing GeoPackage, and an existing report folder that is empty or
-        holds a previous PolyTopo report (``report.html`` and ``summary.json``). Any
-        other existing folder is never replaced.
+        Replace an existing GeoPackage, and an existing report folder that holds a
+        previous PolyTopo output (its marker file ``.polytopo-output.json``; only the
+        files listed there are removed). An empty folder is always used; any other
+        existing folder is never replaced.
     feedback : object, optional
         See :mod:`.run_feedback`.
 
@@ -77,17 +80,18 @@ def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
         An output exists and ``overwrite`` is False, or the report folder is not a
         PolyTopo report.
     RunParameterError
-        An output path is one of the input layers' files.
+        An output is one of the input layers' files (sidecars and ``/vsizip/``
+        archives included), or the report folder holds one.
     RunCanceled
         ``feedback.isCanceled()`` became true; nothing was written.
     RunFailedError
-        Writing failed (disk full, permissions); nothing was left behind.
+        A folder is read-only or the disk is full (checked first), or writing failed;
+        nothing was left behind.
     """
     steps = RunSteps(feedback, "export")
     gpkg_path, report_dir = Path(gpkg_path), Path(report_dir)
-    inputs = _input_files(run.provenance)
+    inputs = _input_sources(run.provenance)
     _check_outputs(gpkg_path, report_dir, inputs, overwrite)
-    gpkg_path.parent.mkdir(parents=True, exist_ok=True)
     steps.progress(0)
     try:
         with atomic_output(gpkg_path, overwrite=overwrite, protect=inputs) as temporary:
@@ -97,55 +101,38 @@ def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
             _style_and_describe(temporary, run.provenance, steps)
             steps.progress(50)
             files = _write_report_folder(run, report_dir, overwrite, steps)
-    except FileExistsError as exc:
+    except output_safety.OutputExistsError as exc:
         raise OutputExistsError(str(exc)) from exc
+    except output_safety.UnsafeOutputError as exc:
+        raise RunParameterError(str(exc)) from exc
     except EvaluatorError as exc:
         raise RunFailedError(f"Expected to write the outputs but got: {exc}") from exc
     except OSError as exc:
-        raise RunFailedError(f"Expected to write the outputs but the system refused: {exc}") from exc
+        raise RunFailedError(str(output_safety.write_failure(exc, gpkg_path))) from exc
     steps.progress(100)
     return {"geopackage": gpkg_path, **files}
 
 
-def _input_files(provenance):
-    files = []
-    for role in ("prediction", "reference"):
-        source = provenance.get(role, {}).get("source", "")
-        path = source.split("|")[0]
-        if path and os.path.exists(path):
-            files.append(path)
-    return files
+def _input_sources(provenance):
+    return [provenance.get(role, {}).get("source", "") for role in ("prediction", "reference")]
 
 
 def _check_outputs(gpkg_path, report_dir, inputs, overwrite):
-    resolved_inputs = {os.path.realpath(path) for path in inputs}
-    if os.path.realpath(gpkg_path) in resolved_inputs:
-        raise RunParameterError(
-            f"Expected an output GeoPackage different from the input layers but {gpkg_path} is an input; "
-            "choose another file"
-        )
-    for path in resolved_inputs:
-        if Path(path).is_relative_to(report_dir.resolve()):
-            raise RunParameterError(
-                f"Expected a report folder that holds no input layer but {report_dir} contains {path}; "
-                "choose another folder"
-            )
-    if gpkg_path.exists() and not overwrite:
-        raise OutputExistsError(f"Expected no file at {gpkg_path} but one exists; choose another file or "
-                                f"tick '{REPLACE_LABEL}' (overwrite=True)")
-    if report_dir.exists():
-        if not report_dir.is_dir():
-            raise OutputExistsError(f"Expected {report_dir} to be a folder but it is a file; choose a folder")
-        empty = not any(report_dir.iterdir())
-        previous = all((report_dir / name).is_file() for name in _REPORT_MARKERS)
-        if not empty and not previous:
-            raise OutputExistsError(
-                f"Expected an empty folder or a previous PolyTopo report at {report_dir} but it holds other "
-                "files; choose a new folder (it is never replaced)"
-            )
-        if previous and not overwrite:
-            raise OutputExistsError(f"Expected no report at {report_dir} but one exists; choose another folder "
-                                    f"or tick '{REPLACE_LABEL}' (overwrite=True)")
+    """Apply the output-safety rules to both outputs and probe their folders, before any work."""
+    try:
+        output_safety.check_file_output(gpkg_path, inputs=inputs, overwrite=overwrite, option=REPLACE_OPTION)
+        output_safety.check_folder_output(report_dir, inputs=inputs, overwrite=overwrite, option=REPLACE_OPTION)
+        for folder in {gpkg_path.parent, report_dir.parent}:
+            folder.mkdir(parents=True, exist_ok=True)
+            output_safety.probe_folder(folder)
+    except output_safety.OutputExistsError as exc:
+        raise OutputExistsError(str(exc)) from exc
+    except output_safety.UnsafeOutputError as exc:
+        raise RunParameterError(str(exc)) from exc
+    except output_safety.OutputWriteError as exc:
+        raise RunFailedError(str(exc)) from exc
+    except OSError as exc:
+        raise RunFailedError(str(output_safety.write_failure(exc, report_dir))) from exc
 
 
 def _layers(run):
@@ -198,17 +185,23 @@ def _style_and_describe(gpkg, provenance, steps):
         layer.setMetadata(metadata)
         message = layer.saveStyleToDatabase(name, LAYER_DESCRIPTIONS[name], True, "")
         if message:
-            raise RunFailedError(f"Expected to save the style of {name!r} into {gpkg} but QGIS reported: {message}")
+            raise _save_failure(f"Expected to save the style of {name!r} into {gpkg} but QGIS reported: {message}", gpkg)
         saved, message = registry.saveLayerMetadata("ogr", layer.source(), metadata)
         if not saved:
-            raise RunFailedError(f"Expected to save the metadata of {name!r} into {gpkg} but QGIS reported: "
-                                 f"{message}")
+            raise _save_failure(f"Expected to save the metadata of {name!r} into {gpkg} but QGIS reported: "
+                                f"{message}", gpkg)
         del layer
 
 
+def _save_failure(message, gpkg):
+    """A RunFailedError with ``message``, or one naming the full disk when that is the cause."""
+    failure = output_safety.write_failure(RuntimeError(message), gpkg)
+    return RunFailedError(str(failure) if failure.disk_full else message)
+
+
 def _write_report_folder(run, report_dir, overwrite, steps):
-    report_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{report_dir.name}.partial-", dir=report_dir.parent))
+    staging = report_dir.parent / output_safety.partial_name(report_dir.name)
+    staging.mkdir()
     try:
         folder = staging / report_dir.name
         steps.info(f"Writing the report in {report_dir}")
@@ -220,9 +213,8 @@ def _write_report_folder(run, report_dir, overwrite, steps):
         written["report_html"].write_text(render_report_html(run.evaluation.summary, run.provenance, figures),
                                           encoding="utf-8")
         steps.check()
-        if report_dir.exists():  # checked before: empty, or a previous report that may be replaced
-            shutil.rmtree(report_dir)
-        os.replace(folder, report_dir)
+        output_safety.check_folder_output(report_dir, overwrite=overwrite)  # again: it may have changed meanwhile
+        output_safety.publish_folder(folder, report_dir, order=("summary.json", "report.html"))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {name: report_dir / Path(path).name for name, path in written.items()}

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from .errors import OutputExistsError, RunParameterError
 
-__all__ = ["REPLACE_LABEL", "check_output", "report_folder"]
+__all__ = ["REPLACE_LABEL", "REPLACE_OPTION", "check_output", "report_folder"]
 
 #: The check box that allows replacing an existing output, named the same in every message.
 REPLACE_LABEL = "Replace an existing output"
+#: How output-safety messages name that permission.
+REPLACE_OPTION = f"overwrite=True (tick '{REPLACE_LABEL}')"
 
 
 def check_output(path, replace):

@@ -18,6 +18,20 @@ MENU_NAME = "&PolyTopo"
 _LOG_TAG = "PolyTopo"
 
 
+def _remove_stale_temporaries():
+    """Remove the temporary folders of runs killed earlier (see ``polytopo.evaluator.output_safety``).
+
+    Only folders of processes that no longer run, and only those holding nothing but
+    unfinished temporaries: a finished temporary layer (maybe in a saved project) stays.
+    """
+    import tempfile
+
+    from ..evaluator.output_safety import clean_stale_partials
+
+    for path in clean_stale_partials(tempfile.gettempdir(), keep_finished=True):
+        QgsMessageLog.logMessage(f"Removed the leftovers of an interrupted run: {path}", _LOG_TAG, Qgis.Info)
+
+
 class PolyTopoPlugin:
     """PolyTopo's QGIS plugin.
 
@@ -63,7 +77,8 @@ class PolyTopoPlugin:
         """
         if self.provider is not None:
             return
-        self.check_dependencies()
+        if self.check_dependencies().ok:
+            _remove_stale_temporaries()
         provider = PolyTopoProvider()
         if not QgsApplication.processingRegistry().addProvider(provider):
             raise ProviderRegistrationError(

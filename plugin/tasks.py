@@ -355,8 +355,12 @@ class _CoreTask(QgsTask):
         """Return ``requested``, or a path in a new temporary folder when it is None."""
         if requested:
             return str(requested)
-        self.temp_dir = tempfile.mkdtemp(prefix="polytopo-")
-        return str(Path(self.temp_dir) / file_name)
+        from ..evaluator.output_safety import partial_name
+
+        folder = Path(tempfile.gettempdir()) / partial_name("run")[1:]  # not hidden; removed at plugin start when stale
+        folder.mkdir(mode=0o700)
+        self.temp_dir = str(folder)
+        return str(folder / file_name)
 
     def work(self):
         """Do the task's work in the worker thread and return its result (each task defines it)."""

@@ -4,7 +4,10 @@ The raster is read by GDAL from the layer's source, so any raster QGIS opens thr
 ``gdal`` provider works (files, ``/vsizip/``, VRT); web and database rasters must be
 exported to a file first. The output is a polygon layer with ``class_id``,
 ``class_name`` and ``score`` fields, in the raster's CRS; a GeoPackage output also
-carries the run's provenance (model, card, provider used) in its layer metadata.
+carries the run's provenance (model, card, provider used) in its layer metadata, written
+into the finished file before it moves into place. The rules of
+:mod:`polytopo.evaluator.output_safety` apply (never an input, never replaced without
+``overwrite``, read-only folder and full disk reported before the inference).
 Safe to run in a worker thread.
 """
 
@@ -20,6 +23,13 @@ import shapely
 from qgis.core import Qgis, QgsLayerMetadata, QgsProviderRegistry, QgsRaster, QgsRectangle
 
 from .. import __version__
+from ..evaluator.output_safety import (
+    OutputWriteError,
+    UnsafeOutputError,
+    check_file_output,
+    probe_folder,
+    write_failure,
+)
 from ..models import (
     PROVIDER_CHOICES,
     InferenceCancelled,
@@ -37,7 +47,7 @@ from ..models import (
 )
 from .errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
 from .layer_reading import read_polygon_features
-from .output_check import REPLACE_LABEL
+from .output_check import REPLACE_OPTION
 from .run_feedback import RunSteps
 
 __all__ = ["vectorize_layer", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
@@ -138,11 +148,9 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                                 "choose a GeoPackage")
     if provider not in PROVIDER_CHOICES:
         raise RunParameterError(f"Expected provider to be one of {list(PROVIDER_CHOICES)} but got {provider!r}")
-    if output_path.exists() and not overwrite:
-        raise OutputExistsError(f"Expected no file at {output_path} but one exists; choose another file or tick "
-                                f"'{REPLACE_LABEL}' (overwrite=True)")
     raster_path = raster_source_path(raster_layer)
-    _check_not_an_input(output_path, [raster_path] + ([aoi_layer.source()] if aoi_layer is not None else []))
+    inputs = [raster_path, str(model)] + ([aoi_layer.source()] if aoi_layer is not None else [])
+    _check_output(output_path, inputs, overwrite)
     steps.progress(0)
     with _as_plugin_errors():
         model = resolve_model(model)
@@ -153,38 +161,48 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         _log_bands(steps, raster_layer, bands)
         params = RunParams(tile_size_px=tile_px, overlap_px=overlap_px, batch_size=batch or 1, bands=bands,
                            extent=_extent_tuple(extent), aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
-        output_path.parent.mkdir(parents=True, exist_ok=True)
+        result = {"path": output_path, "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model)}
+
+        def finish(temporary, report):
+            """Describe the run and write its provenance into the finished file, before it moves into place."""
+            result.update({
+                "provider_used": report.provider.primary if report.provider is not None else None,
+                "provider_report": report.provider.describe() if report.provider is not None else None,
+                "features": report.polygon_count,
+            })
+            result["provenance"] = _provenance(raster_layer, result, params, report)
+            if output_path.suffix.lower() == ".gpkg":
+                _save_metadata(temporary, result["provenance"])
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             report = run_to_file(loaded, raster_path, output_path, params,
                                  progress=lambda done, total: _progress(feedback, done, total),
                                  cancel=(lambda: feedback.isCanceled()) if feedback is not None else None,
-                                 overwrite=overwrite)
-    messages = list(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
-    for message in messages:
+                                 overwrite=overwrite, inputs=inputs[1:], finish=finish)
+    result["messages"] = list(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
+    for message in result["messages"]:
         steps.warn(message)
-    result = {
-        "path": output_path,
-        "provider_used": report.provider.primary if report.provider is not None else None,
-        "provider_report": report.provider.describe() if report.provider is not None else None,
-        "card": _plain(dataclasses.asdict(loaded.card)),
-        "features": report.polygon_count,
-        "model": str(model),
-        "messages": messages,
-    }
-    result["provenance"] = _provenance(raster_layer, result, params, report)
-    if output_path.suffix.lower() == ".gpkg":
-        _save_metadata(output_path, result["provenance"])
     steps.progress(100)
     return result
 
 
-def _check_not_an_input(output_path, sources):
-    target = os.path.realpath(output_path)
-    for source in sources:
-        if os.path.realpath(source.split("|")[0]) == target:
-            raise RunParameterError(f"Expected an output file different from the inputs but {output_path} is the "
-                                    f"input {source}; choose another output file")
+def _check_output(output_path, inputs, overwrite):
+    """Apply the output-safety rules before any work: never an input, never replaced without
+    ``overwrite``, a writable folder with room (stale temporaries of killed runs removed)."""
+    try:
+        check_file_output(output_path, inputs=inputs, overwrite=overwrite,
+                          option=REPLACE_OPTION)
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        probe_folder(output_path.parent)
+    except UnsafeOutputError as exc:
+        raise RunParameterError(str(exc)) from exc
+    except FileExistsError as exc:
+        raise OutputExistsError(str(exc)) from exc
+    except OutputWriteError as exc:
+        raise RunFailedError(str(exc)) from exc
+    except OSError as exc:
+        raise RunFailedError(str(write_failure(exc, output_path))) from exc
 
 
 def resolve_bands(bands, card_bands, channels, band_count):

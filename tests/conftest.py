@@ -56,3 +56,27 @@ def qgis_processing(qgis_app):
     plugin.initProcessing()
     yield plugin.provider
     plugin.unload()
+
+
+def pytest_configure(config):
+    """Register the ``reliability`` mark (see ``tests/support/reliability.py``)."""
+    config.addinivalue_line("markers", "reliability(case, entry, gets): a case of docs/reliability.md")
+
+
+def pytest_addoption(parser):
+    """``--reliability-table=PATH``: write the collected cases' table to PATH (used with --collect-only)."""
+    parser.addoption("--reliability-table", default=None, help="write the table of reliability cases to this file")
+
+
+def pytest_collection_finish(session):
+    """Write the table of reliability cases when ``--reliability-table`` is given."""
+    path = session.config.getoption("--reliability-table")
+    if not path:
+        return
+    from reliability import render_table
+
+    rows = []
+    for item in session.items:
+        for mark in item.iter_markers("reliability"):
+            rows.append((mark.kwargs["entry"], mark.kwargs["case"], mark.kwargs["gets"], item.nodeid))
+    Path(path).write_text(render_table(rows), encoding="utf-8")

@@ -5,16 +5,11 @@ import subprocess
 import sys
 
 import pytest
+from polytopo_testing import COCO_GT, COCO_PRED
 
 from polytopo.evaluator.cli import main
 
-GT = {
-    "images": [{"id": 1, "width": 64, "height": 64}],
-    "annotations": [{"id": 7, "image_id": 1, "category_id": 100, "iscrowd": 0,
-                     "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}],
-}
-PRED = [{"image_id": 1, "category_id": 100, "score": 0.9,
-         "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}]
+GT, PRED = COCO_GT, COCO_PRED
 
 
 @pytest.fixture
@@ -45,7 +40,7 @@ def test_writes_every_output(files, tmp_path, capsys):
     assert summary["metrics"]["Topo-EM"] == 1.0 and summary["metrics"]["Hole-F1"] == 1.0
     assert summary["parameters"]["ring_match_threshold"] == 0.1 and summary["profile"] == "paper"
     assert summary["counts"]["gt_holes"] == 1 and "versions" in summary
-    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
 def test_table_on_stdout(files, tmp_path, capsys):
@@ -59,11 +54,11 @@ def test_table_on_stdout(files, tmp_path, capsys):
 def test_existing_output_is_kept_without_overwrite(files, tmp_path, capsys):
     gt, pred = files()
     out = tmp_path / "o"
-    out.mkdir()
-    (out / "keep.txt").write_text("mine")
+    assert _run(capsys, "--gt", gt, "--pred", pred, "--out", out, "--quiet", "--no-plots")[0] == 0
+    before = (out / "summary.json").stat().st_mtime_ns
     status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", out, "--quiet")
     assert status == 2 and "--overwrite" in err and err.count("\n") == 1
-    assert (out / "keep.txt").read_text() == "mine"
+    assert (out / "summary.json").stat().st_mtime_ns == before
 
 
 def test_never_overwrites_a_folder_holding_an_input(files, tmp_path, capsys):
@@ -79,7 +74,7 @@ def test_never_overwrites_a_folder_holding_an_input(files, tmp_path, capsys):
     (GT, {"oops": 1}, "list of prediction records"),
     (GT, [{"image_id": 1, "segmentation": [[0, 0, 20, 0, 20, 20]]}], "'score'"),
     (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 0, 0]]}], "at least 3 distinct points"),
-    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, "NaN", 0, 20, 20]]}], "finite"),
+    (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, "NaN", 0, 20, 20]]}], "not strings"),
     (GT, [{"image_id": 1, "score": 1, "segmentation": [[0, 0, 20, 0, 20]]}], "even number"),
 ])
 def test_bad_input_gives_one_line_and_status_2(files, tmp_path, capsys, gt, pred, expected):
@@ -132,9 +127,9 @@ def test_a_failure_while_writing_leaves_no_output(files, tmp_path, capsys, monke
     monkeypatch.setattr(writers, "write_geopackage", broken)
     gt, pred = files()
     status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--quiet")
-    assert status == 1 and "disk full" in err
+    assert status == 2 and "is full" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
-    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
 def _write_layer(path, crs_epsg, features, fields):

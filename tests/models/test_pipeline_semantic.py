@@ -95,12 +95,12 @@ def test_output_appears_only_when_complete(tmp_path, tiny, deepness):
     seen = []
 
     def progress(done, total):
-        seen.append((done, total, out.exists(), sorted(p.name for p in tmp_path.iterdir() if ".partial" in p.name)))
+        seen.append((done, total, out.exists(), sorted(p.name for p in tmp_path.iterdir() if "polytopo-partial" in p.name)))
 
     run_to_file(deepness, raster, out, progress=progress)
     assert seen[-1][0] == seen[-1][1] == 9
     assert all(not exists and partial for _d, _t, exists, partial in seen)
-    assert out.exists() and not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+    assert out.exists() and not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
 def test_cancel_leaves_no_output(tmp_path, tiny, deepness):
@@ -124,7 +124,7 @@ def test_nan_outputs_fail_without_output(tmp_path, tiny):
     with pytest.raises(InferenceError, match="NaN"):
         run_to_file(model, raster, tmp_path / "out.gpkg")
     assert not (tmp_path / "out.gpkg").exists()
-    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
 def test_all_nodata_raster_gives_an_empty_layer_with_a_message(tmp_path, tiny, deepness):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "BASELINE_CARDS", "OPSET", "RecordingNotifier", "baseline_card", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
+    "BASELINE_CARDS", "COCO_GT", "COCO_PRED", "OPSET", "RecordingNotifier", "baseline_card", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
     "wait_until",
 ]
 
@@ -33,6 +33,17 @@ def baseline_card(name, **changes):
     card.update({"resolution": 50, "tiles_overlap": 25})
     card.update({key.replace("__", "."): value for key, value in changes.items()})
     return card
+
+
+COCO_GT = {
+    "images": [{"id": 1, "width": 64, "height": 64}],
+    "annotations": [{"id": 7, "image_id": 1, "category_id": 100, "iscrowd": 0,
+                     "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}],
+}
+"""The smallest COCO ground truth with a hole: one 20 px square with a 5 px hole."""
+COCO_PRED = [{"image_id": 1, "category_id": 100, "score": 0.9,
+              "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10, 5, 10]]}]
+"""A perfect prediction of :data:`COCO_GT`."""
 
 
 def constant(name, array):

@@ -104,7 +104,7 @@ def test_styles_aliases_and_provenance_travel_inside_the_geopackage(run, exporte
 def test_the_report_folder_has_html_json_csv_and_figures(run, exported):
     folder = exported["report_html"].parent
     assert sorted(p.name for p in folder.iterdir()) == [
-        "hallucinated_holes.csv", "missed_holes.csv", "precision_recall.png", "predictions.csv",
+        ".polytopo-output.json", "hallucinated_holes.csv", "missed_holes.csv", "precision_recall.png", "predictions.csv",
         "provenance.json", "references.csv", "report.html", "simple_to_complex.png", "summary.json",
         "wrong_topo.png"]
     page = exported["report_html"].read_text(encoding="utf-8")
@@ -123,7 +123,7 @@ def test_existing_outputs_are_kept_unless_overwrite_is_allowed(run, tmp_path):
     before = first["geopackage"].stat().st_mtime_ns
     with pytest.raises(OutputExistsError, match="Expected no file at .*e.gpkg but one exists"):
         export_run(run, tmp_path / "e.gpkg", tmp_path / "other")
-    with pytest.raises(OutputExistsError, match="Expected no report at .*report but one exists"):
+    with pytest.raises(OutputExistsError, match="Expected no previous output at .*report but one exists"):
         export_run(run, tmp_path / "f.gpkg", tmp_path / "report")
     assert first["geopackage"].stat().st_mtime_ns == before
     again = export_run(run, tmp_path / "e.gpkg", tmp_path / "report", overwrite=True)
@@ -143,9 +143,9 @@ def test_a_folder_that_is_not_a_report_is_never_replaced(run, tmp_path):
 
 
 def test_an_input_is_never_an_output(run, scene, tmp_path):
-    with pytest.raises(RunParameterError, match="is an input; choose another file"):
+    with pytest.raises(RunParameterError, match="prediction.gpkg is the input"):
         export_run(run, scene.prediction, tmp_path / "report", overwrite=True)
-    with pytest.raises(RunParameterError, match="holds no input layer"):
+    with pytest.raises(RunParameterError, match="contains the input"):
         export_run(run, tmp_path / "e.gpkg", scene.reference.parent, overwrite=True)
 
 

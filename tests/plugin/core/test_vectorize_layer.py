@@ -71,7 +71,7 @@ def test_bad_requests_fail_before_any_work(vectorize_inputs, tmp_path):
     (tmp_path / "taken.gpkg").write_bytes(b"")
     with pytest.raises(OutputExistsError, match="Expected no file at"):
         vectorize_layer(raster, vectorize_inputs.model, output_path=tmp_path / "taken.gpkg")
-    with pytest.raises(RunParameterError, match="different from the inputs"):
+    with pytest.raises(RunParameterError, match="different from every input"):
         vectorize_layer(raster, vectorize_inputs.model, output_path=vectorize_inputs.reference, overwrite=True,
                         aoi_layer=_layer(vectorize_inputs.reference))
     with pytest.raises(RunParameterError, match="min < max"):

@@ -1,0 +1,147 @@
+"""The inference engine's command line never destroys an input or an existing file."""
+
+import hashlib
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from confined import needs_confinement, run_confined
+from osgeo import ogr, osr
+from reliability import case
+
+from polytopo.models.cli import main
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+
+def _digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _cli(capsys, *argv):
+    status = main([str(a) for a in argv])
+    return status, capsys.readouterr().err
+
+
+def _aoi(path):
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    dataset = ogr.GetDriverByName("GPKG").CreateDataSource(str(path))
+    layer = dataset.CreateLayer("aoi", srs, ogr.wkbPolygon)
+    feature = ogr.Feature(layer.GetLayerDefn())
+    feature.SetGeometry(ogr.CreateGeometryFromWkt("POLYGON((500000 3999990,500020 3999990,500020 4000000,"
+                                                  "500000 4000000,500000 3999990))"))
+    layer.CreateFeature(feature)
+    del dataset
+    return path
+
+
+@pytest.fixture
+def scene(tmp_path, tiny):
+    band = np.zeros((48, 48), np.uint8)
+    band[8:40, 8:40] = 255
+    band[16:32, 16:32] = 0
+    raster = tiny.write_raster(tmp_path / "image.gpkg", np.stack([band] * 3), driver="GPKG")
+    model = tiny.deepness_model(tmp_path / "model.onnx", tile=32)
+    return raster, model, _aoi(tmp_path / "aoi.gpkg")
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param("raster", marks=case("run --out X.gpkg --overwrite where X.gpkg is the input raster (GeoPackage)",
+                                      "models CLI", "exit 1: Expected an output path different from every input "
+                                      "but X.gpkg is the input ...; raster untouched")),
+    pytest.param("aoi", marks=case("run --out the --aoi file --overwrite", "models CLI",
+                                   "exit 1: Expected an output path different from every input ...; AOI untouched")),
+])
+def test_run_never_writes_an_input(scene, capsys, target):
+    raster, model, aoi = scene
+    out = {"raster": raster, "aoi": aoi}[target]
+    before = _digest(out)
+    status, err = _cli(capsys, "run", "--model", model, "--raster", raster, "--aoi", aoi, "--out", out,
+                       "--overwrite", "--quiet", "--provider", "cpu")
+    assert status == 1 and "is the input" in err and "Traceback" not in err
+    assert _digest(out) == before
+
+
+@case("write-card --out EXISTING without --overwrite", "models CLI",
+      "exit 1: Expected no file at EXISTING but one exists; pass --overwrite ...; the file is untouched")
+def test_write_card_never_replaces_a_file_without_overwrite(scene, tmp_path, capsys):
+    raster, model, _ = scene
+    before = _digest(raster)
+    status, err = _cli(capsys, "write-card", model, "--set", "polytopo.licence=\"MIT\"", "--out", raster)
+    assert status == 1 and "--overwrite" in err and _digest(raster) == before
+    copy = tmp_path / "copy.onnx"
+    assert _cli(capsys, "write-card", model, "--set", "polytopo.licence=\"MIT\"", "--out", copy)[0] == 0
+    assert _cli(capsys, "write-card", model, "--set", "polytopo.licence=\"BSD\"", "--out", copy, "--overwrite")[0] == 0
+
+
+@case("write-card --from CARD.json --out CARD.json --overwrite", "models CLI",
+      "exit 1: Expected an output path different from every input ...")
+def test_write_card_never_writes_its_card_json(scene, tmp_path, capsys):
+    _, model, _ = scene
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"polytopo.licence": "MIT"}))
+    status, err = _cli(capsys, "write-card", model, "--from", card, "--out", card, "--overwrite")
+    assert status == 1 and "is the input" in err
+    assert json.loads(card.read_text()) == {"polytopo.licence": "MIT"}
+
+
+@pytest.mark.parametrize("content, expected", [
+    pytest.param(None, "cannot be read", id="missing", marks=case("write-card --from a missing JSON file", "models CLI",
+                                                    "exit 1: Expected a readable JSON file for --from ...")),
+    pytest.param("{oops", "cannot be parsed", id="malformed", marks=case("write-card --from a malformed JSON file", "models CLI",
+                                                         "exit 1: Expected a JSON object ... cannot be parsed")),
+    pytest.param("[1, 2]", "got a list", id="list", marks=case("write-card --from a JSON list", "models CLI",
+                                                    "exit 1: Expected a JSON object of card entries ... got a list")),
+])
+def test_write_card_from_a_bad_json_file(scene, tmp_path, capsys, content, expected):
+    _, model, _ = scene
+    card = tmp_path / "card.json"
+    if content is not None:
+        card.write_text(content)
+    status, err = _cli(capsys, "write-card", model, "--from", card)
+    assert status == 1 and expected in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bands", [
+    pytest.param("a", marks=case("run --bands a", "models CLI",
+                                 "exit 2 (usage): expected comma-separated 1-based band numbers ...")),
+    pytest.param("0,1", marks=case("run --bands 0,1", "models CLI",
+                                   "exit 2 (usage): expected comma-separated 1-based band numbers ...")),
+])
+def test_bad_bands_are_a_usage_error(scene, tmp_path, capsys, bands):
+    raster, model, _ = scene
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--model", model, "--raster", raster, "--out", str(tmp_path / "o.gpkg"), "--bands", bands])
+    assert stop.value.code == 2 and "1-based band numbers" in capsys.readouterr().err
+
+
+@needs_confinement
+@case("run --out into a read-only folder", "models CLI",
+      "exit 1 before loading the model: Expected a writable folder ... read-only")
+def test_run_into_a_read_only_folder(scene, tmp_path):
+    raster, model, _ = scene
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    done = run_confined([sys.executable, "-m", "polytopo.models", "run", "--model", model, "--raster", raster,
+                         "--out", locked / "o.gpkg", "--quiet"], read_only=[locked], env=ENV)
+    assert done.returncode == 1 and "read-only" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@needs_confinement
+@case("write-card --out onto a full disk", "models CLI",
+      "exit 1: Expected free disk space to write ... the disk holding ... is full; nothing left behind")
+def test_write_card_onto_a_full_disk(scene, tmp_path):
+    _, model, _ = scene
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    command = shlex.join([sys.executable, "-m", "polytopo.models", "write-card", str(model), "--set",
+                          'polytopo.licence="MIT"', "--out", str(disk / "m.onnx")])
+    done = run_confined(["sh", "-c", f"{command}; status=$?; ls -A {shlex.quote(str(disk))}; exit $status"],
+                        tmpfs=[(disk, "16k")], fill=[(disk / "filler", 16)], env=ENV)
+    assert done.returncode == 1 and "is full" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.split() == ["filler"]  # nothing half-written left on the full disk

@@ -1,0 +1,38 @@
+"""Run one plugin-core call in a fresh headless QGIS and print its outcome on one line.
+
+``python confined_run.py vectorize RASTER MODEL OUT`` or
+``python confined_run.py export PREDICTION REFERENCE PIXEL_SIZE GPKG REPORT_DIR``.
+Prints ``ok`` or ``<PluginError class>: <message>``; any other exception escapes (a
+traceback, which the calling test rejects). Used by tests that need a read-only folder
+or a small disk (tests/support/confined.py), which only a new process can get.
+"""
+
+import sys
+
+
+def main(argv):
+    from qgis.core import QgsApplication, QgsRasterLayer, QgsVectorLayer
+
+    app = QgsApplication([], False)
+    app.initQgis()
+    from polytopo.plugin.errors import PluginError
+    from polytopo.plugin.evaluation import evaluate_layers
+    from polytopo.plugin.export import export_run
+    from polytopo.plugin.vectorize import vectorize_layer
+
+    try:
+        if argv[0] == "vectorize":
+            raster = QgsRasterLayer(argv[1], "image")
+            vectorize_layer(raster, argv[2], provider="cpu", output_path=argv[3])
+        else:
+            prediction, reference = QgsVectorLayer(argv[1], "p", "ogr"), QgsVectorLayer(argv[2], "r", "ogr")
+            run = evaluate_layers(prediction, reference, pixel_size=float(argv[3]), score_field="score")
+            export_run(run, argv[4], argv[5])
+        print("ok")
+    except PluginError as exc:
+        print(f"{type(exc).__name__}: {exc}")
+    app.exitQgis()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
