@@ -211,3 +211,11 @@ def test_degenerate_rings_can_be_dropped_and_counted(files, tmp_path, capsys):
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["counts"]["skipped"]["pred"] == {"degenerate_hole": 1, "degenerate_exterior": 1}
     assert summary["counts"]["pred_instances"] == 1 and summary["counts"]["pred_holes"] == 1
+
+
+def test_progress_bar_shows_points_inside_the_pair_metrics_phase(files, tmp_path, capsys):
+    gt, pred = files()
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--no-plots", "--no-gpkg",
+                          "--bootstrap", "0")
+    assert status == 0
+    assert "pair metrics: 8/8 points" in err
