@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .card import parse_card
 from .card_validation import check_card
+from .confinement import inside_model_folder
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
@@ -157,7 +158,13 @@ def load_model(path, params=SessionParams()):
     prompt_session = None
     card = parse_card(session.metadata)
     if card.family == "promptable":
-        decoder_path = os.path.join(os.path.dirname(os.path.abspath(path)), card.prompt_decoder)
+        decoder_path = inside_model_folder(path, card.prompt_decoder)
+        if decoder_path is None:
+            raise ModelCardError(
+                f"Expected polytopo.prompt_decoder of {path} to name a file inside the model's folder "
+                f"{os.path.dirname(os.path.abspath(path))} but got {card.prompt_decoder!r}; put the decoder's ONNX "
+                "file beside the encoder and give its name relative to it, e.g. \"sam_decoder.onnx\"."
+            )
         read_metadata_props(decoder_path)
         prompt_session = open_session(decoder_path, params)
     return model_from_session(path, session, prompt_session)
