@@ -1,13 +1,15 @@
 """Write polygons to GeoPackage or GeoJSON through OGR, atomically.
 
-Features go to a temporary file next to the destination (same folder, so
-the final move is a rename on the same file system); the temporary file is
-moved into place only when every feature is written and the dataset is
-closed, and removed on any error or cancellation. A reader therefore never
-sees a half-written output.
+Features go to a file inside a private temporary folder (``mkdtemp``, mode
+0700) next to the destination, so the final move is a rename on the same file
+system and no other user can create or swap the name GDAL writes to; the file
+is moved into place only when every feature is written and the dataset is
+closed, and the folder is removed on any error or cancellation. A reader
+therefore never sees a half-written output.
 """
 
 import os
+import shutil
 import tempfile
 
 from osgeo import gdal, ogr, osr
@@ -74,13 +76,18 @@ class VectorWriter:
         self.count = 0
         self._dataset = None
         self._layer = None
+        self._folder = None
         self._tmp = None
 
     def __enter__(self):
-        extension = os.path.splitext(self.path)[1]
-        handle, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(self.path)}.", suffix=f".partial{extension}", dir=os.path.dirname(self.path))
-        os.close(handle)
-        os.unlink(self._tmp)
+        # A private folder (mode 0700) beside the destination, so the rename stays on one file
+        # system and no other process can create or swap the name GDAL writes to.
+        name = os.path.basename(self.path)
+        try:
+            self._folder = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=os.path.dirname(self.path))
+        except OSError as exc:
+            raise OutputError(f"Expected a writable folder for {self.path} but got: {exc}") from exc
+        self._tmp = os.path.join(self._folder, name)
         gdal.PushErrorHandler("CPLQuietErrorHandler")
         try:
             self._dataset = ogr.GetDriverByName(self.driver).CreateDataSource(self._tmp)
@@ -125,6 +132,5 @@ class VectorWriter:
             if exc_type is None:
                 os.replace(self._tmp, self.path)
         finally:
-            if os.path.exists(self._tmp):
-                os.unlink(self._tmp)
+            shutil.rmtree(self._folder, ignore_errors=True)
         return False
