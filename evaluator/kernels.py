@@ -17,7 +17,7 @@ import contextvars
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "grouped_reduce", "flatten_rings", "ring_segments",
+__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "grouped_reduce", "flatten_rings", "ring_segments",
            "sample_flat_rings", "nearest_segments", "nearest_points", "reporting", "grouped_quantile",
            "group_starts"]
 
@@ -26,7 +26,9 @@ CHUNK = 2_000_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
 #: Candidates each query point takes first; multiplied by 4 while more may be nearer.
-FIRST_K = 8
+FIRST_K = 4
+#: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
+SMALL_GROUP = 64
 
 _REPORTER = contextvars.ContextVar("polytopo_kernel_progress", default=None)
 
@@ -117,10 +119,25 @@ def sample_flat_rings(coords, ring_of_vertex, spacing):
     return (np.insert(points, insert_at, closing, axis=0), np.insert(point_ring, insert_at, point_ring[ends]))
 
 
-def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False):
+def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
+                     first_k=FIRST_K):
     """For each point, the nearest segment ``a→b`` of its group.
 
     Ties go to the first target in order. Points whose group has no target get ``inf``.
+
+    Parameters
+    ----------
+    points, a, b : numpy.ndarray
+        ``(n, 2)`` query points and ``(m, 2)`` segment ends, in any one unit (pixels).
+    point_owner, target_owner : numpy.ndarray
+        Group of each point and of each segment (``target_owner`` non-decreasing).
+    n_groups : int
+    closest : bool
+        Also return the closest point on the nearest segment.
+    small_group : int
+        Groups with at most this many segments are searched exhaustively.
+    first_k : int
+        Candidates a KD-tree query starts with.
 
     Returns
     -------
@@ -132,8 +149,9 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     Notes
     -----
     Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``.
-    Each segment is represented by points along it (its ends and steps of at most ``h``, the
-    mean segment length of its group) in one KD-tree. A point takes its ``k`` nearest
+    A group of at most :data:`SMALL_GROUP` segments is searched exhaustively. In larger
+    groups each segment is represented by points along it (its ends and steps of at most
+    ``h``, the mean segment length of its group) in one KD-tree. A point takes its ``k`` nearest
     representatives, the exact distance ``U`` to their segments, and grows ``k`` until the
     ``k``-th representative lies beyond ``U + h / 2``: every segment as close as ``U`` has a
     representative within ``U + h / 2``, so the minimum and its first-in-order segment are
@@ -155,20 +173,40 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     if n == 0 or len(a) == 0:
         return distance, nearest_xy
     segments = _Segments(np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(target_owner))
-    reps, rep_segment, half_step = segments.representatives(n_groups)
-    has_target = np.bincount(segments.owner, minlength=n_groups) > 0
-    queried = np.flatnonzero(has_target[point_owner])
-    index = _SeparatedTree(reps, segments.owner[rep_segment], points[queried], point_owner[queried], n_groups)
-    for start in range(0, queried.size, QUERY_POINTS):
-        rows = slice(start, start + QUERY_POINTS)
-        which = queried[rows]
-        d2, segment, t = index.nearest(rows, points[which], point_owner[which], segments, rep_segment,
-                                       half_step[point_owner[which]])
+    t_start, t_count = group_starts(segments.owner, n_groups)
+    small = t_count <= small_group
+    exhaustive = np.flatnonzero((t_count[point_owner] > 0) & small[point_owner])
+    queried = np.flatnonzero(~small[point_owner])
+    total = exhaustive.size + queried.size
+
+    def store(which, d2, segment, t, done):
         distance[which] = np.sqrt(d2)
         if closest:
             nearest_xy[which, 0] = segments.ax[segment] + t * segments.dx[segment]
             nearest_xy[which, 1] = segments.ay[segment] + t * segments.dy[segment]
-        _report(min(start + QUERY_POINTS, queried.size), queried.size)
+        _report(done, total)
+
+    # Points of groups with as many segments side by side: little padding in each batch.
+    exhaustive = exhaustive[np.argsort(t_count[point_owner[exhaustive]], kind="stable")]
+    rows = max(1, CHUNK // max(small_group, 1))
+    for start in range(0, exhaustive.size, rows):
+        which = exhaustive[start:start + rows]
+        owner = point_owner[which]
+        segment = t_start[owner, None] + np.arange(t_count[owner[-1]])  # the largest group of the batch
+        valid = segment < (t_start + t_count)[owner, None]
+        store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
+              start + len(which))
+    if queried.size:
+        reps, rep_segment, half_step = segments.representatives(n_groups)
+        large = ~small[segments.owner[rep_segment]]
+        reps, rep_segment = reps[large], rep_segment[large]
+        index = _SeparatedTree(reps, segments.owner[rep_segment], points[queried], point_owner[queried], n_groups)
+        for start in range(0, queried.size, QUERY_POINTS):
+            part = slice(start, start + QUERY_POINTS)
+            which = queried[part]
+            store(which, *index.nearest(part, points[which], point_owner[which], segments, rep_segment,
+                                        half_step[point_owner[which]], first_k),
+                  exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
 
 
@@ -191,6 +229,19 @@ class _Segments:
         ex -= t * cx
         ey -= t * cy
         return ex * ex + ey * ey, t
+
+    def best_of(self, points, segment, valid):
+        """Nearest of the candidate ``segment`` matrix (one row per point, ``valid`` marks real ones).
+
+        Returns the squared distance, the segment (the first in order on ties) and its ``t``.
+        """
+        d2, t = self.squared_distance(points[:, 0, None], points[:, 1, None], segment)
+        d2[~valid] = np.inf
+        best = d2.min(axis=1)
+        tied = d2 == best[:, None]
+        first = np.where(tied, segment, np.iinfo(np.int64).max).min(axis=1)
+        column = np.argmax(tied & (segment == first[:, None]), axis=1)
+        return best, first, t[np.arange(len(points)), column]
 
     def representatives(self, n_groups):
         """Points along every segment, the segment of each, and half the largest step of each group.
@@ -239,12 +290,12 @@ class _SeparatedTree:
         self.margin = 8.0 * float(np.spacing(max(float(np.max(np.abs(self.moved), initial=1.0)),
                                                  float(np.max(np.abs(self.tree.data), initial=1.0)))))
 
-    def nearest(self, rows, points, owner, segments, rep_segment, half_step):
+    def nearest(self, rows, points, owner, segments, rep_segment, half_step, first_k):
         """Exact squared distance, first nearest segment and its ``t`` for the queries ``rows``."""
         moved = self.moved[rows]
         q = len(points)
         best_d2, best_segment, best_t = np.full(q, np.inf), np.zeros(q, dtype=np.int64), np.zeros(q)
-        pending, k = np.arange(q), FIRST_K
+        pending, k = np.arange(q), first_k
         while pending.size:
             k = min(k, self.size)
             parts = np.array_split(pending, min(pending.size, -(-pending.size * k // CHUNK)))
@@ -263,14 +314,8 @@ class _SeparatedTree:
         valid = rep < self.size
         segment = rep_segment[np.minimum(rep, self.size - 1)]
         valid &= segments.owner[segment] == owner[part, None]
-        d2, t = segments.squared_distance(points[part, 0, None], points[part, 1, None], segment)
-        d2[~valid] = np.inf
-        row_best = d2.min(axis=1)
-        tied = d2 == row_best[:, None]
-        first = np.where(tied, segment, np.iinfo(np.int64).max).min(axis=1)
-        column = np.argmax(tied & (segment == first[:, None]), axis=1)
-        rows = np.arange(len(part))
-        best_d2[part], best_segment[part], best_t[part] = row_best, first, t[rows, column]
+        row_best, best_segment[part], best_t[part] = segments.best_of(points[part], segment, valid)
+        best_d2[part] = row_best
         # More representatives may matter while the k-th is still within U + h / 2.
         return valid[:, -1] & (found[:, -1] <= np.sqrt(row_best) + half_step[part] + self.margin)
 
@@ -305,9 +350,12 @@ def _report(done, total):
 def nearest_points(points, point_owner, targets, target_owner, n_groups):
     """Distance from each point to the nearest target point of its group (``inf`` if none).
 
-    The targets are zero-length segments of :func:`nearest_segments`: ``O(n log m)``, exact.
+    The targets are zero-length segments of :func:`nearest_segments`, all searched in the
+    KD-tree (one representative each, so two candidates settle almost every query):
+    ``O(n log m)``, exact.
     """
-    return nearest_segments(points, point_owner, targets, targets, target_owner, n_groups)[0]
+    return nearest_segments(points, point_owner, targets, targets, target_owner, n_groups, small_group=0,
+                            first_k=2)[0]
 
 
 def grouped_quantile(values, owner, n_groups, q):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator.kernels import nearest_points, nearest_segments, reporting
+from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting
 
 
 def _brute_force(points, point_owner, a, b, target_owner):
@@ -12,25 +12,31 @@ def _brute_force(points, point_owner, a, b, target_owner):
     distance = np.full(len(points), np.inf)
     closest = np.array(points, dtype=float, copy=True)
     for i, (px, py) in enumerate(points):
-        best = np.inf
-        for j in np.flatnonzero(target_owner == point_owner[i]):
-            cx, cy = b[j] - a[j]
-            length2 = cx * cx + cy * cy
-            ex, ey = px - a[j, 0], py - a[j, 1]
-            t = min(max((ex * cx + ey * cy) * (1.0 / length2 if length2 > 0 else 0.0), 0.0), 1.0)
-            ex, ey = ex - t * cx, ey - t * cy
-            d2 = ex * ex + ey * ey
-            if d2 < best:
-                best, closest[i] = d2, (a[j, 0] + t * cx, a[j, 1] + t * cy)
-        distance[i] = np.sqrt(best)
+        mine = np.flatnonzero(target_owner == point_owner[i])
+        if not mine.size:
+            continue
+        cx, cy = b[mine, 0] - a[mine, 0], b[mine, 1] - a[mine, 1]
+        length2 = cx * cx + cy * cy
+        inverse = np.divide(1.0, length2, out=np.zeros_like(length2), where=length2 > 0)
+        ex, ey = px - a[mine, 0], py - a[mine, 1]
+        t = np.clip((ex * cx + ey * cy) * inverse, 0.0, 1.0)
+        ex, ey = ex - t * cx, ey - t * cy
+        d2 = ex * ex + ey * ey
+        j = int(np.argmin(d2))  # the first of equal minima
+        distance[i] = np.sqrt(d2[j])
+        closest[i] = (a[mine[j], 0] + t[j] * cx[j], a[mine[j], 1] + t[j] * cy[j])
     return distance, closest
 
 
 def _scene(rng, kind):
-    """Groups of points and segments: integer grids (many ties), rings, mixed lengths, rectangles."""
+    """Groups of points and segments: integer grids (many ties), rings, mixed lengths, rectangles.
+
+    Group sizes straddle :data:`SMALL_GROUP`, so both the exhaustive and the KD-tree search run.
+    """
     points, point_owner, a, b, target_owner = [], [], [], [], []
     for group in range(int(rng.integers(1, 6))):
-        n, m = int(rng.integers(1, 30)), int(rng.integers(0, 25))
+        n = int(rng.integers(1, 30))
+        m = int(rng.integers(0, 25)) if rng.random() < 0.5 else int(rng.integers(SMALL_GROUP + 1, 3 * SMALL_GROUP))
         base = rng.uniform(-500, 500, 2)
         if kind == "grid":
             p = rng.integers(0, 8, (n, 2)) + base
@@ -46,7 +52,11 @@ def _scene(rng, kind):
             p = rng.uniform(-30, 80, (n, 2)) + base
         else:
             x, y, w, h = rng.integers(0, 5, 4) + [0, 0, 1, 1]
-            start = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float) + base
+            corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float)
+            # each side cut into equal collinear pieces: ties at every shared end
+            pieces = max(1, m // 4)
+            f = np.arange(pieces)[:, None] / pieces
+            start = np.concatenate([c + f * (d - c) for c, d in zip(corners, np.roll(corners, -1, axis=0))]) + base
             end = np.roll(start, -1, axis=0)
             p = rng.integers(0, 20, (n, 2)) / 2.0 + base
         points.append(p)
@@ -68,6 +78,22 @@ def test_nearest_segments_equals_brute_force_bit_for_bit(kind):
         expected_distance, expected_closest = _brute_force(points, point_owner, a, b, target_owner)
         np.testing.assert_array_equal(distance, expected_distance)
         np.testing.assert_array_equal(closest, expected_closest)
+
+
+def test_many_points_in_groups_of_every_size_match_brute_force():
+    """More points than one exhaustive batch holds, in groups of 1 to 3 x SMALL_GROUP segments."""
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 3 * SMALL_GROUP, 60)
+    a = rng.uniform(0, 30, (int(sizes.sum()), 2))
+    b = a + rng.normal(0, 3, a.shape)
+    target_owner = np.repeat(np.arange(60), sizes)
+    point_owner = np.sort(rng.integers(0, 60, 80_000))
+    points = rng.uniform(-5, 35, (80_000, 2))
+    distance, closest = nearest_segments(points, point_owner, a, b, target_owner, 60, closest=True)
+    some = rng.choice(80_000, 1500, replace=False)
+    expected_distance, expected_closest = _brute_force(points[some], point_owner[some], a, b, target_owner)
+    np.testing.assert_array_equal(distance[some], expected_distance)
+    np.testing.assert_array_equal(closest[some], expected_closest)
 
 
 def test_nearest_segments_agrees_with_geos_on_a_dense_ring():
@@ -104,7 +130,10 @@ def test_nearest_points_exact_with_many_far_apart_groups():
 def test_progress_reaches_the_total():
     seen = []
     points = np.random.default_rng(0).uniform(0, 10, (70_000, 2))
+    ring = np.column_stack([np.cos(np.arange(100) / 16), np.sin(np.arange(100) / 16)])
+    owner = np.repeat([0, 1], 35_000)
+    a = np.concatenate([ring[:3], ring])  # group 0 small (exhaustive), group 1 large (KD-tree)
     with reporting(lambda done, total: seen.append((done, total))):
-        nearest_segments(points, np.zeros(len(points), dtype=np.int64), np.zeros((1, 2)), np.ones((1, 2)),
-                         np.zeros(1, dtype=np.int64), 1)
-    assert seen == [(65_536, 70_000), (70_000, 70_000)]
+        nearest_segments(points, owner, a, np.roll(a, -1, axis=0), np.repeat([0, 1], [3, 100]), 2)
+    assert seen[-1] == (70_000, 70_000) and len(seen) >= 2
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
