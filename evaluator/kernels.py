@@ -26,7 +26,7 @@ CHUNK = 2_000_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
 #: Candidates each query point takes first; multiplied by 4 while more may be nearer.
-FIRST_K = 4
+FIRST_K = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
 SMALL_GROUP = 64
 
