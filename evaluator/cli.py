@@ -127,16 +127,22 @@ class _Progress:
     """A phase progress bar on stderr (tqdm), silent when quiet."""
 
     def __init__(self, quiet):
-        self.bar = None
+        self.bar, self.phase = None, ""
         if not quiet:
             from tqdm import tqdm
 
             self.bar = tqdm(total=len(_PHASES), desc="evaluate", unit="phase", file=sys.stderr, leave=False)
 
     def __call__(self, phase):
+        self.phase = phase
         if self.bar is not None:
             self.bar.set_postfix_str(phase)
             self.bar.update(1)
+
+    def within(self, done, total):
+        """Progress inside the current phase: ``done`` of ``total`` points of a boundary search."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.phase}: {done:,}/{total:,} points")
 
     def close(self):
         if self.bar is not None:
@@ -146,6 +152,7 @@ class _Progress:
 def run(args):
     """Run one evaluation from parsed arguments; returns the written file paths."""
     from .api import evaluate, load_inputs
+    from .kernels import reporting
     from .report import check_report_folder, format_table, write_report
 
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
@@ -159,7 +166,9 @@ def run(args):
             category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
             check_pixel_size=not args.allow_any_pixel_size)
         overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
-        evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps, **overrides)
+        with reporting(progress.within):
+            evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
+                                  **overrides)
         progress("write")
         files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                              inputs=(args.gt, args.pred), plots=not args.no_plots, geopackage=not args.no_gpkg)

@@ -1,21 +1,36 @@
 """Grouped geometry kernels in numpy: nearest segment or point within a group, grouped quantiles.
 
 A *group* is one pair of ring sets being compared; ``owner`` arrays give the group of each
-point or segment and must be non-decreasing (groups contiguous). Work is done in chunks of
-at most ``CHUNK`` point–target combinations, so memory stays bounded for large polygons.
+point or segment and must be non-decreasing (groups contiguous). Nearest-target searches
+use one KD-tree for all groups and cost ``O(n log n)`` in the number of vertices; work is
+done in batches of at most ``CHUNK`` point–candidate combinations, so memory stays bounded
+for large polygons.
 
 Point-to-segment distances are those to the closest point ``a + t (b - a)`` with ``t``
 clamped to [0, 1]; they agree with GEOS (shapely's ``distance``, ``line_locate_point``) to
 rounding, about 1e-13 px for pixel-sized coordinates.
 """
 
+import contextlib
+import contextvars
+
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["CHUNK", "grouped_reduce", "flatten_rings", "ring_segments", "sample_flat_rings", "nearest_segments", "nearest_points",
-           "grouped_quantile", "group_starts"]
+__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "grouped_reduce", "flatten_rings", "ring_segments",
+           "sample_flat_rings", "nearest_segments", "nearest_points", "reporting", "grouped_quantile",
+           "group_starts"]
 
+#: Most point–candidate combinations held at once.
 CHUNK = 2_000_000
+#: Query points per KD-tree batch (and per progress report).
+QUERY_POINTS = 65_536
+#: Candidates each query point takes first; multiplied by 4 while more may be nearer.
+FIRST_K = 8
+#: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
+SMALL_GROUP = 64
+
+_REPORTER = contextvars.ContextVar("polytopo_kernel_progress", default=None)
 
 
 def grouped_reduce(ufunc, values, owner, n_groups, fill):
@@ -104,84 +119,243 @@ def sample_flat_rings(coords, ring_of_vertex, spacing):
     return (np.insert(points, insert_at, closing, axis=0), np.insert(point_ring, insert_at, point_ring[ends]))
 
 
-def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False):
+def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
+                     first_k=FIRST_K):
     """For each point, the nearest segment ``a→b`` of its group.
 
     Ties go to the first target in order. Points whose group has no target get ``inf``.
 
+    Parameters
+    ----------
+    points, a, b : numpy.ndarray
+        ``(n, 2)`` query points and ``(m, 2)`` segment ends, in any one unit (pixels).
+    point_owner, target_owner : numpy.ndarray
+        Group of each point and of each segment (``target_owner`` non-decreasing).
+    n_groups : int
+    closest : bool
+        Also return the closest point on the nearest segment.
+    small_group : int
+        Groups with at most this many segments are searched exhaustively.
+    first_k : int
+        Candidates a KD-tree query starts with.
+
     Returns
     -------
     distance : numpy.ndarray
-        Distance of each point to its nearest target.
+        Distance of each point to its nearest target, in the units of the coordinates.
     nearest_xy : numpy.ndarray or None
         ``(n, 2)`` closest point on that target when ``closest`` is True.
+
+    Notes
+    -----
+    Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``.
+    A group of at most :data:`SMALL_GROUP` segments is searched exhaustively. In larger
+    groups each segment is represented by points along it (its ends and steps of at most
+    ``h``, the mean segment length of its group) in one KD-tree. A point takes its ``k`` nearest
+    representatives, the exact distance ``U`` to their segments, and grows ``k`` until the
+    ``k``-th representative lies beyond ``U + h / 2``: every segment as close as ``U`` has a
+    representative within ``U + h / 2``, so the minimum and its first-in-order segment are
+    among those seen. Distances come from the original coordinates with the clamped
+    projection of the module docstring, so the KD-tree never changes a result. Progress (in
+    points) goes to the reporter installed with :func:`reporting`.
+
+    Examples
+    --------
+    >>> a, b = np.array([[0.0, 0.0], [10.0, 0.0]]), np.array([[10.0, 0.0], [10.0, 10.0]])
+    >>> d, xy = nearest_segments(np.array([[4.0, 3.0]]), np.array([0]), a, b, np.array([0, 0]), 1, closest=True)
+    >>> d.tolist(), xy.tolist()
+    ([3.0], [[4.0, 0.0]])
     """
+    points = np.asarray(points, dtype=float)
     n = len(points)
     distance = np.full(n, np.inf)
     nearest_xy = np.array(points, dtype=float, copy=True) if closest else None
     if n == 0 or len(a) == 0:
         return distance, nearest_xy
-    t_start, t_count = group_starts(target_owner, n_groups)
-    per_point = t_count[point_owner]
-    ax, ay = np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
-    dx, dy = np.ascontiguousarray(b[:, 0] - a[:, 0]), np.ascontiguousarray(b[:, 1] - a[:, 1])
-    len2 = dx * dx + dy * dy
-    inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
-    px_all, py_all = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
-    done = 0
-    bounds = np.concatenate([[0], np.cumsum(per_point)])
-    while done < n:
-        stop = max(int(np.searchsorted(bounds, bounds[done] + CHUNK, side="right")) - 1, done + 1)
-        counts = per_point[done:stop]
-        total = int(counts.sum())
-        if total:
-            first_col = np.repeat(t_start[point_owner[done:stop]] - (np.cumsum(counts) - counts), counts)
-            cols = first_col + np.arange(total)
-            # Closest point a + t (b - a), t clamped to [0, 1]; squared distance to it.
-            ex = np.repeat(px_all[done:stop], counts) - ax[cols]
-            ey = np.repeat(py_all[done:stop], counts) - ay[cols]
-            cx, cy = dx[cols], dy[cols]
-            t = np.clip((ex * cx + ey * cy) * inv_len2[cols], 0.0, 1.0)
-            ex -= t * cx
-            ey -= t * cy
-            d = ex * ex + ey * ey
-            has = np.flatnonzero(counts > 0)
-            starts = (np.cumsum(counts) - counts)[has]
-            best = np.minimum.reduceat(d, starts)
-            distance[done + has] = np.sqrt(best)
-            if closest:
-                local = np.repeat(np.arange(has.size), counts[has])
-                hit = np.flatnonzero(d == best[local])
-                first = hit[np.flatnonzero(np.diff(local[hit], prepend=-1) != 0)]
-                c = cols[first]
-                nearest_xy[done + has, 0] = ax[c] + t[first] * dx[c]
-                nearest_xy[done + has, 1] = ay[c] + t[first] * dy[c]
-        done = stop
+    segments = _Segments(np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(target_owner))
+    t_start, t_count = group_starts(segments.owner, n_groups)
+    small = t_count <= small_group
+    exhaustive = np.flatnonzero((t_count[point_owner] > 0) & small[point_owner])
+    queried = np.flatnonzero(~small[point_owner])
+    total = exhaustive.size + queried.size
+
+    def store(which, d2, segment, t, done):
+        distance[which] = np.sqrt(d2)
+        if closest:
+            nearest_xy[which, 0] = segments.ax[segment] + t * segments.dx[segment]
+            nearest_xy[which, 1] = segments.ay[segment] + t * segments.dy[segment]
+        _report(done, total)
+
+    # Points of groups with as many segments side by side: little padding in each batch.
+    exhaustive = exhaustive[np.argsort(t_count[point_owner[exhaustive]], kind="stable")]
+    rows = max(1, CHUNK // max(small_group, 1))
+    for start in range(0, exhaustive.size, rows):
+        which = exhaustive[start:start + rows]
+        owner = point_owner[which]
+        segment = t_start[owner, None] + np.arange(t_count[owner[-1]])  # the largest group of the batch
+        valid = segment < (t_start + t_count)[owner, None]
+        store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
+              start + len(which))
+    if queried.size:
+        reps, rep_segment, half_step = segments.representatives(n_groups)
+        large = ~small[segments.owner[rep_segment]]
+        reps, rep_segment = reps[large], rep_segment[large]
+        index = _SeparatedTree(reps, segments.owner[rep_segment], points[queried], point_owner[queried], n_groups)
+        for start in range(0, queried.size, QUERY_POINTS):
+            part = slice(start, start + QUERY_POINTS)
+            which = queried[part]
+            store(which, *index.nearest(part, points[which], point_owner[which], segments, rep_segment,
+                                        half_step[point_owner[which]], first_k),
+                  exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
+
+
+class _Segments:
+    """Segments ``a→b`` with their group, in the arrays the clamped projection needs."""
+
+    def __init__(self, a, b, owner):
+        self.owner = owner
+        self.ax, self.ay = np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
+        self.dx, self.dy = np.ascontiguousarray(b[:, 0] - a[:, 0]), np.ascontiguousarray(b[:, 1] - a[:, 1])
+        len2 = self.dx * self.dx + self.dy * self.dy
+        self.length = np.sqrt(len2)
+        self.inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+
+    def squared_distance(self, px, py, segment):
+        """Squared distance and clamped parameter ``t`` of points ``(px, py)`` to ``segment`` (broadcast)."""
+        ex, ey = px - self.ax[segment], py - self.ay[segment]
+        cx, cy = self.dx[segment], self.dy[segment]
+        t = np.clip((ex * cx + ey * cy) * self.inv_len2[segment], 0.0, 1.0)
+        ex -= t * cx
+        ey -= t * cy
+        return ex * ex + ey * ey, t
+
+    def best_of(self, points, segment, valid):
+        """Nearest of the candidate ``segment`` matrix (one row per point, ``valid`` marks real ones).
+
+        Returns the squared distance, the segment (the first in order on ties) and its ``t``.
+        """
+        d2, t = self.squared_distance(points[:, 0, None], points[:, 1, None], segment)
+        d2[~valid] = np.inf
+        best = d2.min(axis=1)
+        tied = d2 == best[:, None]
+        first = np.where(tied, segment, np.iinfo(np.int64).max).min(axis=1)
+        column = np.argmax(tied & (segment == first[:, None]), axis=1)
+        return best, first, t[np.arange(len(points)), column]
+
+    def representatives(self, n_groups):
+        """Points along every segment, the segment of each, and half the largest step of each group.
+
+        A segment of length ``L`` gets ``ceil(L / h) + 1`` evenly spaced points, ``h`` the mean
+        positive segment length of its group; a zero-length segment gets one.
+        """
+        positive = self.length > 0
+        total = np.bincount(self.owner, weights=self.length, minlength=n_groups)
+        count = np.bincount(self.owner[positive], minlength=n_groups)
+        mean = np.divide(total, count, out=np.ones(n_groups), where=count > 0)
+        steps = np.where(positive, np.ceil(self.length / mean[self.owner]), 0).astype(np.int64)
+        half_step = grouped_reduce(np.maximum, np.divide(self.length, 2 * np.maximum(steps, 1)), self.owner,
+                                   n_groups, 0.0)
+        segment = np.repeat(np.arange(len(steps)), steps + 1)
+        k = np.arange(segment.size) - np.repeat(np.cumsum(steps + 1) - (steps + 1), steps + 1)
+        f = k / np.maximum(steps, 1)[segment]
+        reps = np.column_stack([self.ax[segment] + f * self.dx[segment], self.ay[segment] + f * self.dy[segment]])
+        return reps, segment, half_step
+
+
+class _SeparatedTree:
+    """One KD-tree of the representatives of all groups, each group moved to its own grid cell.
+
+    Cells are wider than any distance a query needs, so a query never reaches another
+    group; the KD-tree only proposes candidates, whose distances are then computed exactly.
+    """
+
+    def __init__(self, reps, rep_owner, queries, query_owner, n_groups):
+        low = np.minimum(grouped_reduce(np.minimum, reps, rep_owner, n_groups, np.inf),
+                         grouped_reduce(np.minimum, queries, query_owner, n_groups, np.inf))
+        high = np.maximum(grouped_reduce(np.maximum, reps, rep_owner, n_groups, -np.inf),
+                          grouped_reduce(np.maximum, queries, query_owner, n_groups, -np.inf))
+        extent = float(np.max(np.where(np.isfinite(high - low), high - low, 0.0)))
+        # Within a group every distance is below sqrt(2) extent and a query needs at most
+        # twice that; another group's cell is at least 3 extent + 4 away.
+        self.reach = 3.0 * extent + 2.0
+        cell = 4.0 * extent + 4.0
+        columns = int(np.ceil(np.sqrt(n_groups)))
+        offset = np.column_stack([np.arange(n_groups) % columns, np.arange(n_groups) // columns]) * cell
+        offset = offset - np.where(np.isfinite(low), low, 0.0)
+        self.tree = cKDTree(reps + offset[rep_owner])
+        self.moved = queries + offset[query_owner]
+        self.size = len(reps)
+        # Rounding of the moved coordinates, bounded generously.
+        self.margin = 8.0 * float(np.spacing(max(float(np.max(np.abs(self.moved), initial=1.0)),
+                                                 float(np.max(np.abs(self.tree.data), initial=1.0)))))
+
+    def nearest(self, rows, points, owner, segments, rep_segment, half_step, first_k):
+        """Exact squared distance, first nearest segment and its ``t`` for the queries ``rows``."""
+        moved = self.moved[rows]
+        q = len(points)
+        best_d2, best_segment, best_t = np.full(q, np.inf), np.zeros(q, dtype=np.int64), np.zeros(q)
+        pending, k = np.arange(q), first_k
+        while pending.size:
+            k = min(k, self.size)
+            parts = np.array_split(pending, min(pending.size, -(-pending.size * k // CHUNK)))
+            pending = np.concatenate([part[self._refine(part, k, moved, points, owner, segments, rep_segment,
+                                                        half_step, best_d2, best_segment, best_t)]
+                                      for part in parts])
+            if k == self.size:
+                break
+            k *= 4
+        return best_d2, best_segment, best_t
+
+    def _refine(self, part, k, moved, points, owner, segments, rep_segment, half_step, best_d2, best_segment,
+                best_t):
+        found, rep = self.tree.query(moved[part], k=k, distance_upper_bound=self.reach)
+        found, rep = found.reshape(len(part), k), rep.reshape(len(part), k)
+        valid = rep < self.size
+        segment = rep_segment[np.minimum(rep, self.size - 1)]
+        valid &= segments.owner[segment] == owner[part, None]
+        row_best, best_segment[part], best_t[part] = segments.best_of(points[part], segment, valid)
+        best_d2[part] = row_best
+        # More representatives may matter while the k-th is still within U + h / 2.
+        return valid[:, -1] & (found[:, -1] <= np.sqrt(row_best) + half_step[part] + self.margin)
+
+
+@contextlib.contextmanager
+def reporting(callback):
+    """Context manager: long kernels inside the block call ``callback(done, total)``.
+
+    ``done`` and ``total`` count the query points of the current kernel call.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with reporting(lambda done, total: seen.append((done, total))):
+    ...     _ = nearest_points(np.zeros((3, 2)), np.zeros(3, dtype=int), np.ones((1, 2)), np.zeros(1, dtype=int), 1)
+    >>> seen
+    [(3, 3)]
+    """
+    token = _REPORTER.set(callback)
+    try:
+        yield
+    finally:
+        _REPORTER.reset(token)
+
+
+def _report(done, total):
+    callback = _REPORTER.get()
+    if callback is not None:
+        callback(done, total)
 
 
 def nearest_points(points, point_owner, targets, target_owner, n_groups):
     """Distance from each point to the nearest target point of its group (``inf`` if none).
 
-    All groups go into one KD-tree: each group is moved to its own place along x, further
-    from every other group than any distance within a group, so a query never reaches
-    another group. Costs ``O(n log n)`` instead of the ``O(n m)`` of :func:`nearest_segments`.
+    The targets are zero-length segments of :func:`nearest_segments`, all searched in the
+    KD-tree (one representative each, so two candidates settle almost every query):
+    ``O(n log m)``, exact.
     """
-    distance = np.full(len(points), np.inf)
-    if len(points) == 0 or len(targets) == 0:
-        return distance
-    low = np.minimum(grouped_reduce(np.minimum, points, point_owner, n_groups, np.inf),
-                     grouped_reduce(np.minimum, targets, target_owner, n_groups, np.inf))
-    high = np.maximum(grouped_reduce(np.maximum, points, point_owner, n_groups, -np.inf),
-                      grouped_reduce(np.maximum, targets, target_owner, n_groups, -np.inf))
-    extent = float(np.max(np.where(np.isfinite(high - low), high - low, 0.0)))
-    reach = 2.0 * extent + 1.0
-    shift = np.zeros((n_groups, 2))
-    shift[:, 0] = np.arange(n_groups) * (2.0 * reach + 1.0)
-    move = lambda xy, own: xy - low[own] + shift[own]  # noqa: E731
-    tree = cKDTree(move(targets, target_owner))
-    found, _ = tree.query(move(points, point_owner), k=1, distance_upper_bound=reach)
-    return found
+    return nearest_segments(points, point_owner, targets, targets, target_owner, n_groups, small_group=0,
+                            first_k=2)[0]
 
 
 def grouped_quantile(values, owner, n_groups, q):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .card import FAMILY_TABLE, PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
 from .card_validation import check_card
+from .confinement import inside_model_folder
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
@@ -175,9 +176,17 @@ _COMPANIONS = {family.name: family for family in FAMILY_TABLE if family.companio
 
 
 def _companion_path(card, path):
-    """The second ONNX file of ``card``'s family, beside ``path``."""
-    name = getattr(card, _COMPANIONS[card.family].companion.removeprefix("polytopo."))
-    return os.path.join(os.path.dirname(os.path.abspath(path)), name)
+    """The second ONNX file of ``card``'s family, confined to the folder of ``path``."""
+    key = _COMPANIONS[card.family].companion
+    name = getattr(card, key.removeprefix("polytopo."))
+    companion = inside_model_folder(path, name)
+    if companion is None:
+        raise ModelCardError(
+            f"Expected {key} of {path} to name a file inside the model's folder "
+            f"{os.path.dirname(os.path.abspath(path))} but got {name!r}; put the second ONNX file beside "
+            "the first and give its name relative to it, e.g. \"decoder.onnx\"."
+        )
+    return companion
 
 
 def _companion_io(card, path, session):

@@ -1,4 +1,4 @@
-"""Read and write the ``metadata_props`` of an ONNX file without the onnx package.
+"""Read and write the ``metadata_props`` of an ONNX file, list its external data, without the onnx package.
 
 An ONNX file is one protobuf ``ModelProto`` message. Its ``metadata_props``
 (field 14) is a repeated ``StringStringEntryProto`` with ``key`` (field 1) and
@@ -7,7 +7,8 @@ merges repeated fields, so the card can be read by walking the top-level
 fields (skipping the graph by seeking over it) and written by copying every
 other field unchanged and appending the new entries. This keeps the runtime
 free of the ``onnx`` package (only onnxruntime is a runtime dependency) and
-never loads the weights into memory.
+never loads the weights into memory. The same walk, one level deeper, finds the tensors
+whose data lives in other files (``external_data`` ``location``) without reading weights.
 """
 
 import os
@@ -17,7 +18,7 @@ from ..evaluator.errors import EvaluatorError
 from ..evaluator.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
 from .errors import ModelFileError, OutputError
 
-__all__ = ["read_metadata_props", "write_metadata_props"]
+__all__ = ["external_data_locations", "read_metadata_props", "write_metadata_props"]
 
 _FIELD_GRAPH = 7
 _FIELD_METADATA_PROPS = 14
@@ -26,6 +27,18 @@ _WIRE_FIXED64 = 1
 _WIRE_LENGTH_DELIMITED = 2
 _WIRE_FIXED32 = 5
 _COPY_CHUNK_BYTES = 1 << 22
+# Message fields (onnx.proto numbering) on every path from the model to a TensorProto.
+_TENSOR_HOLDERS = {
+    "model": {7: "graph", 20: "training", 25: "function"},
+    "training": {1: "graph", 2: "graph"},
+    "function": {7: "node"},
+    "graph": {1: "node", 5: "tensor", 15: "sparse"},
+    "node": {5: "attribute"},
+    "attribute": {5: "tensor", 6: "graph", 10: "tensor", 11: "graph", 22: "sparse", 23: "sparse"},
+    "sparse": {1: "tensor", 2: "tensor"},
+}
+_TENSOR_NAME = 8
+_TENSOR_EXTERNAL_DATA = 13
 
 
 def _read_varint(stream, path):
@@ -83,10 +96,14 @@ def _parse_entry(payload, path):
     return key, value
 
 
-def _top_level_fields(stream, path):
-    """Yield (field_number, start_offset, end_offset, payload_offset) of each field."""
+def _fields(stream, path, stop=None):
+    """Yield (field_number, wire_type, start_offset, end_offset, payload_offset) of each field.
+
+    Reads from the stream's position up to ``stop`` (the end of the file by default).
+    """
     size = os.fstat(stream.fileno()).st_size
-    while True:
+    stop = size if stop is None else stop
+    while stream.tell() < stop:
         start = stream.tell()
         tag = _read_varint(stream, path)
         if tag is None:
@@ -113,9 +130,9 @@ def _top_level_fields(stream, path):
         else:
             _corrupt(path, f"wire type {wire} appears at byte {start}")
         end = stream.tell()
-        if end > size:
-            _corrupt(path, f"field {field} runs past the end of the file ({end} > {size} bytes)")
-        yield field, start, end, payload
+        if end > stop:
+            _corrupt(path, f"field {field} runs past the end of its message ({end} > {stop} bytes)")
+        yield field, wire, start, end, payload
 
 
 def _open_model(path):
@@ -156,7 +173,7 @@ def read_metadata_props(path):
     props = {}
     saw_graph = False
     with _open_model(path) as stream:
-        for field, _start, end, payload in _top_level_fields(stream, path):
+        for field, _wire, _start, end, payload in _fields(stream, path):
             if field == _FIELD_GRAPH:
                 saw_graph = True
             elif field == _FIELD_METADATA_PROPS:
@@ -167,6 +184,58 @@ def read_metadata_props(path):
     if not saw_graph:
         _corrupt(path, "it has no graph (field 7)")
     return props
+
+
+def external_data_locations(path):
+    """List the tensors of an ONNX file whose data is stored in other files.
+
+    Every tensor is visited: graph initializers, sparse initializers, constants in node
+    attributes, subgraphs (``If``, ``Loop``, ``Scan``), functions and training graphs.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ONNX model file.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(tensor name, location)`` in file order; the location is as written in the file
+        (onnxruntime reads it relative to the model's folder).
+
+    Raises
+    ------
+    ModelFileError
+        The file is missing or is not a protobuf message.
+
+    Notes
+    -----
+    Weights stored in the file are skipped with seeks, never read.
+    """
+    found = []
+    with _open_model(path) as stream:
+        pending = [("model", 0, None)]
+        while pending:
+            kind, start, stop = pending.pop()
+            stream.seek(start)
+            name, locations = "", []
+            for field, wire, _start, end, payload in _fields(stream, path, stop):
+                if wire != _WIRE_LENGTH_DELIMITED:
+                    continue
+                if kind == "tensor" and field in (_TENSOR_NAME, _TENSOR_EXTERNAL_DATA):
+                    stream.seek(payload)
+                    data = stream.read(end - payload)
+                    if field == _TENSOR_NAME:
+                        name = data.decode("utf-8", errors="replace")
+                    else:
+                        key, value = _parse_entry(data, path)
+                        if key == "location":
+                            locations.append(value)
+                    stream.seek(end)
+                elif field in _TENSOR_HOLDERS.get(kind, {}):
+                    pending.append((_TENSOR_HOLDERS[kind][field], payload, end))
+            found.extend((start, name, location) for location in locations)
+    return [(name, location) for _start, name, location in sorted(found, key=lambda item: item[0])]
 
 
 def _encode_varint(value):
@@ -243,10 +312,10 @@ def write_metadata_props(path, props, out_path=None, *, overwrite=False, inputs=
         raise OutputError(str(exc)) from None
     clean_stale_partials(folder)
     with _open_model(path) as stream:
-        fields = list(_top_level_fields(stream, path))
+        fields = list(_fields(stream, path))
         if not any(field == _FIELD_GRAPH for field, *_rest in fields):
             _corrupt(path, "it has no graph (field 7)")
-        spans = [(start, end) for field, start, end, _payload in fields if field != _FIELD_METADATA_PROPS]
+        spans = [(start, end) for field, _wire, start, end, _payload in fields if field != _FIELD_METADATA_PROPS]
         tmp_path = os.path.join(folder, partial_name(os.path.basename(out_path)))
         try:
             with open(tmp_path, "xb") as out:

@@ -14,13 +14,16 @@ import os
 from dataclasses import dataclass
 
 from .card_validation import signature_from_session
+from .confinement import inside_model_folder
 from .errors import ModelFileError, ProviderError
+from .onnx_metadata import external_data_locations
 
 __all__ = [
     "PROVIDER_CHOICES",
     "ModelSession",
     "ProviderReport",
     "SessionParams",
+    "check_external_data",
     "choose_providers",
     "import_onnxruntime",
     "open_session",
@@ -204,6 +207,31 @@ class ModelSession:
         return self._session.run(list(output_names), feeds)
 
 
+def check_external_data(path):
+    """Refuse a model whose tensors read data from outside the model's folder.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ONNX model file.
+
+    Raises
+    ------
+    ModelFileError
+        A tensor's external-data location is absolute, climbs out of the folder with ``..``
+        or is a symbolic link to a file outside it (see :mod:`.confinement`).
+    """
+    for name, location in external_data_locations(path):
+        if inside_model_folder(path, location) is None:
+            folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+            raise ModelFileError(
+                f"Expected the external data of tensor {name!r} in {os.fspath(path)} to be a file inside the "
+                f"model's folder {folder} but its location is {location!r}; a model may only read weights stored "
+                "beside it. Move the data file into that folder and give its location relative to the model "
+                "(or embed the weights in the ONNX file)."
+            )
+
+
 def open_session(path, params=SessionParams()):
     """Create a :class:`ModelSession` for the ONNX file ``path``.
 
@@ -219,7 +247,8 @@ def open_session(path, params=SessionParams()):
     Raises
     ------
     ModelFileError
-        The file is missing or onnxruntime cannot load it.
+        The file is missing, onnxruntime cannot load it, or its external data lies outside
+        its folder (checked before onnxruntime reads anything, :func:`check_external_data`).
     ProviderError
         ``cuda`` was requested and cannot be used.
     """
@@ -227,6 +256,7 @@ def open_session(path, params=SessionParams()):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ModelFileError(f"Expected an ONNX model file at {path} but there is no such file; check the path.")
+    check_external_data(path)
     providers, reason = choose_providers(params.provider, ort.get_available_providers(), params.use_tensorrt)
     options = ort.SessionOptions()
     options.intra_op_num_threads = params.intra_op_threads

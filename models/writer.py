@@ -90,6 +90,7 @@ class VectorWriter:
         self.count = 0
         self._dataset = None
         self._layer = None
+        self._folder = None
         self._tmp = None
         self._tmp_dir = None
 

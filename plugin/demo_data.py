@@ -94,8 +94,9 @@ def _cached(cache_dir):
 
 
 def _download_wheel(folder, python):
+    # --only-binary: a wheel is only unpacked, never built, so no code of the package runs here
     command = [python, "-m", "pip", "download", "--no-deps", "--no-input", "--disable-pip-version-check",
-               "--progress-bar", "off", SOLARIS_REQUIREMENT, "-d", str(folder)]
+               "--only-binary", ":all:", "--progress-bar", "off", SOLARIS_REQUIREMENT, "-d", str(folder)]
     how_to_fix = (f"check that this machine reaches PyPI (pypi.org, files.pythonhosted.org), that {python} has "
                   "pip older than 24.1 (Debian 12: apt-get install python3-pip), then run ./scripts/demo again")
     try:

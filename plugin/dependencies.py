@@ -4,9 +4,12 @@ QGIS runs plugins on its own Python interpreter, which may lack shapely 2,
 onnxruntime or SciPy. The plugin must still load then: :func:`check_dependencies`
 imports each requirement and reports what is missing, the plugin shows that
 report (message bar in QGIS desktop, message log in ``qgis_process``), and
-:func:`install_missing` pip-installs the pinned versions into a folder of the
-plugin's own, keyed by Python version and platform (``.deps/py311-linux-x86_64``),
-which :func:`activate_folder` puts first on ``sys.path``.
+:func:`install_missing` pip-installs the pinned versions, checked against the SHA-256 of
+their published wheels (:mod:`.wheel_hashes`), into a folder of the plugin's own, keyed by
+Python version and platform (``.deps/py311-linux-x86_64``), which :func:`activate_folder`
+appends to ``sys.path``: it only supplies what QGIS's Python lacks and never shadows the
+standard library or QGIS's own packages, so a package of the wrong version elsewhere on
+the path has to be fixed there.
 
 Nothing here imports the packages it checks at module level, so importing this
 module never fails. Every function takes its import, subprocess and platform
@@ -20,8 +23,11 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from .wheel_hashes import WHEEL_HASHES
 
 __all__ = [
     "DEPS_FOLDER_NAME",
@@ -30,6 +36,7 @@ __all__ = [
     "DependencyReport",
     "DependencyStatus",
     "InstallOutcome",
+    "PYPI_INDEX",
     "Requirement",
     "activate_folder",
     "check_dependencies",
@@ -37,8 +44,10 @@ __all__ = [
     "find_python",
     "install_command",
     "install_missing",
+    "pip_environment",
     "platform_key",
     "require_for_processing",
+    "write_requirements",
 ]
 
 #: The plugin folder (the folder holding ``metadata.txt``).
@@ -46,6 +55,9 @@ PLUGIN_DIR = Path(__file__).resolve().parent.parent
 
 #: Folder under :data:`PLUGIN_DIR` that holds the installed packages.
 DEPS_FOLDER_NAME = ".deps"
+
+#: The only index the installer asks (the hashes are those of its wheels).
+PYPI_INDEX = "https://pypi.org/simple"
 
 _PIP_TIMEOUT_S = 1800
 _PROBE_TIMEOUT_S = 30
@@ -70,10 +82,6 @@ class Requirement:
         What :func:`install_missing` asks pip for (``shapely==2.1.2``).
     alternatives : tuple of str
         Other distributions that provide the same module (``onnxruntime-gpu``).
-    installable : bool
-        Whether a plugin-local copy can fix a wrong version. False for NumPy:
-        QGIS and its GDAL bindings load their own NumPy before any plugin, and
-        two NumPy builds cannot live in one process.
     """
 
     name: str
@@ -82,7 +90,6 @@ class Requirement:
     below: object
     pin: str
     alternatives: tuple = ()
-    installable: bool = True
 
     def describe(self):
         """Return the accepted range as text, e.g. ``'shapely>=2.0,<3'``."""
@@ -95,7 +102,7 @@ class Requirement:
 #: What the plugin imports, with the versions tested with PolyTopo (keep the
 #: pins equal to requirements.txt; SciPy comes from the distribution there).
 REQUIREMENTS = (
-    Requirement("numpy", "numpy", (1, 24), (2,), "numpy==1.24.2", installable=False),
+    Requirement("numpy", "numpy", (1, 24), (2,), "numpy==1.24.2"),
     Requirement("shapely", "shapely", (2, 0), (3,), "shapely==2.1.2"),
     Requirement("scipy", "scipy", (1, 10), None, "scipy==1.10.1"),
     Requirement("onnxruntime", "onnxruntime", (1, 16), None, "onnxruntime==1.20.1",
@@ -114,11 +121,15 @@ class DependencyStatus:
         The version found; None when the module does not import.
     problem : str or None
         Why it is not usable (not installed, too old, import error); None when it is.
+    absent : bool
+        The module is not on the path at all, so the plugin-local folder (after every
+        other entry of the path) can supply it.
     """
 
     requirement: Requirement
     version: object
     problem: object
+    absent: bool = False
 
     @property
     def ok(self):
@@ -153,13 +164,13 @@ class DependencyReport:
 
     @property
     def installable(self):
-        """The requirements a plugin-local install can fix.
+        """The requirements a plugin-local install can fix: those absent from the path.
 
-        NumPy counts only when it is absent altogether (then nothing loaded a
-        NumPy yet); a NumPy of the wrong version must be fixed in QGIS's Python.
+        The plugin-local folder comes after every other entry of ``sys.path``, so a
+        package of the wrong version, or one that fails to import, is found first and
+        must be fixed in QGIS's Python (for NumPy also because QGIS's GDAL loads it).
         """
-        return tuple(status.requirement for status in self.missing
-                     if status.requirement.installable or status.version is None)
+        return tuple(status.requirement for status in self.missing if status.absent)
 
     def missing_names(self):
         """Return the names of the unmet requirements, for short messages."""
@@ -178,9 +189,11 @@ class DependencyReport:
                          f"'pip install --target {self.folder} {pins}'.")
         fixed_elsewhere = [status for status in self.missing if status.requirement not in self.installable]
         for status in fixed_elsewhere:
-            lines.append(f"{status.requirement.name} {status.version} is loaded by QGIS itself; install "
-                         f"{status.requirement.describe()} into QGIS's Python (OSGeo4W setup on Windows, "
-                         "the distribution's package elsewhere) and restart QGIS.")
+            found = status.version if status.version is not None else "that fails to import"
+            lines.append(f"{status.requirement.name} {found} is on QGIS's Python path, where PolyTopo's own "
+                         "folder cannot take precedence (it comes last, so it never shadows the standard library "
+                         f"or QGIS's packages); install {status.requirement.describe()} into QGIS's Python "
+                         "(OSGeo4W setup on Windows, the distribution's package or pip elsewhere) and restart QGIS.")
         return "\n".join(lines)
 
 
@@ -278,7 +291,10 @@ def deps_folder(plugin_dir=PLUGIN_DIR, key=None):
 
 
 def activate_folder(folder, path=None):
-    """Put ``folder`` first on the module search path, once, when it exists.
+    """Append ``folder`` to the module search path, once, when it exists.
+
+    Appended, not prepended: nothing in the folder can shadow the standard library or a
+    package QGIS's Python already has.
 
     Parameters
     ----------
@@ -295,9 +311,8 @@ def activate_folder(folder, path=None):
     folder = os.fspath(folder)
     if not os.path.isdir(folder):
         return False
-    if folder in path:
-        path.remove(folder)
-    path.insert(0, folder)
+    if folder not in path:
+        path.append(folder)
     importlib.invalidate_caches()
     return True
 
@@ -307,9 +322,9 @@ def _status(requirement, import_module):
         module = import_module(requirement.module)
     except ImportError as exc:
         provided_by = " or ".join((requirement.name, *requirement.alternatives))
-        detail = "not installed" if isinstance(exc, ModuleNotFoundError) and exc.name == requirement.module \
-            else f"fails to import ({exc})"
-        return DependencyStatus(requirement, None, f"{detail}; provided by {provided_by}")
+        absent = isinstance(exc, ModuleNotFoundError) and exc.name == requirement.module
+        detail = "not installed" if absent else f"fails to import ({exc})"
+        return DependencyStatus(requirement, None, f"{detail}; provided by {provided_by}", absent)
     version = str(getattr(module, "__version__", "unknown"))
     found = _version_tuple(version)
     if not found:
@@ -446,21 +461,46 @@ def find_python(executable=None, prefixes=None, version_info=None, run=subproces
     return None
 
 
-def install_command(python, folder, pins):
-    """Return the pip command that installs ``pins`` into ``folder``.
+def install_command(python, folder, requirements_file):
+    """Return the pip command that installs the pins of ``requirements_file`` into ``folder``.
 
-    ``--no-deps`` keeps pip from copying NumPy (a dependency of every pin)
-    into the folder, where it would shadow the NumPy QGIS's GDAL was built
-    with; shapely, SciPy and onnxruntime import with NumPy alone.
-    ``--only-binary`` avoids compiling anything on the user's machine.
+    ``--isolated`` makes pip ignore the user's configuration and ``PIP_*`` variables
+    (:func:`pip_environment` also points ``PIP_CONFIG_FILE`` at the null device), so the
+    index is PyPI's; ``--require-hashes`` accepts only the published wheels
+    (:func:`write_requirements`). ``--no-deps`` keeps pip from copying NumPy (a
+    dependency of every pin) into the folder; shapely, SciPy and onnxruntime import with
+    NumPy alone. ``--only-binary`` avoids compiling anything on the user's machine.
 
     Examples
     --------
-    >>> install_command("python3", "/x", ["shapely==2.1.2"])[:4]
-    ['python3', '-m', 'pip', 'install']
+    >>> install_command("python3", "/x", "/t/requirements.txt")[:5]
+    ['python3', '-m', 'pip', 'install', '--isolated']
     """
-    return [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-            "--upgrade", "--no-deps", "--only-binary=:all:", "--target", os.fspath(folder), *pins]
+    return [python, "-m", "pip", "install", "--isolated", "--disable-pip-version-check", "--no-input",
+            "--index-url", PYPI_INDEX, "--upgrade", "--no-deps", "--only-binary=:all:", "--require-hashes",
+            "--target", os.fspath(folder), "-r", os.fspath(requirements_file)]
+
+
+def write_requirements(folder, pins):
+    """Write ``pins`` with the hashes of their wheels as ``folder/requirements.txt``; returns its path.
+
+    Raises
+    ------
+    KeyError
+        A pin has no entry in :data:`.wheel_hashes.WHEEL_HASHES`.
+    """
+    lines = [" ".join([pin, *(f"--hash=sha256:{digest}" for digest in WHEEL_HASHES[pin])]) for pin in pins]
+    path = Path(folder) / "requirements.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def pip_environment(environ=None):
+    """The environment pip runs in: ours without ``PIP_*`` variables, configuration files off."""
+    environ = os.environ if environ is None else environ
+    clean = {key: value for key, value in environ.items() if not key.upper().startswith("PIP_")}
+    clean["PIP_CONFIG_FILE"] = os.devnull
+    return clean
 
 
 def install_missing(report, python=None, run=subprocess.run, find=find_python):
@@ -492,11 +532,13 @@ def install_missing(report, python=None, run=subprocess.run, find=find_python):
             f"Expected a Python {sys.version_info[0]}.{sys.version_info[1]} interpreter next to QGIS "
             f"(sys.executable is {sys.executable!r}) but found none; install the packages by hand with "
             f"'python -m pip install --target {report.folder} {' '.join(pins)}'."))
-    command = install_command(python, report.folder, pins)
     report.folder.mkdir(parents=True, exist_ok=True)
-    try:
-        result = run(command, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return InstallOutcome(False, tuple(command), report.folder, f"pip could not run: {exc}")
+    with tempfile.TemporaryDirectory(prefix="polytopo-pip-") as private:
+        command = install_command(python, report.folder, write_requirements(private, pins))
+        try:
+            result = run(command, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, check=False,
+                         env=pip_environment())
+        except (OSError, subprocess.SubprocessError) as exc:
+            return InstallOutcome(False, tuple(command), report.folder, f"pip could not run: {exc}")
     output = (result.stdout or "") + (result.stderr or "")
     return InstallOutcome(result.returncode == 0, tuple(command), report.folder, output[-_OUTPUT_TAIL_CHARS:])

@@ -8,8 +8,9 @@
     python -m polytopo.models.training list                the model names and recipes
 
 Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
-``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a
-``polytopo-training`` folder in the system's temporary directory),
+``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
+private folder, mode 0700, ``polytopo-training-*`` in the system's temporary
+directory, made for each run and named in the log),
 ``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own).
 Training needs PyTorch (a development dependency) and the shared data folder
 (``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
@@ -28,12 +29,20 @@ from ..errors import ModelsError
 from .recipes import RECIPES, recipe
 from .shared_data import find_shared_data
 
-__all__ = ["DEFAULT_README", "DEFAULT_WORK_DIR", "DEFAULT_ZOO_DIR", "build_parser", "main", "run"]
+__all__ = ["DEFAULT_README", "DEFAULT_ZOO_DIR", "build_parser", "main", "private_work_dir", "run"]
 
 _MODELS_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_ZOO_DIR = _MODELS_DIR / "zoo"
 DEFAULT_README = _MODELS_DIR / "README.md"
-DEFAULT_WORK_DIR = Path(tempfile.gettempdir()) / "polytopo-training"
+
+
+def private_work_dir():
+    """A new folder only this user can enter (``mkdtemp``, mode 0700) for one run's files.
+
+    A fixed name in the shared temporary directory would let another user plant
+    checkpoints or mosaics there before the run.
+    """
+    return Path(tempfile.mkdtemp(prefix="polytopo-training-"))
 
 
 def build_parser():
@@ -44,7 +53,8 @@ def build_parser():
     )
     parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | list | NAME [NAME ...]")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch and onnxruntime (default 2)")
-    parser.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR, help="folder for intermediate files")
+    parser.add_argument("--work-dir", type=Path, default=None,
+                        help="folder for intermediate files (default: a new private temporary folder)")
     parser.add_argument("--zoo-dir", type=Path, default=DEFAULT_ZOO_DIR, help="folder of the exported models")
     parser.add_argument("--readme", type=Path, default=DEFAULT_README, help="README whose tables are regenerated")
     return parser
@@ -61,6 +71,9 @@ def run(names, args, train_models=True, log=print):
     from .evaluate_zoo import evaluate_model
 
     shared = find_shared_data()
+    if args.work_dir is None:
+        args.work_dir = private_work_dir()
+        log(f"intermediate files go to {args.work_dir}")
     timings = {}
     for name in names:
         current = recipe(name)

@@ -82,7 +82,8 @@ def export_model(recipe, checkpoint, zoo_dir):
     """
     started = time.perf_counter()
     torch = require_torch()
-    info = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    # weights_only: tensors and plain values only, so a planted checkpoint cannot run code
+    info = torch.load(checkpoint, map_location="cpu", weights_only=True)
     if info.get("recipe") != recipe.name:
         raise TrainingError(f"Expected a checkpoint of {recipe.name!r} in {checkpoint} but got one of {info.get('recipe')!r}.")
     net = UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)

@@ -241,7 +241,7 @@ def train(recipe, shared, work_dir, threads=2, log=print):
             "train_seconds": round(seconds, 1),
             "final_loss": round(final_loss, 4),
             "samples": len(samples),
-            "torch_version": torch.__version__,
+            "torch_version": str(torch.__version__),  # a plain str, loadable with weights_only
         },
         path,
     )

@@ -224,3 +224,11 @@ def test_raster_iou_outside_coco_is_a_one_line_error(files, tmp_path, capsys):
     gt, pred = files()
     status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--iou", "raster")
     assert status == 2 and "raster IoU is a mode of the coco profile" in err and "Traceback" not in err
+
+
+def test_progress_bar_shows_points_inside_the_pair_metrics_phase(files, tmp_path, capsys):
+    gt, pred = files()
+    status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--no-plots", "--no-gpkg",
+                          "--bootstrap", "0")
+    assert status == 0
+    assert "pair metrics: 8/8 points" in err

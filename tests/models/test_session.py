@@ -65,5 +65,6 @@ def test_missing_and_corrupt_model_files(tmp_path):
         open_session(tmp_path / "missing.onnx")
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"\x00garbage")
-    with pytest.raises(ModelFileError, match="failed"):
+    # refused by the external-data check, which reads the file before onnxruntime does
+    with pytest.raises(ModelFileError, match="Expected an ONNX model"):
         open_session(bad, SessionParams(provider="cpu"))

@@ -5,6 +5,8 @@ installed and no network is used.
 """
 
 import json
+import os
+import re
 import subprocess
 import sys
 import types
@@ -21,8 +23,10 @@ from polytopo.plugin.dependencies import (
     find_python,
     install_command,
     install_missing,
+    pip_environment,
     platform_key,
 )
+from polytopo.plugin.wheel_hashes import WHEEL_HASHES
 
 VERSIONS = {"numpy": "1.24.2", "shapely": "2.1.2", "scipy": "1.10.1", "onnxruntime": "1.20.1"}
 
@@ -75,7 +79,10 @@ def test_too_old_shapely_is_reported(tmp_path):
     assert status.requirement.name == "shapely"
     assert status.version == "1.8.5.post1"
     assert status.problem == "version 1.8.5.post1 is older than 2.0"
-    assert [r.pin for r in report.installable] == ["shapely==2.1.2"]
+    # the plugin-local folder comes last on the path: it cannot replace a shapely found before it
+    assert report.installable == ()
+    assert "install shapely>=2.0,<3 into QGIS's Python" in report.message()
+    assert "Install button" not in report.message()
 
 
 def test_a_module_that_fails_to_import_says_why(tmp_path):
@@ -137,14 +144,24 @@ def test_deps_folder_lies_in_the_plugin_folder(tmp_path):
     assert (dependencies.PLUGIN_DIR / "metadata.txt").is_file()
 
 
-def test_activate_folder_prepends_once_and_only_when_present(tmp_path):
-    """An existing folder goes first on the path, once; a missing one is left out."""
-    path = ["/usr/lib/python3/dist-packages"]
+def test_activate_folder_appends_once_and_only_when_present(tmp_path):
+    """An existing folder goes last on the path, once; a missing one is left out."""
+    path = ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages"]
     assert activate_folder(tmp_path / "absent", path) is False
-    assert path == ["/usr/lib/python3/dist-packages"]
+    assert path == ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages"]
     assert activate_folder(tmp_path, path) is True
     assert activate_folder(tmp_path, path) is True
-    assert path == [str(tmp_path), "/usr/lib/python3/dist-packages"]
+    assert path == ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages", str(tmp_path)]
+
+
+def test_the_activated_folder_never_shadows_the_standard_library(tmp_path):
+    """A ``json.py`` dropped into the folder is not what ``import json`` finds (fresh interpreter)."""
+    (tmp_path / "json.py").write_text("raise SystemExit('shadowed')\n", encoding="utf-8")
+    code = ("import sys\nfrom polytopo.plugin.dependencies import activate_folder\n"
+            f"activate_folder({str(tmp_path)!r})\nsys.modules.pop('json', None)\nimport json\n"
+            "print(json.__file__)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert str(tmp_path) not in result.stdout
 
 
 def test_a_package_in_the_activated_folder_imports(tmp_path):
@@ -216,13 +233,27 @@ def test_find_python_finds_the_interpreter_running_the_tests():
 
 
 def test_install_command_targets_the_folder_without_dependencies():
-    """pip gets --target, --no-deps (no second NumPy) and binary wheels only."""
-    command = install_command("/usr/bin/python3.11", Path("/p/.deps/py311-linux-x86_64"), ["shapely==2.1.2"])
-    assert command[:4] == ["/usr/bin/python3.11", "-m", "pip", "install"]
+    """pip gets --target, --no-deps (no second NumPy), binary wheels only, isolated, PyPI, hashes required."""
+    command = install_command("/usr/bin/python3.11", Path("/p/.deps/py311-linux-x86_64"), "/t/requirements.txt")
+    assert command[:5] == ["/usr/bin/python3.11", "-m", "pip", "install", "--isolated"]
     assert command[command.index("--target") + 1] == str(Path("/p/.deps/py311-linux-x86_64"))
-    assert "--no-deps" in command
-    assert "--only-binary=:all:" in command
-    assert command[-1] == "shapely==2.1.2"
+    assert command[command.index("--index-url") + 1] == "https://pypi.org/simple"
+    assert {"--no-deps", "--only-binary=:all:", "--require-hashes"} <= set(command)
+    assert command[-2:] == ["-r", "/t/requirements.txt"]
+
+
+def test_every_pin_has_the_hashes_of_its_wheels():
+    """Hash-checking mode needs a hash for every pin the installer may ask for."""
+    assert sorted(WHEEL_HASHES) == sorted(r.pin for r in REQUIREMENTS)
+    for pin, digests in WHEEL_HASHES.items():
+        assert digests and len(set(digests)) == len(digests), pin
+        assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in digests), pin
+
+
+def test_pip_runs_without_the_users_pip_configuration():
+    """PIP_* variables (an index URL, a config file) never reach pip; config files are switched off."""
+    env = pip_environment({"PATH": "/bin", "PIP_INDEX_URL": "http://evil/simple", "pip_config_file": "/x.conf"})
+    assert env == {"PATH": "/bin", "PIP_CONFIG_FILE": os.devnull}
 
 
 def test_install_missing_runs_pip_into_the_folder(tmp_path):
@@ -230,23 +261,29 @@ def test_install_missing_runs_pip_into_the_folder(tmp_path):
     folder = tmp_path / ".deps" / "py311-linux-x86_64"
     versions = {k: v for k, v in VERSIONS.items() if k not in ("scipy", "onnxruntime")}
     report = check_dependencies(import_module=fake_import(versions), folder=folder)
-    commands = []
+    commands, requirements = [], []
 
     def run(command, **kwargs):
         commands.append(command)
+        requirements.append(Path(command[-1]).read_text(encoding="utf-8").splitlines())
+        assert kwargs["env"]["PIP_CONFIG_FILE"] == os.devnull
         return subprocess.CompletedProcess(command, 0, stdout="Successfully installed scipy onnxruntime", stderr="")
 
     outcome = install_missing(report, python="/usr/bin/python3.11", run=run)
     assert outcome.ok
     assert folder.is_dir()
     assert commands == [list(outcome.command)]
-    assert commands[0][-2:] == ["scipy==1.10.1", "onnxruntime==1.20.1"]
+    (lines,) = requirements
+    assert [line.split()[0] for line in lines] == ["scipy==1.10.1", "onnxruntime==1.20.1"]
+    assert lines[0].split()[1:] == [f"--hash=sha256:{digest}" for digest in WHEEL_HASHES["scipy==1.10.1"]]
+    assert not Path(commands[0][-1]).exists()  # the private requirements folder is gone afterwards
     assert outcome.output_tail == "Successfully installed scipy onnxruntime"
 
 
 def test_install_missing_reports_a_pip_failure(tmp_path):
     """A failing pip gives ok=False and the end of its error output."""
-    report = check_dependencies(import_module=fake_import({**VERSIONS, "shapely": "1.8.0"}), folder=tmp_path)
+    versions = {k: v for k, v in VERSIONS.items() if k != "shapely"}
+    report = check_dependencies(import_module=fake_import(versions), folder=tmp_path)
 
     def run(command, **kwargs):
         return subprocess.CompletedProcess(command, 1, stdout="", stderr="ERROR: No matching distribution")
@@ -258,7 +295,8 @@ def test_install_missing_reports_a_pip_failure(tmp_path):
 
 def test_install_missing_without_an_interpreter_explains_the_manual_command(tmp_path):
     """No usable interpreter: nothing runs and the message gives the command to run by hand."""
-    report = check_dependencies(import_module=fake_import({**VERSIONS, "shapely": "1.8.0"}), folder=tmp_path)
+    versions = {k: v for k, v in VERSIONS.items() if k != "shapely"}
+    report = check_dependencies(import_module=fake_import(versions), folder=tmp_path)
     outcome = install_missing(report, run=pytest.fail, find=lambda: None)
     assert not outcome.ok
     assert f"--target {tmp_path} shapely==2.1.2" in outcome.output_tail

@@ -589,7 +589,7 @@ def test_the_toolbar_action_opens_the_dock_and_unload_removes_everything(qgis_if
 def missing_scipy_report(folder):
     from polytopo.plugin.dependencies import REQUIREMENTS, DependencyReport, DependencyStatus
 
-    statuses = tuple(DependencyStatus(r, None, "not installed; provided by scipy") if r.name == "scipy"
+    statuses = tuple(DependencyStatus(r, None, "not installed; provided by scipy", absent=True) if r.name == "scipy"
                      else DependencyStatus(r, "1.0", None) for r in REQUIREMENTS)
     return DependencyReport(statuses, folder)
 

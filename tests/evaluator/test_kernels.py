@@ -1,0 +1,139 @@
+"""Nearest-segment and nearest-point kernels against a brute-force reference."""
+
+import numpy as np
+import pytest
+import shapely
+
+from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting
+
+
+def _brute_force(points, point_owner, a, b, target_owner):
+    """Every point against every segment of its group; the first segment wins ties."""
+    distance = np.full(len(points), np.inf)
+    closest = np.array(points, dtype=float, copy=True)
+    for i, (px, py) in enumerate(points):
+        mine = np.flatnonzero(target_owner == point_owner[i])
+        if not mine.size:
+            continue
+        cx, cy = b[mine, 0] - a[mine, 0], b[mine, 1] - a[mine, 1]
+        length2 = cx * cx + cy * cy
+        inverse = np.divide(1.0, length2, out=np.zeros_like(length2), where=length2 > 0)
+        ex, ey = px - a[mine, 0], py - a[mine, 1]
+        t = np.clip((ex * cx + ey * cy) * inverse, 0.0, 1.0)
+        ex, ey = ex - t * cx, ey - t * cy
+        d2 = ex * ex + ey * ey
+        j = int(np.argmin(d2))  # the first of equal minima
+        distance[i] = np.sqrt(d2[j])
+        closest[i] = (a[mine[j], 0] + t[j] * cx[j], a[mine[j], 1] + t[j] * cy[j])
+    return distance, closest
+
+
+def _scene(rng, kind):
+    """Groups of points and segments: integer grids (many ties), rings, mixed lengths, rectangles.
+
+    Group sizes straddle :data:`SMALL_GROUP`, so both the exhaustive and the KD-tree search run.
+    """
+    points, point_owner, a, b, target_owner = [], [], [], [], []
+    for group in range(int(rng.integers(1, 6))):
+        n = int(rng.integers(1, 30))
+        m = int(rng.integers(0, 25)) if rng.random() < 0.5 else int(rng.integers(SMALL_GROUP + 1, 3 * SMALL_GROUP))
+        base = rng.uniform(-500, 500, 2)
+        if kind == "grid":
+            p = rng.integers(0, 8, (n, 2)) + base
+            start, end = rng.integers(0, 8, (m, 2)) + base, rng.integers(0, 8, (m, 2)) + base
+        elif kind == "ring":
+            angle = np.sort(rng.uniform(0, 2 * np.pi, m))
+            start = np.column_stack([np.cos(angle), np.sin(angle)]) * 20 + base
+            end = np.roll(start, -1, axis=0)
+            p = rng.normal(0, 20, (n, 2)) + base
+        elif kind == "mixed":
+            start = rng.uniform(0, 50, (m, 2)) + base
+            end = start + rng.choice([0.0, 0.01, 1.0, 200.0], (m, 1)) * rng.normal(size=(m, 2))
+            p = rng.uniform(-30, 80, (n, 2)) + base
+        else:
+            x, y, w, h = rng.integers(0, 5, 4) + [0, 0, 1, 1]
+            corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float)
+            # each side cut into equal collinear pieces: ties at every shared end
+            pieces = max(1, m // 4)
+            f = np.arange(pieces)[:, None] / pieces
+            start = np.concatenate([c + f * (d - c) for c, d in zip(corners, np.roll(corners, -1, axis=0))]) + base
+            end = np.roll(start, -1, axis=0)
+            p = rng.integers(0, 20, (n, 2)) / 2.0 + base
+        points.append(p)
+        point_owner.append(np.full(n, group))
+        a.append(start.reshape(-1, 2))
+        b.append(end.reshape(-1, 2))
+        target_owner.append(np.full(len(start), group))
+    points, a, b = (np.concatenate(x).astype(float) for x in (points, a, b))
+    point_owner, target_owner = (np.concatenate(x).astype(np.int64) for x in (point_owner, target_owner))
+    return points, point_owner, a, b, target_owner, int(point_owner.max()) + 1
+
+
+@pytest.mark.parametrize("kind", ["grid", "ring", "mixed", "rectangle"])
+def test_nearest_segments_equals_brute_force_bit_for_bit(kind):
+    rng = np.random.default_rng(sum(map(ord, kind)))
+    for _ in range(15):
+        points, point_owner, a, b, target_owner, n_groups = _scene(rng, kind)
+        distance, closest = nearest_segments(points, point_owner, a, b, target_owner, n_groups, closest=True)
+        expected_distance, expected_closest = _brute_force(points, point_owner, a, b, target_owner)
+        np.testing.assert_array_equal(distance, expected_distance)
+        np.testing.assert_array_equal(closest, expected_closest)
+
+
+def test_many_points_in_groups_of_every_size_match_brute_force():
+    """More points than one exhaustive batch holds, in groups of 1 to 3 x SMALL_GROUP segments."""
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 3 * SMALL_GROUP, 60)
+    a = rng.uniform(0, 30, (int(sizes.sum()), 2))
+    b = a + rng.normal(0, 3, a.shape)
+    target_owner = np.repeat(np.arange(60), sizes)
+    point_owner = np.sort(rng.integers(0, 60, 80_000))
+    points = rng.uniform(-5, 35, (80_000, 2))
+    distance, closest = nearest_segments(points, point_owner, a, b, target_owner, 60, closest=True)
+    some = rng.choice(80_000, 1500, replace=False)
+    expected_distance, expected_closest = _brute_force(points[some], point_owner[some], a, b, target_owner)
+    np.testing.assert_array_equal(distance[some], expected_distance)
+    np.testing.assert_array_equal(closest[some], expected_closest)
+
+
+def test_nearest_segments_agrees_with_geos_on_a_dense_ring():
+    angle = np.linspace(0, 2 * np.pi, 5000, endpoint=False)
+    ring = np.column_stack([np.cos(angle), np.sin(angle)]) * (300 + 10 * np.sin(41 * angle))[:, None]
+    points = np.random.default_rng(3).uniform(-400, 400, (300, 2))
+    distance, _ = nearest_segments(points, np.zeros(300, dtype=np.int64), ring, np.roll(ring, -1, axis=0),
+                                   np.zeros(len(ring), dtype=np.int64), 1)
+    expected = shapely.distance(shapely.points(points), shapely.LinearRing(ring))
+    np.testing.assert_allclose(distance, expected, rtol=0, atol=1e-9)
+
+
+def test_groups_never_see_each_other():
+    """Two groups at the same place: each point only sees the segments of its own group."""
+    a = np.array([[0.0, 0.0], [0.0, 100.0]])
+    b = np.array([[10.0, 0.0], [10.0, 100.0]])
+    points = np.array([[5.0, 99.0], [5.0, 1.0], [5.0, 50.0]])
+    distance, _ = nearest_segments(points, np.array([0, 1, 2]), a, b, np.array([0, 1]), 3)
+    assert distance.tolist() == [99.0, 99.0, np.inf]
+
+
+def test_nearest_points_exact_with_many_far_apart_groups():
+    """Group offsets in the KD-tree never leak into the distances, even for huge extents."""
+    rng = np.random.default_rng(5)
+    n_groups = 400
+    targets = rng.uniform(0, 1, (n_groups * 3, 2)) * 1e6 + 1e7
+    target_owner = np.repeat(np.arange(n_groups), 3)
+    points = targets[::3] + 0.25
+    found = nearest_points(points, np.arange(n_groups), targets, target_owner, n_groups)
+    expected = np.min(np.linalg.norm(points[:, None, :] - targets.reshape(n_groups, 3, 2), axis=2), axis=1)
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-9)
+
+
+def test_progress_reaches_the_total():
+    seen = []
+    points = np.random.default_rng(0).uniform(0, 10, (70_000, 2))
+    ring = np.column_stack([np.cos(np.arange(100) / 16), np.sin(np.arange(100) / 16)])
+    owner = np.repeat([0, 1], 35_000)
+    a = np.concatenate([ring[:3], ring])  # group 0 small (exhaustive), group 1 large (KD-tree)
+    with reporting(lambda done, total: seen.append((done, total))):
+        nearest_segments(points, owner, a, np.roll(a, -1, axis=0), np.repeat([0, 1], [3, 100]), 2)
+    assert seen[-1] == (70_000, 70_000) and len(seen) >= 2
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
