@@ -72,7 +72,8 @@ def test_definition_15_boundary_cases(holes, expected):
 def test_a_hole_along_the_boundary_fails_topo_em(make_set):
     square = _box(0, 0, 10, 10)
     notched = (square, [_box(0, 2, 3, 5)])
-    m = evaluate(make_set([notched]), make_set([notched]), bootstrap_resamples=0).summary["metrics"]
+    with pytest.warns(UserWarning, match="1 reference polygon"):
+        m = evaluate(make_set([notched]), make_set([notched]), bootstrap_resamples=0).summary["metrics"]
     assert m["Topo-EM"] == 0.0 and m["invalid_pred"] == 1
 
 

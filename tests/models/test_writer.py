@@ -14,7 +14,7 @@ def test_the_file_is_written_inside_a_private_folder_then_moved(tmp_path):
     with VectorWriter(out, "") as writer:
         writer.write(shapely.box(0, 0, 1, 1), 1, "building", 0.9)
         folder = os.path.dirname(writer._tmp)
-        assert os.path.dirname(folder) == str(tmp_path) and ".partial-" in os.path.basename(folder)
+        assert os.path.dirname(folder) == str(tmp_path) and os.path.basename(folder).startswith(".polytopo-partial-")
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
         assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["polygons.gpkg"]
