@@ -44,7 +44,7 @@ import shapely
 from .paper import evaluate_paper, image_codes
 from .repair import occupied_region
 
-__all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_metrics", "coco_match"]
+__all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_detection", "coco_metrics", "coco_match"]
 
 AREA_RANGES_PX2 = {
     "all": (0.0, 1e10),
@@ -75,15 +75,19 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         The ``paper`` outcome whose detection metrics are pycocotools' (see the module
         docstring for the keys).
     """
+    return evaluate_paper(gt_set, pred_set, params, progress, detection=coco_detection(gt_set, pred_set))
+
+
+def coco_detection(gt_set, pred_set):
+    """:func:`coco_metrics` bound to these sets, the ``detection`` of :func:`.paper.summarize_paper`."""
     gt, pred = gt_set.instances, pred_set.instances
     _, _, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_class, pred_class = _class_codes(gt, pred)
-    detection = partial(
+    return partial(
         coco_metrics,
         gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
         pred_area=shapely.area(occupied_region([i.polygon() for i in pred])),
         gt_class=gt_class, pred_class=pred_class, image_rank=_image_rank(ids))
-    return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
 
 
 def _class_codes(gt, pred):

@@ -6,6 +6,7 @@ folder that looks finished. An existing target is replaced only with ``overwrite
 and never when it contains one of the inputs.
 """
 
+import contextlib
 import math
 import os
 import shutil
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from .errors import InputFormatError
 
-__all__ = ["write_report", "format_table", "HEADLINE"]
+__all__ = ["write_report", "format_table", "staged_folder", "HEADLINE"]
 
 HEADLINE = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS",
             "O-MTA", "E-MTA", "H-MTA", "Hole-F1", "Topo-EM")
@@ -75,18 +76,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from .records import FIELD_KINDS
     from .writers import error_layers, write_csv, write_geopackage, write_summary_json
 
-    out_dir = Path(out_dir)
-    if out_dir.exists():
-        if not overwrite:
-            raise FileExistsError(f"{out_dir} exists; choose another --out folder or pass --overwrite")
-        held = [str(p) for p in inputs if p and _inside(p, out_dir)]
-        if held:
-            raise InputFormatError(f"Refusing to overwrite {out_dir}: it contains the input {held[0]}")
-        if not out_dir.is_dir():
-            raise FileExistsError(f"{out_dir} exists and is not a folder; choose another --out path")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-    try:
+    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         records = evaluation.records
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
@@ -100,6 +90,30 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
         if plots:
             files.update(_plots(evaluation.summary, staging))
+    return {name: Path(out_dir) / path.name for name, path in files.items()}
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir, *, overwrite=False, inputs=()):
+    """Yield a temporary folder next to ``out_dir`` that becomes ``out_dir`` when the block succeeds.
+
+    On any failure (or interruption) the temporary folder is removed and an existing
+    ``out_dir`` is left as it was. An existing ``out_dir`` is replaced only with
+    ``overwrite=True`` and never when it contains one of ``inputs``.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        if not overwrite:
+            raise FileExistsError(f"{out_dir} exists; choose another --out folder or pass --overwrite")
+        held = [str(p) for p in inputs if p and _inside(p, out_dir)]
+        if held:
+            raise InputFormatError(f"Refusing to overwrite {out_dir}: it contains the input {held[0]}")
+        if not out_dir.is_dir():
+            raise FileExistsError(f"{out_dir} exists and is not a folder; choose another --out path")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    try:
+        yield staging
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)
@@ -109,7 +123,6 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return {name: out_dir / path.name for name, path in files.items()}
 
 
 def _plots(summary, folder):
