@@ -209,3 +209,69 @@ def test_cli_reports_an_unanswering_scheduler_in_one_line(tmp_path, fixtures_dir
     assert status == 2 and time.monotonic() - started < 10
     assert "error: Expected a Dask scheduler answering at tcp://127.0.0.1:9" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _dask(*args, env=None):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.Popen([str(Path(sys.executable).with_name("dask")), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def _stop(processes):
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except Exception:  # noqa: BLE001 - a process that ignores SIGTERM is killed
+            process.kill()
+            process.wait()
+
+
+def test_cli_against_dask_scheduler_and_worker_processes(tmp_path, fixtures_dir, capsys):
+    """``dask scheduler`` + two ``dask worker`` processes: same summary; a worker of another version is refused."""
+    import distributed
+
+    from polytopo import __version__
+    from polytopo.evaluator.cli import main
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    processes = [_dask("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard")]
+    try:
+        processes += [_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{k}")
+                      for k in range(2)]
+        with distributed.Client(address, timeout=30) as probe:
+            probe.wait_for_workers(2, timeout=60)
+        folder = fixtures_dir / "ptb_small"
+        common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+                  "--bootstrap", "20", "--no-plots", "--no-gpkg", "--quiet"]
+        assert main([*common, "--out", str(tmp_path / "one")]) == 0
+        assert main([*common, "--out", str(tmp_path / "two"), "--scheduler", address]) == 0, capsys.readouterr().err
+        one, two = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "two"))
+        one.pop("timings"), two.pop("timings")
+        assert_same(one, two)
+
+        preload = tmp_path / "other_version.py"
+        preload.write_text("import polytopo\npolytopo.__version__ = '0.0.0-other'\n")
+        processes.append(_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", "other",
+                               "--preload", str(preload)))
+        with distributed.Client(address, timeout=30) as probe:
+            probe.wait_for_workers(3, timeout=60)
+        capsys.readouterr()
+        assert main([*common, "--out", str(tmp_path / "three"), "--scheduler", address]) == 2
+        err = capsys.readouterr().err
+        assert f"polytopo {__version__} (the client's version)" in err and "runs polytopo 0.0.0-other" in err
+        assert not (tmp_path / "three").exists()
+    finally:
+        _stop(processes[::-1])
