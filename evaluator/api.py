@@ -113,7 +113,7 @@ def sweep_point(gt_set, pred_set, params, names=_SWEPT):
     return {name: metrics.get(name) for name in names}
 
 
-def _sweeps(gt_set, pred_set, params, client):
+def _sweeps(gt_set, pred_set, params, client, step):
     """Both sweeps as ``{summary key: rows}``; with a client, every point is one task."""
     points = [(key, field, value) for key, field, values in _SWEEPS for value in values]
     settings = [replace(params, **{field: value}) for _, field, value in points]
@@ -122,7 +122,7 @@ def _sweeps(gt_set, pred_set, params, client):
     else:
         from .distributed import sweep_on
 
-        found = sweep_on(client, gt_set, pred_set, settings, _SWEPT)
+        found = sweep_on(client, gt_set, pred_set, settings, _SWEPT, step)
     rows = {key: [] for key, _, _ in _SWEEPS}
     for (key, field, value), metrics in zip(points, found):
         rows[key].append({field: value, **metrics})
@@ -189,11 +189,11 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, clie
         else:
             from .distributed import bootstrap_on
 
-            summary["bootstrap"] = bootstrap_on(client, *interval_args)
+            summary["bootstrap"] = bootstrap_on(client, *interval_args, progress=step)
     summary.update({key: value for key, value in outcome.details.items()})
     if sweeps:
         step("sweeps")
-        summary.update(_sweeps(gt_set, pred_set, params, client))
+        summary.update(_sweeps(gt_set, pred_set, params, client, step))
     step("records")
     records = build_records(outcome)
     timings["total_s"] = time.perf_counter() - started

@@ -18,7 +18,8 @@ from .params import PROFILES
 __all__ = ["add_cluster_options", "build_parser", "main", "run", "run_guarded"]
 
 _PHASES = ("load", "validity", "repair", "instance IoU", "instance pairs", "ring bands", "pair metrics",
-           "corners", "exterior rings", "hole rings", "analyses", "bootstrap", "sweeps", "records", "write")
+           "corners", "exterior rings", "hole rings", "partitions", "merge", "analyses", "bootstrap", "sweeps",
+           "records", "write")
 
 
 def _floats(text):
@@ -129,7 +130,8 @@ class _Progress:
     def __call__(self, phase):
         if self.bar is not None:
             self.bar.set_postfix_str(phase)
-            self.bar.update(1)
+            if phase in _PHASES:  # not the "partition k of n" steps of a cluster run
+                self.bar.update(1)
 
     def close(self):
         if self.bar is not None:

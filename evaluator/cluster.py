@@ -13,6 +13,7 @@ processes of a local cluster are started with :func:`worker_python` instead.
 
 import contextlib
 import multiprocessing
+import multiprocessing.spawn
 import os
 import shutil
 import sys
@@ -136,6 +137,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
     distributed = _distributed()
     with contextlib.ExitStack() as stack:
         if scheduler is None:
+            stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",

@@ -197,12 +197,13 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     step = progress or (lambda name: None)
     if params.profile == "reference-code":
         step("partitions")
-        return map_partitions(client, _profile_task, [(gt_set, pred_set, params)], names=["the evaluation"])[0]
+        return map_partitions(client, _profile_task, [(gt_set, pred_set, params)], names=["the evaluation"],
+                              progress=_counting(step, "partition"))[0]
     gt, pred, _ = prepare(gt_set, pred_set, params)
     parts = partition_images(gt, pred, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
     matches = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
-                             names=[_partition_name(p) for p in parts])
+                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
     step("merge")
     match = merge_matches(gt, pred, parts, matches)
     del matches
@@ -218,6 +219,15 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     return outcome
 
 
+def _counting(step, what):
+    """A ``map_partitions`` progress callback that reports ``"<what> k of n"`` as a phase name.
+
+    The phase callback may raise to cancel (the plugin's Cancel), which cancels the tasks
+    still queued or running.
+    """
+    return lambda done, total: step(f"{what} {done} of {total}")
+
+
 def _partition_name(part):
     images = part.gt_set.image_ids
     return f"the partition of images {images[0]!r}..{images[-1]!r}" if images else "a partition"
@@ -230,15 +240,17 @@ def _sweep_task(task):
     return sweep_point(*task)
 
 
-def sweep_on(client, gt_set, pred_set, params_list, names):
+def sweep_on(client, gt_set, pred_set, params_list, names, progress=None):
     """The metrics ``names`` of one whole evaluation per parameter set, one task each.
 
     The inputs are sent to the workers once; each task returns only its metrics.
+    ``progress`` is called with a phase name as each point finishes (it may raise to cancel).
     """
     gt_future, pred_future = client.scatter([gt_set, pred_set], broadcast=True, hash=False)
     try:
         return map_partitions(client, _sweep_task, [(gt_future, pred_future, p, names) for p in params_list],
-                              names=[f"the sweep point {p.as_dict()}" for p in params_list])
+                              names=[f"the sweep point {p.as_dict()}" for p in params_list],
+                              progress=_counting(progress or (lambda name: None), "sweep point"))
     finally:
         client.cancel([gt_future, pred_future])
 
@@ -248,10 +260,11 @@ def _bootstrap_task(task):
     return resample_metrics(weights, stats, ranking)
 
 
-def resample_metrics_on(client, stats, ranking, weight_chunks):
+def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
     """:func:`.analysis.resample_metrics` of every chunk of weights, one task per chunk.
 
     ``client`` None computes them in this process. Returns the chunks' samples in order.
+    ``progress`` is called with a phase name as each chunk finishes (it may raise to cancel).
     """
     weight_chunks = list(weight_chunks)
     if client is None:
@@ -259,13 +272,14 @@ def resample_metrics_on(client, stats, ranking, weight_chunks):
     stats, ranking = client.scatter([stats, ranking], broadcast=True, hash=False)
     try:
         return map_partitions(client, _bootstrap_task, [(w, stats, ranking) for w in weight_chunks],
-                              names=[f"bootstrap chunk {k}" for k in range(len(weight_chunks))])
+                              names=[f"bootstrap chunk {k}" for k in range(len(weight_chunks))],
+                              progress=_counting(progress or (lambda name: None), "bootstrap chunk"))
     finally:
         client.cancel([stats, ranking])
 
 
-def bootstrap_on(client, outcome, resamples, seed, level):
+def bootstrap_on(client, outcome, resamples, seed, level, progress=None):
     """:func:`.analysis.bootstrap_intervals` with the resamples computed on the cluster."""
     chunks = resample_metrics_on(client, per_image_statistics(outcome), outcome.ranking,
-                                 resample_weights(len(outcome.image_ids), resamples, seed))
+                                 resample_weights(len(outcome.image_ids), resamples, seed), progress)
     return percentile_intervals(chunks, resamples, seed, level)

@@ -12,6 +12,7 @@ from qgis.core import (
     QgsProcessing,
     QgsProcessingOutputNumber,
     QgsProcessingOutputVectorLayer,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterField,
     QgsProcessingParameterFileDestination,
@@ -30,6 +31,7 @@ __all__ = [
     "NUMBER_OUTPUTS",
     "add_evaluation_parameters",
     "add_evaluation_outputs",
+    "add_workers_parameter",
     "evaluation_options",
     "evaluation_results",
     "profiles",
@@ -133,6 +135,15 @@ def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixe
     add(QgsProcessingParameterFolderDestination("OUTPUT_REPORT", "Report folder"))
 
 
+def add_workers_parameter(algorithm):
+    """Declare the advanced ``WORKERS`` parameter: Dask worker processes (0 = in process)."""
+    parameter = QgsProcessingParameterNumber(
+        "WORKERS", "Workers (local Dask worker processes; 0 = in this process)", QgsProcessingParameterNumber.Integer,
+        defaultValue=0, minValue=0)
+    parameter.setFlags(parameter.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    algorithm.addParameter(parameter)
+
+
 def add_evaluation_outputs(algorithm):
     """Declare the layer outputs of :data:`LAYER_OUTPUTS` and the numbers of :data:`NUMBER_OUTPUTS`."""
     for name, layer in LAYER_OUTPUTS.items():
@@ -187,6 +198,8 @@ def evaluation_options(algorithm, parameters, context, *, reference_crs, pixel_s
         "overrides": {field: _optional_number(algorithm, parameters, name, context)
                       for name, (field, *_) in _THRESHOLDS.items()},
         "transform_context": context.transformContext(),
+        **({"workers": algorithm.parameterAsInt(parameters, "WORKERS", context)}
+           if algorithm.parameterDefinition("WORKERS") is not None else {}),
     }
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.cli import main
-from polytopo.evaluator.compare import TABLE_COLUMNS, compare_methods
+from polytopo.evaluator.compare import TABLE_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -75,22 +75,6 @@ def test_paired_bootstrap_against_the_best_method(written):
     # The same exteriors give the same AP50 on every resample: a zero-width interval.
     ap = paired["AP50"]["methods"][next(iter(paired["AP50"]["methods"]))]
     assert ap["low"] == ap["high"] == 0.0 and not ap["excludes_zero"]
-
-
-def test_comparison_on_a_cluster_gives_the_same_numbers(methods):
-    from polytopo.evaluator.cluster import open_client
-
-    gt, preds = methods
-    loaded = {name: load_inputs(gt, path, drop_degenerate=True)[:2] for name, path in preds.items()}
-    gt_set = loaded["Full"][0]
-    sets = {name: pair[1] for name, pair in loaded.items()}
-    one = compare_methods(gt_set, sets, bootstrap_resamples=30)
-    with open_client(workers=2) as client:
-        two = compare_methods(gt_set, sets, bootstrap_resamples=30, client=client)
-    assert one.paired == two.paired
-    for name in sets:
-        assert one.evaluations[name].summary["metrics"] == pytest.approx(two.evaluations[name].summary["metrics"],
-                                                                         nan_ok=True, abs=1e-9)
 
 
 @pytest.mark.parametrize("names, message", [

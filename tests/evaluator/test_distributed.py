@@ -275,3 +275,35 @@ def test_cli_against_dask_scheduler_and_worker_processes(tmp_path, fixtures_dir,
         assert not (tmp_path / "three").exists()
     finally:
         _stop(processes[::-1])
+
+
+def test_the_single_process_path_never_imports_dask(tmp_path, fixtures_dir):
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    code = ("import sys\nfrom polytopo.evaluator.cli import main\n"
+            f"status = main(['--gt', {str(folder / 'gt.json')!r}, '--pred', {str(folder / 'pred.json')!r}, "
+            f"'--drop-degenerate-rings', '--out', {str(tmp_path / 'out')!r}, '--no-plots', '--no-gpkg', '--quiet', "
+            "'--bootstrap', '10'])\n"
+            "assert status == 0, status\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_comparison_on_the_cluster_gives_the_same_numbers(client, few_images):
+    from polytopo.evaluator.compare import compare_methods
+
+    gt, pred = few_images
+    no_holes = replace(pred, instances=tuple(i.with_holes(()) for i in pred.instances))
+    sets = {"Full": pred, "NoHoles": no_holes}
+    with pytest.warns(UserWarning):
+        one = compare_methods(gt, sets, bootstrap_resamples=30)
+    with pytest.warns(UserWarning):
+        two = compare_methods(gt, sets, bootstrap_resamples=30, client=client)
+    assert one.paired["Hole-F1"]["best"] == "Full"
+    assert_same(one.paired, two.paired, "paired")
+    for name in sets:
+        assert_same_evaluation(one.evaluations[name], two.evaluations[name])
