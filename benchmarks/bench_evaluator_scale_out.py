@@ -167,7 +167,7 @@ def main(argv=None):
                                             log=lambda message: None)
     c = files.counts
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    print(f"set {args.scale}x: {c['images']} images, {c['gt_instances']} GT and {c['pred_instances']} predicted "
+    print(f"set {args.scale}x: {c['images']} images, {c['gt_instances']} GT and {c['predictions']} predicted "
           "instances")
     report = {"scale": args.scale, "counts": c}
     with tempfile.TemporaryDirectory(prefix="polytopo_scale_out_") as scratch:
