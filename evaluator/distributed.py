@@ -3,10 +3,10 @@
 Every profile matches instances inside an image only, so the per-image work of an
 evaluation (ring bands, validity, IoU, matching, pair and hole metrics, corners) of a
 set of images is the concatenation of the work of its parts. :func:`run_profile_on`
-splits the filtered inputs into groups of consecutive images of about equal instance
-counts (:func:`partition_images`), runs :func:`.paper.match_paper` on each group on a
-worker, and merges the partial matches on the client back into the order of a
-single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
+splits the inputs into groups of consecutive images of about equal instance
+counts (:func:`partition_images`), runs the filters and :func:`.paper.match_paper` on
+each group on a worker, and merges the partial matches on the client back into the order
+of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
 the same code as in one process, so the numbers are the same.
 
@@ -24,7 +24,7 @@ from .analysis import percentile_intervals, per_image_statistics, resample_metri
 from .cluster import map_partitions
 from .instances import InstanceSet
 from .matching import Candidates
-from .paper import PaperMatch, image_codes, match_paper, prepare, summarize_paper
+from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances, summarize_paper
 from .rings import RingTable
 
 __all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "run_profile_on",
@@ -123,10 +123,12 @@ def merge_matches(gt_set, pred_set, parts, matches):
     Parameters
     ----------
     gt_set, pred_set : InstanceSet
-        The whole (filtered) sets that were partitioned.
+        The whole filtered sets (:func:`.paper.prepare`).
     parts : list of Partition
+        ``gt_index`` / ``pred_index``: positions in ``gt_set`` / ``pred_set`` of each
+        partition's instances.
     matches : list of PaperMatch
-        ``match_paper`` of each partition, in the order of ``parts``.
+        ``match_paper`` of each partition's instances, in the order of ``parts``.
 
     Returns
     -------
@@ -159,9 +161,36 @@ def _worker_count(client):
 
 
 def _match_task(task):
-    """Worker side: the per-image work of one partition."""
-    gt_set, pred_set, params = task
-    return match_paper(gt_set, pred_set, params)
+    """Worker side: filters and per-image work of one partition of the unfiltered sets.
+
+    Returns the positions in the partition of the instances the filters kept, and the
+    :class:`.paper.PaperMatch` of the filtered instances.
+    """
+    gt_raw, pred_raw, params = task
+    gt_set, pred_set = select_instances(gt_raw, pred_raw, params)
+    kept = (_kept(gt_raw, gt_set), _kept(pred_raw, pred_set))
+    gt_set, pred_set, _ = prepare_rings(gt_set, pred_set, params)
+    return kept, match_paper(gt_set, pred_set, params)
+
+
+def _kept(before, after):
+    """Positions in ``before`` of the instances of ``after`` (the same objects, in order)."""
+    position = {id(instance): k for k, instance in enumerate(before.instances)}
+    return np.array([position[id(instance)] for instance in after.instances], dtype=np.int64)
+
+
+def _filtered(whole, parts, kept, matches, side):
+    """The filtered whole set from the partitions' kept positions and filtered instances.
+
+    Returns the set and, per partition, the positions of its instances in it.
+    """
+    kept_raw = [getattr(part, f"{side}_index")[k] for part, k in zip(parts, kept)]
+    order = np.sort(np.concatenate(kept_raw))
+    positions = [np.searchsorted(order, k) for k in kept_raw]
+    instances = np.empty(len(order), dtype=object)
+    for position, match in zip(positions, matches):
+        instances[position] = getattr(match, side)
+    return InstanceSet(tuple(instances), whole.image_ids, whole.skipped, whole.source), positions
 
 
 def _profile_task(task):
@@ -199,13 +228,17 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
         step("partitions")
         return map_partitions(client, _profile_task, [(gt_set, pred_set, params)], names=["the evaluation"],
                               progress=_counting(step, "partition"))[0]
-    gt, pred, _ = prepare(gt_set, pred_set, params)
-    parts = partition_images(gt, pred, PARTITIONS_PER_WORKER * _worker_count(client))
+    parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
-    matches = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
+    results = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
                              names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
     step("merge")
-    match = merge_matches(gt, pred, parts, matches)
+    matches = [match for _, match in results]
+    gt, gt_positions = _filtered(gt_set, parts, [k[0] for k, _ in results], matches, "gt")
+    pred, pred_positions = _filtered(pred_set, parts, [k[1] for k, _ in results], matches, "pred")
+    del results
+    placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
+    match = merge_matches(gt, pred, placed, matches)
     del matches
     if params.profile == "coco":
         from .coco import coco_detection

@@ -31,7 +31,8 @@ from .rings import RingTable
 from .stats import f1_score, nanmean
 from .validity import validity_reasons
 
-__all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "image_codes"]
+__all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "select_instances",
+           "prepare_rings", "image_codes"]
 
 
 def image_codes(gt, pred, image_ids):
@@ -51,9 +52,22 @@ def prepare(gt_set, pred_set, params):
 
     Returns the filtered sets and hole counts.
     """
+    return prepare_rings(*select_instances(gt_set, pred_set, params), params)
+
+
+def select_instances(gt_set, pred_set, params):
+    """The filters of :func:`prepare` that drop instances: score threshold, minimum instance area.
+
+    The instances kept are the same objects, in the same order.
+    """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
+    return gt_set, pred_set
+
+
+def prepare_rings(gt_set, pred_set, params):
+    """The filters of :func:`prepare` that change rings (one instance out per instance in): A_min, vertex order."""
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
     return canonical_rings(gt_set), canonical_rings(pred_set), {"gt": gt_holes, "pred": pred_holes}

@@ -122,13 +122,23 @@ def test_merged_partition_matches_equal_the_whole_match(inputs):
         assert np.array_equal(getattr(merged.pairs.holes, field), getattr(whole.pairs.holes, field)), field
 
 
-@pytest.mark.parametrize("profile", ["paper", "reference-code", "coco", "p3"])
-def test_every_profile_gives_the_numbers_of_one_process(client, inputs, few_images, profile):
+#: Filters that drop predictions, instances and holes (they run on the workers).
+FILTERS = {"score_threshold": 0.35, "min_instance_area_px2": 30.0, "min_hole_area_px2": 6.0}
+
+
+@pytest.mark.parametrize("profile, filters", [("paper", {}), ("paper", FILTERS), ("reference-code", {}),
+                                              ("coco", FILTERS), ("p3", {})])
+def test_every_profile_gives_the_numbers_of_one_process(client, inputs, few_images, profile, filters):
     gt, pred = few_images if profile == "p3" else inputs
     with pytest.warns(UserWarning, match="appear only in the predictions"):
-        one = evaluate(gt, pred, profile=profile, bootstrap_resamples=40)
+        one = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, **filters)
     with pytest.warns(UserWarning, match="appear only in the predictions"):
-        two = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, client=client)
+        two = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, client=client, **filters)
+    if filters:
+        counts = one.summary["counts"]
+        assert counts["gt_instances"] < counts["gt_input_instances"]
+        assert counts["pred_instances"] < counts["pred_input_instances"]
+        assert counts["pred_holes"] < counts["pred_input_holes"]
     assert_same_evaluation(one, two)
     assert one.summary["metrics"]["matched_pairs"] > (20 if profile == "p3" else 100)
     if profile != "reference-code":
