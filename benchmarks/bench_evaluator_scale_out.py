@@ -9,10 +9,10 @@ On the ``--scale`` x version (default 4) of the set of ``osm_benchmark_set.py`` 
    prints both wall times (interpreter start and cluster start-up included), the
    speed-up and the client's peak resident memory;
 2. measures in this process, without a cluster, what a cluster run is made of: the
-   client's serial parts (loading, filters, partitioning, pickling the partitions out
-   and the results back, merge, the dataset-wide summary, analyses, records), the
-   per-image work of each of the ``4 x 2`` partitions of a 2-worker run, one bootstrap
-   chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
+   client's serial parts (loading, partitioning, pickling the partitions out and the
+   results back, merge, the dataset-wide summary, analyses, records), the work of each
+   of the ``4 x 2`` partitions of a 2-worker run (filters and per-image work), one
+   bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
 3. projects the evaluation time to 16 and 64 workers with the model
 
        T(N) = S + I * W / N + B(N) + k * P(N)
@@ -86,27 +86,34 @@ def part_costs(gt_path, pred_path, n_parts):
     from polytopo.evaluator import load_inputs
     from polytopo.evaluator.analysis import (per_image_statistics, resample_metrics, resample_weights,
                                              simple_to_complex, wrong_topo)
-    from polytopo.evaluator.distributed import merge_matches, partition_images
-    from polytopo.evaluator.paper import match_paper, prepare, summarize_paper
+    from polytopo.evaluator.distributed import Partition, _filtered, _match_task, merge_matches, partition_images
+    from polytopo.evaluator.paper import summarize_paper
     from polytopo.evaluator.params import params_for
     from polytopo.evaluator.records import build_records
 
     params = params_for("paper")
     serial = {}
     (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
-    (gt, pred, _), serial["filters"] = _timed(prepare, gt, pred, params)
     parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
     tasks = [(p.gt_set, p.pred_set, params) for p in parts]
     blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
-    partitions, matches = [], []
+    partitions, results = [], []
     for task in tasks:
-        match, seconds = _timed(match_paper, *task)
+        result, seconds = _timed(_match_task, task)
         partitions.append(seconds)
-        matches.append(match)
+        results.append(result)
     results, serial["unpickle results"] = _timed(
-        lambda: [pickle.loads(pickle.dumps(m, protocol=5)) for m in matches])
+        lambda: [pickle.loads(pickle.dumps(r, protocol=5)) for r in results])
     serial["unpickle results"] /= 2  # the measured round trip counts the worker's pickling too
-    merged, serial["merge"] = _timed(merge_matches, gt, pred, parts, results)
+
+    def merge():
+        matches = [match for _, match in results]
+        whole_gt, gt_at = _filtered(gt, parts, [k[0] for k, _ in results], matches, "gt")
+        whole_pred, pred_at = _filtered(pred, parts, [k[1] for k, _ in results], matches, "pred")
+        return merge_matches(whole_gt, whole_pred, [Partition(None, None, g, q) for g, q in zip(gt_at, pred_at)],
+                             matches)
+
+    merged, serial["merge"] = _timed(merge)
     outcome, serial["summary"] = _timed(summarize_paper, merged, params)
     _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
     _, serial["records"] = _timed(build_records, outcome)
