@@ -10,8 +10,9 @@ import numpy as np
 from .average_precision import interpolated_ap
 from .stats import f1_score, nanmean
 
-__all__ = ["hole_bucket", "simple_to_complex", "wrong_topo", "bootstrap_intervals",
-           "WRONG_TOPO_THRESHOLDS", "BOOTSTRAP_METRICS"]
+__all__ = ["hole_bucket", "simple_to_complex", "wrong_topo", "bootstrap_intervals", "per_image_statistics",
+           "resample_weights", "resample_metrics", "percentile_intervals", "WRONG_TOPO_THRESHOLDS",
+           "BOOTSTRAP_METRICS"]
 
 WRONG_TOPO_THRESHOLDS = {
     "IoU": tuple(round(0.5 + 0.05 * i, 2) for i in range(10)),
@@ -82,7 +83,8 @@ def wrong_topo(outcome, thresholds=None):
     return series
 
 
-def _per_image(outcome):
+def per_image_statistics(outcome):
+    """Per-image sums behind the bootstrap metrics, as ``{name: (n_images,) array}`` by image code."""
     gt_image, pred_image = outcome.image_codes
     n = len(outcome.image_ids)
     pairs = outcome.pairs
@@ -131,23 +133,55 @@ def bootstrap_intervals(outcome, resamples=500, seed=0, level=0.95):
         With fewer than two images every resample is the evaluation itself, so no
         interval exists: the bounds are NaN and ``undefined`` says why (None otherwise).
     """
-    n = len(outcome.image_ids)
-    if n < 2:
-        nan = float("nan")
-        return {"resamples": int(resamples), "seed": int(seed), "level": float(level),
-                "undefined": f"{n} image(s): an image-level bootstrap needs at least two images",
-                **{name: {"low": nan, "high": nan, "std": nan} for name in BOOTSTRAP_METRICS}}
-    stats = _per_image(outcome)
+    n_images = len(outcome.image_ids)
+    if n_images < 2:
+        return percentile_intervals([], resamples, seed, level, n_images)
+    stats = per_image_statistics(outcome)
+    chunks = [resample_metrics(weights, stats, outcome.ranking)
+              for weights in resample_weights(n_images, resamples, seed)]
+    return percentile_intervals(chunks, resamples, seed, level, n_images)
+
+
+def resample_weights(n_images, resamples, seed, chunk=64):
+    """Bootstrap weights: how often each image is drawn, ``chunk`` resamples at a time.
+
+    Yields
+    ------
+    numpy.ndarray
+        ``(k, n_images)`` float counts, ``k <= chunk``; the rows of all chunks are the
+        resamples of one ``numpy.random.default_rng(seed)`` stream, in order.
+    """
     rng = np.random.default_rng(seed)
+    total = resamples if n_images else 0
+    for first in range(0, total, chunk):
+        rows = [np.bincount(rng.integers(0, n_images, n_images), minlength=n_images)
+                for _ in range(min(chunk, total - first))]
+        yield np.array(rows, dtype=float)
+
+
+def resample_metrics(weights, stats, ranking):
+    """The bootstrap metrics of each row of ``weights``, as ``{name: [value, ...]}``."""
     samples = {name: [] for name in BOOTSTRAP_METRICS}
-    for _ in range(resamples):
-        weights = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
-        for name, value in _metrics_for(weights, stats, outcome.ranking).items():
+    for row in weights:
+        for name, value in _metrics_for(row, stats, ranking).items():
             samples[name].append(value)
+    return samples
+
+
+def percentile_intervals(chunks, resamples, seed, level, n_images):
+    """Percentile intervals of the samples of :func:`resample_metrics` chunks, in order.
+
+    ``n_images`` below 2 gives NaN bounds and the reason under ``undefined``: every
+    resample of one image is the evaluation itself.
+    """
     tail = (1.0 - level) / 2.0 * 100.0
     result = {"resamples": int(resamples), "seed": int(seed), "level": float(level), "undefined": None}
-    for name, values in samples.items():
-        values = np.asarray(values, dtype=float)
+    if n_images < 2:
+        nan = float("nan")
+        result["undefined"] = f"{n_images} image(s): an image-level bootstrap needs at least two images"
+        return {**result, **{name: {"low": nan, "high": nan, "std": nan} for name in BOOTSTRAP_METRICS}}
+    for name in BOOTSTRAP_METRICS:
+        values = np.asarray([v for chunk in chunks for v in chunk[name]], dtype=float)
         values = values[~np.isnan(values)]
         if values.size:
             low, high = np.percentile(values, [tail, 100.0 - tail])

@@ -19,12 +19,14 @@ from .ordering import in_input_order
 from .params import EvaluationParams, params_for
 from .records import build_records
 
-__all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "MIN_HOLE_AREA_SWEEP",
+__all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
            "RING_THRESHOLD_SWEEP", "versions"]
 
 MIN_HOLE_AREA_SWEEP = (0.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 RING_THRESHOLD_SWEEP = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 _SWEPT = ("AP50", "Hole-F1", "H-BIoU", "Topo-EM", "E-F1")
+_SWEEPS = (("min_hole_area_sweep", "min_hole_area_px2", MIN_HOLE_AREA_SWEEP),
+           ("ring_threshold_sweep", "ring_match_threshold", RING_THRESHOLD_SWEEP))
 
 
 @dataclass(frozen=True)
@@ -111,15 +113,29 @@ def _counts(gt_set, pred_set, outcome):
     }
 
 
-def _sweep(gt_set, pred_set, params, field, values):
-    rows = []
-    for value in values:
-        outcome = run_profile(gt_set, pred_set, replace(params, **{field: value}))
-        rows.append({field: value, **{name: outcome.metrics.get(name) for name in _SWEPT}})
+def sweep_point(gt_set, pred_set, params, names=_SWEPT):
+    """The metrics ``names`` of one whole evaluation with ``params`` (one point of a sweep)."""
+    metrics = run_profile(gt_set, pred_set, params).metrics
+    return {name: metrics.get(name) for name in names}
+
+
+def _sweeps(gt_set, pred_set, params, client, step):
+    """Both sweeps as ``{summary key: rows}``; with a client, every point is one task."""
+    points = [(key, field, value) for key, field, values in _SWEEPS for value in values]
+    settings = [replace(params, **{field: value}) for _, field, value in points]
+    if client is None:
+        found = [sweep_point(gt_set, pred_set, p) for p in settings]
+    else:
+        from .distributed import sweep_on
+
+        found = sweep_on(client, gt_set, pred_set, settings, _SWEPT, step)
+    rows = {key: [] for key, _, _ in _SWEEPS}
+    for (key, field, value), metrics in zip(points, found):
+        rows[key].append({field: value, **metrics})
     return rows
 
 
-def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **overrides):
+def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, client=None, **overrides):
     """Evaluate predictions against ground truth.
 
     Parameters
@@ -135,6 +151,10 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
         Also run the minimum-hole-area sweep (A_min in :data:`MIN_HOLE_AREA_SWEEP` px²) and
         the ring-threshold sweep (γ in :data:`RING_THRESHOLD_SWEEP`); each point is a full
         re-evaluation.
+    client : distributed.Client, optional
+        Run on this Dask cluster (see :mod:`.distributed`): the per-image work partitioned
+        by image and merged here, sweep points and bootstrap resamples as parallel tasks.
+        The numbers are the same as without it; None (default) runs in this process.
 
     Returns
     -------
@@ -150,7 +170,12 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
     check_sampling_cost(gt_set, pred_set, params)
     flags = reference_flags(gt_set)
     started = time.perf_counter()
-    outcome = run_profile(gt_set, pred_set, params, step)
+    if client is None:
+        outcome = run_profile(gt_set, pred_set, params, step)
+    else:
+        from .distributed import run_profile_on
+
+        outcome = run_profile_on(client, gt_set, pred_set, params, step)
     timings = {"profile_s": time.perf_counter() - started}
     step("analyses")
     summary = {
@@ -166,14 +191,17 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, **ov
     }
     if params.bootstrap_resamples and params.profile != "reference-code":
         step("bootstrap")
-        summary["bootstrap"] = bootstrap_intervals(outcome, params.bootstrap_resamples, params.bootstrap_seed,
-                                                   params.bootstrap_level)
+        interval_args = (outcome, params.bootstrap_resamples, params.bootstrap_seed, params.bootstrap_level)
+        if client is None:
+            summary["bootstrap"] = bootstrap_intervals(*interval_args)
+        else:
+            from .distributed import bootstrap_on
+
+            summary["bootstrap"] = bootstrap_on(client, *interval_args, progress=step)
     summary.update({key: value for key, value in outcome.details.items()})
     if sweeps:
         step("sweeps")
-        summary["min_hole_area_sweep"] = _sweep(gt_set, pred_set, params, "min_hole_area_px2", MIN_HOLE_AREA_SWEEP)
-        summary["ring_threshold_sweep"] = _sweep(gt_set, pred_set, params, "ring_match_threshold",
-                                                 RING_THRESHOLD_SWEEP)
+        summary.update(_sweeps(gt_set, pred_set, params, client, step))
     step("records")
     records = build_records(outcome)
     if params.profile != "reference-code":

@@ -1,4 +1,7 @@
-"""Command line: ``python -m polytopo.evaluator --gt GT --pred PRED [options]``.
+"""Command line: ``python -m polytopo.evaluator --gt GT --pred PRED [options]``, and ``... compare``.
+
+``--workers N`` / ``--scheduler ADDR`` run on a Dask cluster (:mod:`.distributed`); the
+``compare`` subcommand scores several methods (:mod:`.compare_cli`).
 
 Exit status 0 on success; 2 with a one-line reason on bad input or parameters; 1 with a
 one-line reason on an unexpected failure (``--debug`` shows the traceback).
@@ -13,10 +16,11 @@ from pathlib import Path
 from .errors import EvaluatorError
 from .params import IOU_MODES, PROFILES
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["add_cluster_options", "build_parser", "main", "run", "run_guarded"]
 
 _PHASES = ("load", "validity", "repair", "instance IoU", "instance pairs", "ring bands", "pair metrics",
-           "corners", "exterior rings", "hole rings", "analyses", "bootstrap", "sweeps", "records", "write")
+           "corners", "exterior rings", "hole rings", "partitions", "merge", "analyses", "bootstrap", "sweeps",
+           "records", "write")
 
 
 def _finite(text):
@@ -115,7 +119,18 @@ def build_parser():
     rules.add_argument("--seed", type=int, dest="bootstrap_seed", help="bootstrap random seed (default 0)")
     rules.add_argument("--sweeps", action="store_true",
                        help="also run the minimum-hole-area (0..64 px²) and ring-threshold (0.1..0.9) sweeps")
+    add_cluster_options(parser)
     return parser
+
+
+def add_cluster_options(parser):
+    """The ``--workers`` / ``--scheduler`` options (Dask scale-out, see docs/scale-out.md)."""
+    group = parser.add_argument_group("scale-out on Dask (same numbers as one process)")
+    where = group.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=0,
+                       help="worker processes of a local Dask cluster started for the run (default 0: this process)")
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                       help="address of a running Dask scheduler (started with 'dask scheduler' and 'dask worker')")
 
 
 _PARAM_OPTIONS = ("score_threshold", "min_instance_area_px2", "min_hole_area_px2", "iou_threshold",
@@ -137,7 +152,8 @@ class _Progress:
         self.phase = phase
         if self.bar is not None:
             self.bar.set_postfix_str(phase)
-            self.bar.update(1)
+            if phase in _PHASES:  # not the "partition k of n" steps of a cluster run
+                self.bar.update(1)
 
     def within(self, done, total):
         """Progress inside the current phase: ``done`` of ``total`` points of a boundary search."""
@@ -152,6 +168,7 @@ class _Progress:
 def run(args):
     """Run one evaluation from parsed arguments; returns the written file paths."""
     from .api import evaluate, load_inputs
+    from .cluster import open_client
     from .kernels import reporting
     from .report import check_report_folder, format_table, write_report
 
@@ -166,9 +183,9 @@ def run(args):
             category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
             check_pixel_size=not args.allow_any_pixel_size)
         overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
-        with reporting(progress.within):
+        with reporting(progress.within), open_client(args.workers, args.scheduler) as client:
             evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
-                                  **overrides)
+                                  client=client, **overrides)
         progress("write")
         files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                              inputs=(args.gt, args.pred), plots=not args.no_plots, geopackage=not args.no_gpkg)
@@ -183,11 +200,21 @@ def run(args):
 
 def main(argv=None):
     """Entry point; returns the process exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:
+        from .compare_cli import main as compare_main
+
+        return compare_main(argv[1:])
     args = build_parser().parse_args(argv)
+    return run_guarded(run, args)
+
+
+def run_guarded(func, args):
+    """Call ``func(args)`` and turn its failures into one line and an exit status (see module docstring)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            run(args)
+            func(args)
         except (EvaluatorError, FileExistsError) as exc:
             _report_warnings(caught)
             print(f"polytopo.evaluator: error: {exc}", file=sys.stderr)

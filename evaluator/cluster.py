@@ -14,6 +14,7 @@ processes of a local cluster are started with :func:`worker_python` instead.
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.spawn
 import os
 import shutil
 import sys
@@ -137,6 +138,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
     distributed = _distributed()
     with contextlib.ExitStack() as stack:
         if scheduler is None:
+            stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
             # Worker logs stay quiet (shutdown races log heartbeat tracebacks); a failure
             # reaches the caller as an exception from map_partitions instead.

@@ -50,7 +50,7 @@ from .paper import evaluate_paper, image_codes
 from .raster_iou import instance_masks, raster_candidates
 from .repair import occupied_region
 
-__all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_metrics", "coco_match"]
+__all__ = ["AREA_RANGES_PX2", "RECALL_LEVELS", "evaluate_coco", "coco_detection", "coco_metrics", "coco_match"]
 
 AREA_RANGES_PX2 = {
     "all": (0.0, 1e10),
@@ -81,14 +81,23 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
         The ``paper`` outcome whose detection metrics are pycocotools' (see the module
         docstring for the keys).
     """
+    return evaluate_paper(gt_set, pred_set, params, progress,
+                          detection=coco_detection(gt_set, pred_set, params, progress))
+
+
+def coco_detection(gt_set, pred_set, params, progress=None):
+    """:func:`coco_metrics` bound to these sets, the ``detection`` of :func:`.paper.summarize_paper`.
+
+    With ``params.iou_mode`` "raster" the IoU candidates and areas come from 1-px masks
+    (pycocotools' rasterization, holes cleared); "vector" keeps the polygons' own.
+    """
     gt, pred = gt_set.instances, pred_set.instances
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_class, pred_class = _class_codes(gt, pred)
     options = dict(gt_class=gt_class, pred_class=pred_class, image_rank=image_rank(ids))
     if params.iou_mode == "vector":
-        detection = partial(coco_metrics, gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
-                            pred_area=shapely.area(occupied_region([i.polygon() for i in pred])), **options)
-        return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
+        return partial(coco_metrics, gt_area=shapely.area(occupied_region([i.polygon() for i in gt])),
+                       pred_area=shapely.area(occupied_region([i.polygon() for i in pred])), **options)
     if progress:
         progress("masks")
     gt_masks, pred_masks = instance_masks(gt), instance_masks(pred)
@@ -99,7 +108,7 @@ def evaluate_coco(gt_set, pred_set, params, progress=None):
     def detection(cand, *args):
         return coco_metrics(raster, *args, **areas, **options)
 
-    return evaluate_paper(gt_set, pred_set, params, progress, detection=detection)
+    return detection
 
 
 def _class_codes(gt, pred):

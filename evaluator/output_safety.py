@@ -371,14 +371,43 @@ def _write_marker(folder, files, complete):
     os.replace(temporary, Path(folder) / MARKER_NAME)
 
 
+def _unlisted(folder):
+    """Names in ``folder`` (a previous PolyTopo output) that its marker does not list, recursively."""
+    listed = _marker(folder)
+    if listed is None:
+        return sorted(p.name for p in folder.iterdir())
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path.name == MARKER_NAME:
+            continue
+        if path.name not in listed:
+            found.append(path.name)
+        elif path.is_dir() and not path.is_symlink():
+            found += [f"{path.name}/{inner}" for inner in _unlisted(path)]
+    return found
+
+
+def _remove_output_folder(folder):
+    """Remove a previous PolyTopo output folder that :func:`_unlisted` found holding only its own files."""
+    for name in _marker(folder) or []:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            _remove_output_folder(path)
+        elif os.path.lexists(path):
+            path.unlink()
+    (folder / MARKER_NAME).unlink(missing_ok=True)
+    folder.rmdir()
+
+
 def publish_folder(staging, target, order=()):
     """Move the finished files of ``staging`` into the output folder ``target``.
 
     Parameters
     ----------
     staging : str or Path
-        A folder of finished files (no subfolders), made next to ``target`` with
-        :func:`partial_name`; it is gone afterwards.
+        A folder of finished files, made next to ``target`` with :func:`partial_name`;
+        it is gone afterwards. A subfolder must itself be a PolyTopo output (with its
+        marker), as :func:`publish_folder` leaves one.
     target : str or Path
         The output folder, checked with :func:`check_folder_output` before the work.
     order : sequence of str
@@ -404,6 +433,8 @@ def publish_folder(staging, target, order=()):
         return
     old = _marker(target) or []
     foreign = sorted(name for name in names if name not in old and os.path.lexists(target / name))
+    foreign += [f"{name}/{inner}" for name in old if (target / name).is_dir() and not (target / name).is_symlink()
+                for inner in _unlisted(target / name)]
     if foreign:
         raise OutputExistsError(
             f"Expected to add {foreign[0]} to {target} but a file of that name exists that PolyTopo did not write; "
@@ -413,6 +444,8 @@ def publish_folder(staging, target, order=()):
         path = target / name
         if path.is_file() or path.is_symlink():
             path.unlink()
+        elif path.is_dir():
+            _remove_output_folder(path)
     for name in names:
         os.replace(staging / name, target / name)
     _write_marker(target, names, complete=True)

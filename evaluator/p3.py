@@ -56,7 +56,7 @@ from .matching import greedy_match, iou_candidates
 from .paper import evaluate_paper
 from .stats import nanmean
 
-__all__ = ["P3_AP_IOU_THRESHOLDS", "P3_BOUNDARY_SPACING_PX", "P3_METRICS", "evaluate_p3",
+__all__ = ["P3_AP_IOU_THRESHOLDS", "P3_BOUNDARY_SPACING_PX", "P3_METRICS", "evaluate_p3", "add_p3_metrics",
            "hausdorff_chamfer", "tile_iou", "tile_ap_ar", "tile_means"]
 
 P3_AP_IOU_THRESHOLDS = (0.5, 0.75)
@@ -85,8 +85,12 @@ def evaluate_p3(gt_set, pred_set, params, progress=None):
         ``tiles`` (count), ``tiles_averaged`` (tiles behind each metric) and ``per_tile``
         (one dict per tile: ``image_id``, counts and every P3 metric, NaN where undefined).
     """
+    return add_p3_metrics(evaluate_paper(gt_set, pred_set, params, progress), params, progress)
+
+
+def add_p3_metrics(base, params, progress=None):
+    """The ``paper`` outcome ``base`` with the P3 metrics and ``details["p3"]`` added (see :func:`evaluate_p3`)."""
     step = progress or (lambda name: None)
-    base = evaluate_paper(gt_set, pred_set, params, progress)
     step("P3 tiles")
     gt_image, pred_image = base.image_codes
     n_tiles = len(base.image_ids)

@@ -17,6 +17,8 @@ Pipeline (all lengths in pixels):
    Topo-EM over matched pairs plus unmatched GT and predictions (Definition 16).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .corners import corner_counts
@@ -31,7 +33,8 @@ from .rings import RingTable
 from .stats import f1_score, nanmean
 from .validity import validity_reasons
 
-__all__ = ["evaluate_paper", "prepare", "image_codes"]
+__all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "select_instances",
+           "prepare_rings", "image_codes"]
 
 
 def image_codes(gt, pred, image_ids):
@@ -55,14 +58,117 @@ def prepare(gt_set, pred_set, params):
     the P3 code's Chamfer distance depends on it (it counts the first vertex twice).
     Returns the filtered sets and hole counts.
     """
+    return prepare_rings(*select_instances(gt_set, pred_set, params), params)
+
+
+def select_instances(gt_set, pred_set, params):
+    """The filters of :func:`prepare` that drop instances: score threshold, minimum instance area.
+
+    The instances kept are the same objects, in the same order.
+    """
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     gt_set = apply_min_instance_area(gt_set, params.min_instance_area_px2, inclusive=True)
     pred_set = apply_min_instance_area(pred_set, params.min_instance_area_px2, inclusive=False)
+    return gt_set, pred_set
+
+
+def prepare_rings(gt_set, pred_set, params):
+    """The filters of :func:`prepare` that change rings (one instance out per instance in): A_min, vertex order."""
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
     rings = (lambda instance_set: instance_set) if params.profile == "p3-code" else canonical_rings
     return (canonical_order(rings(gt_set), by_score=False),
             canonical_order(rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
+
+
+@dataclass(frozen=True)
+class PaperMatch:
+    """The per-image work of the ``paper`` profile, before any dataset-wide aggregation.
+
+    Everything here is a function of each image's instances alone, so the match of a
+    set of images is the concatenation of the matches of its parts (see
+    :mod:`.distributed`).
+
+    Attributes
+    ----------
+    gt, pred : list of Instance
+    image_ids : list
+        Image id of each image code.
+    gt_image, pred_image : numpy.ndarray
+        Image code of each instance.
+    gt_table, pred_table : RingTable
+    gt_reasons, pred_reasons : list of str
+        Definition 15 failure reasons ("" when valid).
+    gt_regions, pred_regions : numpy.ndarray
+        Valid occupied regions in pixels.
+    cand : Candidates
+        Every overlapping same-image pair.
+    pairs : PairMetrics
+        Pairs of the Definition 3 matching at β, sorted by prediction index.
+    corner_counts : numpy.ndarray
+        ``(len(corner_thresholds_px), 3)`` exterior corner ``[tp, fp, fn]`` counts.
+    """
+
+    gt: list
+    pred: list
+    image_ids: list
+    gt_image: np.ndarray
+    pred_image: np.ndarray
+    gt_table: object
+    pred_table: object
+    gt_reasons: list
+    pred_reasons: list
+    gt_regions: np.ndarray
+    pred_regions: np.ndarray
+    cand: object
+    pairs: object
+    corner_counts: np.ndarray
+
+
+def match_paper(gt_set, pred_set, params, progress=None):
+    """The per-image phases of the ``paper`` profile: ring bands, validity, IoU, matching, pair metrics.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        Ground truth and predictions in pixels, already filtered by :func:`prepare`.
+    params : EvaluationParams
+    progress : callable, optional
+        Called with a phase name as each phase starts.
+
+    Returns
+    -------
+    PaperMatch
+    """
+    step = progress or (lambda name: None)
+    gt, pred = list(gt_set.instances), list(pred_set.instances)
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    step("ring bands")
+    gt_table = RingTable(gt, params.boundary_radius_px)
+    pred_table = RingTable(pred, params.boundary_radius_px)
+    step("validity")
+    pred_reasons = validity_reasons(pred, pred_table.polygons)
+    gt_reasons = validity_reasons(gt, gt_table.polygons)
+    gt_regions = occupied_region(gt_table.polygons)
+    pred_regions = occupied_region(pred_table.polygons)
+    scores = np.array([i.score for i in pred], dtype=float)
+
+    step("instance IoU")
+    cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
+    matched = greedy_match(score_order(scores), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
+                           len(gt), len(pred))
+    pairs_pred = np.flatnonzero(matched >= 0)
+    pairs_gt = matched[pairs_pred]
+    iou, inter = cand.lookup(pairs_gt, pairs_pred)
+
+    step("pair metrics")
+    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
+                           params)
+    step("corners")
+    corners = corner_counts([s[0] for s in gt_table.exterior_sets], [s[0] for s in pred_table.exterior_sets],
+                            pairs_gt, pairs_pred, params.corner_simplify_px, params.corner_thresholds_px)
+    return PaperMatch(gt, pred, ids, gt_image, pred_image, gt_table, pred_table, gt_reasons, pred_reasons,
+                      gt_regions, pred_regions, cand, pairs, corners)
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):
@@ -82,31 +188,31 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     -------
     Outcome
     """
-    step = progress or (lambda name: None)
-    gt, pred = list(gt_set.instances), list(pred_set.instances)
-    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
-    step("ring bands")
-    gt_table = RingTable(gt, params.boundary_radius_px)
-    pred_table = RingTable(pred, params.boundary_radius_px)
-    step("validity")
-    pred_reasons = validity_reasons(pred, pred_table.polygons)
-    gt_reasons = validity_reasons(gt, gt_table.polygons)
-    gt_regions = occupied_region(gt_table.polygons)
-    pred_regions = occupied_region(pred_table.polygons)
+    return summarize_paper(match_paper(gt_set, pred_set, params, progress), params, detection)
+
+
+def summarize_paper(match, params, detection=detection_metrics):
+    """The dataset-wide phase of the ``paper`` profile: AP/AR, Topo-EM and the metric means.
+
+    Parameters
+    ----------
+    match : PaperMatch
+        The per-image work (of the whole set, or merged from its parts).
+    params : EvaluationParams
+    detection : callable
+        Computes the AP/AR metrics (``coco`` passes its own).
+
+    Returns
+    -------
+    Outcome
+    """
+    gt, pred, pairs = match.gt, match.pred, match.pairs
+    gt_table, pred_table, pred_reasons = match.gt_table, match.pred_table, match.pred_reasons
+    pred_image = match.pred_image
     scores = np.array([i.score for i in pred], dtype=float)
-
-    step("instance IoU")
-    cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
-    det, ranked = detection(cand, scores, pred_image, len(gt), params.ap_iou_thresholds, params.max_detections)
-    matched = greedy_match(score_order(scores), cand.gt_index, cand.pred_index, cand.iou, params.iou_threshold,
-                           len(gt), len(pred))
-    pairs_pred = np.flatnonzero(matched >= 0)
-    pairs_gt = matched[pairs_pred]
-    iou, inter = cand.lookup(pairs_gt, pairs_pred)
-
-    step("pair metrics")
-    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
-                           params)
+    det, ranked = detection(match.cand, scores, pred_image, len(gt), params.ap_iou_thresholds,
+                            params.max_detections)
+    pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
 
     gamma = params.ring_match_threshold
     ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
@@ -122,9 +228,8 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     hole_fn = len(gt_table.holes) - hole_tp
     k = len(pairs_gt) + (len(gt) - len(pairs_gt)) + (len(pred) - len(pairs_pred))
     ext_tp = int(ext_matched.sum())
-
-    step("corners")
-    corner = _corner_f1(gt_table, pred_table, pairs_gt, pairs_pred, params)
+    corner = {f"Corner-F1@{t:g}": f1_score(*(int(v) for v in match.corner_counts[j]))
+              for j, t in enumerate(params.corner_thresholds_px)}
 
     metrics = {
         **det,
@@ -147,15 +252,7 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     }
     order, tp = ranked[min(ranked, key=lambda t: abs(t - params.iou_threshold))]
     ranking = DetectionRanking(params.iou_threshold, scores[order], tp, pred_image[order],
-                               np.bincount(gt_image, minlength=len(ids)))
-    return Outcome(params, gt, pred, gt_regions, pred_regions, gt_table, pred_table, pairs,
-                   ext_matched, topo, pred_reasons, gt_reasons, (gt_image, pred_image), ids,
-                   metrics, ranking)
-
-
-def _corner_f1(gt_table, pred_table, pairs_gt, pairs_pred, params):
-    """Corner F1 of exterior rings over matched pairs; unmatched instances' corners count."""
-    counts = corner_counts([s[0] for s in gt_table.exterior_sets], [s[0] for s in pred_table.exterior_sets],
-                           pairs_gt, pairs_pred, params.corner_simplify_px, params.corner_thresholds_px)
-    return {f"Corner-F1@{t:g}": f1_score(*(int(v) for v in counts[k]))
-            for k, t in enumerate(params.corner_thresholds_px)}
+                               np.bincount(match.gt_image, minlength=len(match.image_ids)))
+    return Outcome(params, gt, pred, match.gt_regions, match.pred_regions, gt_table, pred_table, pairs,
+                   ext_matched, topo, pred_reasons, match.gt_reasons, (match.gt_image, pred_image),
+                   match.image_ids, metrics, ranking)

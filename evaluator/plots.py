@@ -97,52 +97,67 @@ def simple_to_complex_figure(rows, *, title=_SIMPLE_TO_COMPLEX_TITLE):
 
     Parameters
     ----------
-    rows : list of dict
+    rows : list of dict, or dict of str to list of dict
         One row per hole-count bin: ``{"H": "0" | "1" | "2" | ">=3", "gt_instances": N,
         "O-BIoU": float, "O-POLIS": float (px), ...}``; other keys are ignored. Bins are
-        drawn in the order 0, 1, 2, >=3 (other labels after them).
+        drawn in the order 0, 1, 2, >=3 (other labels after them). A dict ``{method: rows}``
+        draws one labelled curve per method (the bins of the first method on the axis).
     title : str
         Figure title.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels; each point is annotated with its number of instances N.
+        Two panels; with one method each point is annotated with its number of instances N.
 
     Examples
     --------
     >>> rows = [{"H": "0", "gt_instances": 90, "O-BIoU": 0.3, "O-POLIS": 4.0}]
     >>> [text.get_text() for text in simple_to_complex_figure(rows).axes[0].texts]
     ['N=90']
+    >>> figure = simple_to_complex_figure({"A": rows, "B": rows})
+    >>> [line.get_label() for line in figure.axes[0].lines]
+    ['A', 'B']
     """
+    methods = rows if isinstance(rows, dict) else {"": rows}
     order = {label: index for index, label in enumerate(_HOLE_BINS)}
-    rows = sorted(rows, key=lambda row: order.get(str(row["H"]), len(order)))
+    methods = {name: sorted(r, key=lambda row: order.get(str(row["H"]), len(order))) for name, r in methods.items()}
+    bins = [str(row["H"]) for row in next(iter(methods.values()), [])]
     figure, panels = _new_figure(2, (10.0, 4.2))
-    labels = [_bin_label(row["H"]) for row in rows]
+    positions = np.arange(len(bins))
     for axes, key, label in zip(panels, ("O-BIoU", "O-POLIS"), ("Overall BIoU", "Overall POLIS (px)")):
-        values = _floats([row.get(key, math.nan) for row in rows])
-        keep = np.isfinite(values)
-        positions = np.arange(len(rows))
         axes.set(xlabel="Ground-truth hole count H", ylabel=label, title=f"{label} by H")
-        axes.set_xticks(positions, labels)
-        if not keep.any():
+        axes.set_xticks(positions, [_bin_label(b) for b in bins])
+        drawn = 0
+        for name, method_rows in methods.items():
+            by_bin = {str(row["H"]): row for row in method_rows}
+            values = _floats([by_bin.get(b, {}).get(key, math.nan) for b in bins])
+            keep = np.isfinite(values)
+            if not keep.any():
+                continue
+            axes.plot(positions[keep], values[keep], marker="o", label=name or None)
+            drawn += 1
+            if len(methods) == 1:
+                for position, value, b in zip(positions[keep], values[keep], np.array(bins, dtype=object)[keep]):
+                    axes.annotate(f"N={by_bin[b].get('gt_instances', '?')}", (position, value),
+                                  textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+        if not drawn:
             _no_data(axes)
             continue
-        axes.plot(positions[keep], values[keep], marker="o")
-        for position, value, row in zip(positions[keep], values[keep], np.array(rows, dtype=object)[keep]):
-            axes.annotate(f"N={row.get('gt_instances', '?')}", (position, value), textcoords="offset points",
-                          xytext=(0, 7), ha="center", fontsize=8)
+        if len(methods) > 1:
+            axes.legend(fontsize=7)
         axes.margins(y=0.15)
     figure.suptitle(title)
     return figure
 
 
-def plot_wrong_topo(series, path, *, title=_WRONG_TOPO_TITLE, overwrite=False, protect=()):
+def plot_wrong_topo(series, path, *, title=_WRONG_TOPO_TITLE, overwrite=False, protect=(), methods=None):
     """Write :func:`wrong_topo_figure` as a PNG file and return its path."""
-    return save_png(wrong_topo_figure(series, title=title), path, overwrite=overwrite, protect=protect)
+    return save_png(wrong_topo_figure(series, title=title, methods=methods), path, overwrite=overwrite,
+                    protect=protect)
 
 
-def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE):
+def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE, methods=None):
     """WrongTopo rate against the threshold τ of three geometry filters (the paper's Figure 3).
 
     Parameters
@@ -153,43 +168,58 @@ def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE):
         filter gives a "no data" panel.
     title : str
         Figure title.
+    methods : dict, optional
+        ``{method: series}`` instead of ``series`` (pass ``series=None``): one labelled
+        curve per method.
 
     Returns
     -------
     matplotlib.figure.Figure
         Three panels. Marker area is proportional to the number of pairs N (shared
-        scale over the panels, at least 4 pt² so that small N stay visible).
+        scale over the panels and methods, at least 4 pt² so that small N stay visible);
+        with one method each point is annotated with N.
 
     Examples
     --------
     >>> figure = wrong_topo_figure({"IoU": [{"tau": 0.5, "pairs": 10, "WrongTopo": 0.9}]})
     >>> [[text.get_text() for text in axes.texts] for axes in figure.axes]
     [['N=10'], ['no data'], ['no data']]
+    >>> figure = wrong_topo_figure(None, methods={"A": {"IoU": []}, "B": {"IoU": [{"tau": 0.5, "pairs": 1,
+    ...                                                                          "WrongTopo": 1.0}]}})
+    >>> [line.get_label() for line in figure.axes[0].lines]
+    ['B']
     """
-    unknown = set(series) - {key for key, _, _ in _WRONG_TOPO_FILTERS}
+    methods = {"": series} if methods is None else methods
+    known = [key for key, _, _ in _WRONG_TOPO_FILTERS]
+    unknown = {key for one in methods.values() for key in one} - set(known)
     if unknown:
-        raise InvalidParameterError(
-            f"Expected WrongTopo series among {[key for key, _, _ in _WRONG_TOPO_FILTERS]} but got {sorted(unknown)}"
-        )
-    largest = max([float(point["pairs"]) for points in series.values() for point in points] + [1.0])
+        raise InvalidParameterError(f"Expected WrongTopo series among {known} but got {sorted(unknown)}")
+    largest = max([float(point["pairs"]) for one in methods.values() for points in one.values()
+                   for point in points] + [1.0])
     figure, panels = _new_figure(3, (13.5, 4.2))
     for axes, (key, panel_title, x_label) in zip(panels, _WRONG_TOPO_FILTERS):
-        points = sorted(series.get(key, []), key=lambda point: point["tau"])
-        tau = _floats([point["tau"] for point in points])
-        rate = _floats([point["WrongTopo"] for point in points])
-        pairs = _floats([point["pairs"] for point in points])
-        keep = np.isfinite(tau) & np.isfinite(rate)
-        axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=panel_title,
-                 ylim=(0.0, 1.05))
-        if not keep.any():
+        axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=panel_title, ylim=(0.0, 1.05))
+        drawn = 0
+        for name, one in methods.items():
+            points = sorted(one.get(key, []), key=lambda point: point["tau"])
+            tau = _floats([point["tau"] for point in points])
+            rate = _floats([point["WrongTopo"] for point in points])
+            pairs = _floats([point["pairs"] for point in points])
+            keep = np.isfinite(tau) & np.isfinite(rate)
+            if not keep.any():
+                continue
+            drawn += 1
+            sizes = np.maximum(_MAX_MARKER_PT2 * pairs[keep] / largest, _MIN_MARKER_PT2)
+            (line,) = axes.plot(tau[keep], rate[keep], linewidth=1.0, label=name or None)
+            axes.scatter(tau[keep], rate[keep], s=sizes, alpha=0.7, zorder=3, color=line.get_color())
+            if len(methods) == 1:
+                for x, y, n in zip(tau[keep], rate[keep], pairs[keep]):
+                    axes.annotate(f"N={int(n)}", (x, y), textcoords="offset points", xytext=(0, -18),
+                                  ha="center", fontsize=7)
+        if not drawn:
             _no_data(axes)
-            continue
-        sizes = np.maximum(_MAX_MARKER_PT2 * pairs[keep] / largest, _MIN_MARKER_PT2)
-        axes.plot(tau[keep], rate[keep], linewidth=1.0)
-        axes.scatter(tau[keep], rate[keep], s=sizes, alpha=0.7, zorder=3)
-        for x, y, n in zip(tau[keep], rate[keep], pairs[keep]):
-            axes.annotate(f"N={int(n)}", (x, y), textcoords="offset points", xytext=(0, -18), ha="center",
-                          fontsize=7)
+        elif len(methods) > 1:
+            axes.legend(fontsize=7)
     figure.suptitle(title)
     return figure
 

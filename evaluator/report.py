@@ -8,6 +8,7 @@ output (its marker file lists what PolyTopo wrote, and only that is removed), an
 when it holds one of the inputs.
 """
 
+import contextlib
 import math
 import os
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 from .errors import EvaluatorError
 from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
-__all__ = ["write_report", "check_report_folder", "format_table", "HEADLINE"]
+__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder", "HEADLINE"]
 
 HEADLINE = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS",
             "O-MTA", "E-MTA", "H-MTA", "Hole-F1", "Topo-EM")
@@ -103,11 +104,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from .records import FIELD_KINDS
     from .writers import error_layers, write_csv, write_geopackage, write_summary_json
 
-    out_dir = Path(out_dir)
-    check_report_folder(out_dir, inputs=inputs, overwrite=overwrite)
-    staging = out_dir.parent / partial_name(out_dir.name)
-    try:
-        staging.mkdir()
+    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         records = evaluation.records
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
@@ -121,6 +118,24 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
         if plots:
             files.update(_plots(evaluation.summary, staging))
+    return {name: Path(out_dir) / path.name for name, path in files.items()}
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir, *, overwrite=False, inputs=()):
+    """Yield a temporary folder next to ``out_dir`` whose files move into ``out_dir`` when the block succeeds.
+
+    The rules of :func:`check_report_folder` apply before the block runs; on success the
+    files are published with :func:`.output_safety.publish_folder` (``summary.json``
+    last; a previous output loses only the files its marker lists). On any failure the
+    temporary folder is removed and ``out_dir`` is left as it was.
+    """
+    out_dir = Path(out_dir)
+    check_report_folder(out_dir, inputs=inputs, overwrite=overwrite)
+    staging = out_dir.parent / partial_name(out_dir.name)
+    try:
+        staging.mkdir()
+        yield staging
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)
@@ -131,7 +146,6 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         raise write_failure(exc, out_dir) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {name: out_dir / path.name for name, path in files.items()}
 
 
 def _plots(summary, folder):

@@ -41,6 +41,50 @@ class RingTable:
     """
 
     def __init__(self, instances, radius_px):
+        counts = self._index(instances)
+        self.exterior_bands = boundary_bands(self.exterior_sets, radius_px)
+        self.all_bands = self.exterior_bands.copy()
+        holed = np.flatnonzero(counts > 0)
+        if holed.size:
+            self.all_bands[holed] = boundary_bands([self.all_sets[i] for i in holed], radius_px)
+        self.hole_bands = boundary_bands([[hole] for hole in self.holes], radius_px)
+
+    @classmethod
+    def merged(cls, instances, tables, positions):
+        """The table of ``instances`` assembled from the tables of its parts, computing nothing again.
+
+        Parameters
+        ----------
+        instances : list of Instance
+            All instances, in their final order.
+        tables : sequence of RingTable
+            Tables of disjoint parts of ``instances`` (same band radius).
+        positions : sequence of numpy.ndarray
+            ``positions[k][i]`` is the index in ``instances`` of ``tables[k]``'s instance ``i``.
+
+        Returns
+        -------
+        table : RingTable
+        hole_positions : list of numpy.ndarray
+            Index in the merged hole table of each part's holes.
+        """
+        table = cls.__new__(cls)
+        table._index(instances)
+        hole_positions = [table.hole_start[pos[part.hole_owner]] + np.arange(len(part.holes))
+                          - part.hole_start[part.hole_owner] for part, pos in zip(tables, positions)]
+        per_instance = ("exterior_bands", "all_bands", "polygons", "exterior_regions")
+        per_hole = ("hole_bands", "hole_regions")
+        for name in per_instance + per_hole:
+            if all(name in vars(part) for part in tables):
+                where = positions if name in per_instance else hole_positions
+                values = np.empty(len(instances) if name in per_instance else len(table.holes), dtype=object)
+                for part, pos in zip(tables, where):
+                    values[pos] = getattr(part, name)
+                setattr(table, name, values)
+        return table, hole_positions
+
+    def _index(self, instances):
+        """Set the ring sets and the hole table of ``instances``; return their hole counts."""
         self.instances = instances
         self.exterior_sets = [[instance.exterior] for instance in instances]
         self.all_sets = [list(instance.rings) for instance in instances]
@@ -48,12 +92,7 @@ class RingTable:
         self.hole_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hole_owner = np.repeat(np.arange(len(instances)), counts)
         self.holes = [hole for instance in instances for hole in instance.holes]
-        self.exterior_bands = boundary_bands(self.exterior_sets, radius_px)
-        self.all_bands = self.exterior_bands.copy()
-        holed = np.flatnonzero(counts > 0)
-        if holed.size:
-            self.all_bands[holed] = boundary_bands([self.all_sets[i] for i in holed], radius_px)
-        self.hole_bands = boundary_bands([[hole] for hole in self.holes], radius_px)
+        return counts
 
     def hole_range(self, instance_index):
         """Indices into the hole table of one instance's holes."""

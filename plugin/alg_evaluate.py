@@ -6,6 +6,7 @@ from .algorithm_parameters import (
     EVALUATION_HELP,
     add_evaluation_outputs,
     add_evaluation_parameters,
+    add_workers_parameter,
     evaluation_options,
     evaluation_results,
 )
@@ -52,6 +53,7 @@ class EvaluateAlgorithm(QgsProcessingAlgorithm):
         self.addParameter(QgsProcessingParameterVectorLayer("INPUT", "Prediction polygons",
                                                             [QgsProcessing.TypeVectorPolygon]))
         add_evaluation_parameters(self, prediction_parameter="INPUT")
+        add_workers_parameter(self)
         add_evaluation_outputs(self)
         self._set_dialog_defaults()
 

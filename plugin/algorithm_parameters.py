@@ -33,6 +33,7 @@ __all__ = [
     "add_evaluation_parameters",
     "advanced",
     "add_evaluation_outputs",
+    "add_workers_parameter",
     "evaluation_options",
     "evaluation_results",
     "profiles",
@@ -144,6 +145,13 @@ def advanced(parameter):
     return parameter
 
 
+def add_workers_parameter(algorithm):
+    """Declare the advanced ``WORKERS`` parameter: Dask worker processes (0 = in process)."""
+    algorithm.addParameter(advanced(QgsProcessingParameterNumber(
+        "WORKERS", "Workers (local Dask worker processes; 0 = in this process)", QgsProcessingParameterNumber.Integer,
+        defaultValue=0, minValue=0)))
+
+
 def add_evaluation_outputs(algorithm):
     """Declare the layer outputs of :data:`LAYER_OUTPUTS`, the numbers of :data:`NUMBER_OUTPUTS` and the report.
 
@@ -203,6 +211,8 @@ def evaluation_options(algorithm, parameters, context, *, reference_crs, pixel_s
         "overrides": {field: _optional_number(algorithm, parameters, name, context)
                       for name, (field, *_) in _THRESHOLDS.items()},
         "transform_context": context.transformContext(),
+        **({"workers": algorithm.parameterAsInt(parameters, "WORKERS", context)}
+           if algorithm.parameterDefinition("WORKERS") is not None else {}),
     }
 
 

@@ -20,6 +20,7 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from .. import __version__
 from ..evaluator import EvaluatorError, InputFormatError, evaluate, params_for
+from ..evaluator.cluster import open_client
 from ..evaluator.instances import InstanceSet, instances_from_geometries
 from ..evaluator.io_vector import assign_images, frame_for_bounds
 from .errors import LayerInputError, RunParameterError
@@ -59,7 +60,7 @@ class EvaluationRun:
 
 def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
                     default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                    transform_context=None):
+                    transform_context=None, workers=0):
     """Evaluate the polygons of ``prediction_layer`` against those of ``reference_layer``.
 
     Parameters
@@ -92,6 +93,9 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     transform_context : QgsCoordinateTransformContext, optional
         Datum transformations for the reprojection; defaults to the current project's.
         Pass it from the main thread when running in a worker thread.
+    workers : int
+        Worker processes of a local Dask cluster for the evaluation (0: in this process);
+        they run the system Python, not the QGIS binary (same numbers either way).
 
     Returns
     -------
@@ -107,7 +111,8 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
         :func:`.raster_pixel.check_pixel_size`), an unknown profile or
         parameter, or both ``image_field`` and ``patch_size_px``.
     RunCanceled
-        ``feedback.isCanceled()`` became true; checked while reading and between phases.
+        ``feedback.isCanceled()`` became true; checked while reading, between phases and, on
+        a cluster, after each finished partition (the rest are canceled and the cluster closed).
 
     Notes
     -----
@@ -138,7 +143,7 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     gt_set = _instance_set(reference, frame, image_field, [1.0] * len(reference.fids), "reference")
     scores = _scores(prediction, score_field, default_score, steps)
     pred_set = _instance_set(prediction, frame, image_field, scores, "prediction")
-    evaluation = _evaluate(gt_set, pred_set, params, steps)
+    evaluation = _evaluate(gt_set, pred_set, params, steps, workers)
     steps.progress(100)
     provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
                              {"pixel_size_m": ground_metres, "score_field": score_field, "default_score": default_score,
@@ -225,11 +230,13 @@ def _instance_set(features, frame, image_field, scores, role):
     return InstanceSet(tuple(instances), image_ids, dict(features.skipped), features.source)
 
 
-def _evaluate(gt_set, pred_set, params, steps):
+def _evaluate(gt_set, pred_set, params, steps, workers):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            evaluation = evaluate(gt_set, pred_set, params, progress=steps.phases(30, 99, _EXPECTED_PHASES))
+            with open_client(workers) as client:
+                evaluation = evaluate(gt_set, pred_set, params, progress=steps.phases(30, 99, _EXPECTED_PHASES),
+                                      client=client)
         except InputFormatError as exc:
             raise LayerInputError(str(exc)) from exc
         except EvaluatorError as exc:

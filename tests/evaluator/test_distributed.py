@@ -1,0 +1,320 @@
+"""Evaluation on a real 2-process Dask LocalCluster gives the numbers and records of one process.
+
+The inputs are the bundled PolyTopoBench fixture (12 images) with the instances of both
+sides shuffled across images and scores rounded to one decimal, so that partitions are
+not contiguous in the input order and equal scores fall in different partitions: the
+merge must restore the single-process order for AP, records and ties to agree.
+"""
+
+import json
+import math
+import os
+import signal
+import threading
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import shapely
+
+from polytopo.evaluator import evaluate, load_inputs
+from polytopo.evaluator.cluster import map_partitions, open_client
+from polytopo.evaluator.distributed import merge_matches, partition_images
+from polytopo.evaluator.errors import ClusterError
+from polytopo.evaluator.paper import match_paper, prepare
+from polytopo.evaluator.params import params_for
+
+
+@pytest.fixture(scope="module")
+def client():
+    with open_client(workers=2) as client:
+        yield client
+
+
+def _shuffled(instance_set, seed, round_scores=False):
+    order = np.random.default_rng(seed).permutation(len(instance_set))
+    instances = [instance_set.instances[i] for i in order]
+    if round_scores:
+        instances = [replace(i, score=round(i.score, 1)) for i in instances]
+    return replace(instance_set, instances=tuple(instances))
+
+
+@pytest.fixture(scope="module")
+def inputs(fixtures_dir):
+    folder = fixtures_dir / "ptb_small"
+    gt, pred, _ = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
+    gt, pred = _shuffled(gt, 1), _shuffled(pred, 2, round_scores=True)
+    # One image that only predictions have, one prediction-free image stays in the GT.
+    extra = replace(pred.instances[0], image_id="only-in-predictions")
+    return gt, replace(pred, instances=pred.instances + (extra,))
+
+
+@pytest.fixture(scope="module")
+def few_images(inputs):
+    """The inputs on four images (the costlier runs: sweeps, p3)."""
+    keep = {1, 2, 3, 4, "only-in-predictions"}
+    return tuple(replace(s, instances=tuple(i for i in s.instances if i.image_id in keep),
+                         image_ids=tuple(i for i in s.image_ids if i in keep)) for s in inputs)
+
+
+@pytest.fixture(scope="module")
+def swept_in_process(few_images):
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        return evaluate(*few_images, sweeps=True, bootstrap_resamples=130)
+
+
+def assert_same(a, b, where="summary"):
+    """Equal structure, equal non-float leaves, floats within 1e-9 (NaN equals NaN)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{k}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9, (where, a, b)
+    elif isinstance(a, shapely.Geometry):
+        assert shapely.equals_exact(a, b, 0.0), where
+    else:
+        assert a == b, (where, a, b)
+
+
+def assert_same_evaluation(one, two):
+    assert_same({k: v for k, v in one.summary.items() if k != "timings"},
+                {k: v for k, v in two.summary.items() if k != "timings"})
+    assert_same(one.records, two.records, "records")
+
+
+def test_partitions_cover_every_image_once(inputs):
+    gt, pred = inputs
+    parts = partition_images(gt, pred, 5)
+    assert 1 < len(parts) <= 5
+    assert sorted(np.concatenate([p.gt_index for p in parts]).tolist()) == list(range(len(gt)))
+    assert sorted(np.concatenate([p.pred_index for p in parts]).tolist()) == list(range(len(pred)))
+    images = [set(p.gt_set.image_ids) for p in parts]
+    assert sum(len(i) for i in images) == len(set().union(*images))
+
+
+def test_merged_partition_matches_equal_the_whole_match(inputs):
+    """Every array of the merged per-image work equals the single-process one, in order."""
+    params = params_for("paper")
+    gt, pred, _ = prepare(*inputs, params)
+    parts = partition_images(gt, pred, 4)
+    merged = merge_matches(gt, pred, parts, [match_paper(p.gt_set, p.pred_set, params) for p in parts])
+    whole = match_paper(gt, pred, params)
+    for name in ("image_ids", "gt_reasons", "pred_reasons", "corner_counts", "gt_image", "pred_image"):
+        assert np.array_equal(np.asarray(getattr(merged, name), dtype=object),
+                              np.asarray(getattr(whole, name), dtype=object)), name
+    assert shapely.equals_exact(merged.gt_regions, whole.gt_regions, 0.0).all()
+    for a, b in zip(merged.cand, whole.cand):
+        assert np.array_equal(a, b)
+    for table in ("gt_table", "pred_table"):
+        m, w = getattr(merged, table), getattr(whole, table)
+        assert np.array_equal(m.hole_start, w.hole_start)
+        assert shapely.equals_exact(m.all_bands, w.all_bands, 0.0).all()
+        assert shapely.equals_exact(m.hole_bands, w.hole_bands, 0.0).all()
+    for field in ("gt_index", "pred_index", "o_biou", "e_polis", "hole_tp"):
+        assert np.array_equal(getattr(merged.pairs, field), getattr(whole.pairs, field)), field
+    for field in ("pair", "gt_hole", "pred_hole", "biou", "mta"):
+        assert np.array_equal(getattr(merged.pairs.holes, field), getattr(whole.pairs.holes, field)), field
+
+
+#: Filters that drop predictions, instances and holes (they run on the workers).
+FILTERS = {"score_threshold": 0.35, "min_instance_area_px2": 30.0, "min_hole_area_px2": 6.0}
+
+
+@pytest.mark.parametrize("profile, filters", [("paper", {}), ("paper", FILTERS), ("reference-code", {}),
+                                              ("coco", FILTERS), ("coco", {"iou_mode": "vector"}),
+                                              ("p3", {}), ("p3-code", {})])
+def test_every_profile_gives_the_numbers_of_one_process(client, inputs, few_images, profile, filters):
+    gt, pred = few_images if profile.startswith("p3") else inputs
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        one = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, **filters)
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        two = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, client=client, **filters)
+    if filters:
+        counts = one.summary["counts"]
+        assert counts["gt_instances"] < counts["gt_input_instances"]
+        assert counts["pred_instances"] < counts["pred_input_instances"]
+        assert counts["pred_holes"] < counts["pred_input_holes"]
+    assert_same_evaluation(one, two)
+    assert one.summary["metrics"]["matched_pairs"] > (20 if profile == "p3" else 100)
+    if profile != "reference-code":
+        assert two.summary["bootstrap"]["resamples"] == 40
+
+
+def test_sweeps_and_bootstrap_give_the_numbers_of_one_process(client, few_images, swept_in_process):
+    with pytest.warns(UserWarning):
+        two = evaluate(*few_images, sweeps=True, bootstrap_resamples=130, client=client)
+    assert len(two.summary["min_hole_area_sweep"]) == 6 and len(two.summary["ring_threshold_sweep"]) == 9
+    assert_same_evaluation(swept_in_process, two)
+
+
+def _worker_pids(client):
+    return sorted(client.run(os.getpid).values())
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_the_numbers_stay(client, few_images, swept_in_process):
+    victim = _worker_pids(client)[0]
+    killed = threading.Event()
+
+    def kill_once_busy():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(client.processing().values()):
+            time.sleep(0.005)
+        os.kill(victim, signal.SIGKILL)
+        killed.set()
+
+    killer = threading.Thread(target=kill_once_busy)
+    killer.start()
+    with pytest.warns(UserWarning):
+        two = evaluate(*few_images, sweeps=True, bootstrap_resamples=130, client=client)
+    killer.join()
+    assert killed.is_set() and victim not in _worker_pids(client)
+    assert_same_evaluation(swept_in_process, two)
+
+
+def die(_):
+    os._exit(3)
+
+
+def test_a_partition_that_kills_every_worker_fails_by_name():
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with open_client(workers=1) as client:
+            with pytest.raises(ClusterError, match=r"images 'a'\.\.'b' to finish .*KilledWorker"):
+                map_partitions(client, die, [None], names=["the partition of images 'a'..'b'"], retries=0)
+
+
+def test_cli_with_workers_writes_the_single_process_summary(tmp_path, fixtures_dir, capsys):
+    from polytopo.evaluator.cli import main
+
+    folder = fixtures_dir / "ptb_small"
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+              "--bootstrap", "20", "--no-plots", "--no-gpkg", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    one, two = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "two"))
+    one.pop("timings"), two.pop("timings")
+    assert_same(one, two)
+    for name in ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+
+
+def test_cli_reports_an_unanswering_scheduler_in_one_line(tmp_path, fixtures_dir, capsys, monkeypatch):
+    from functools import partial
+
+    from polytopo.evaluator import cluster
+    from polytopo.evaluator.cli import main
+
+    monkeypatch.setattr(cluster, "open_client", partial(cluster.open_client, timeout_s=1))
+    folder = fixtures_dir / "ptb_small"
+    started = time.monotonic()
+    status = main(["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+                   "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2 and time.monotonic() - started < 10
+    assert "error: Expected a Dask scheduler answering at tcp://127.0.0.1:9" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _dask(*args, env=None):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.Popen([str(Path(sys.executable).with_name("dask")), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def _stop(processes):
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except Exception:  # noqa: BLE001 - a process that ignores SIGTERM is killed
+            process.kill()
+            process.wait()
+
+
+def test_cli_against_dask_scheduler_and_worker_processes(tmp_path, fixtures_dir, capsys):
+    """``dask scheduler`` + two ``dask worker`` processes: same summary; a worker of another version is refused."""
+    import distributed
+
+    from polytopo import __version__
+    from polytopo.evaluator.cli import main
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    processes = [_dask("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard")]
+    try:
+        processes += [_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{k}")
+                      for k in range(2)]
+        with distributed.Client(address, timeout=30) as probe:
+            probe.wait_for_workers(2, timeout=60)
+        folder = fixtures_dir / "ptb_small"
+        common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+                  "--bootstrap", "20", "--no-plots", "--no-gpkg", "--quiet"]
+        assert main([*common, "--out", str(tmp_path / "one")]) == 0
+        assert main([*common, "--out", str(tmp_path / "two"), "--scheduler", address]) == 0, capsys.readouterr().err
+        one, two = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "two"))
+        one.pop("timings"), two.pop("timings")
+        assert_same(one, two)
+
+        preload = tmp_path / "other_version.py"
+        preload.write_text("import polytopo\npolytopo.__version__ = '0.0.0-other'\n")
+        processes.append(_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", "other",
+                               "--preload", str(preload)))
+        with distributed.Client(address, timeout=30) as probe:
+            probe.wait_for_workers(3, timeout=60)
+        capsys.readouterr()
+        assert main([*common, "--out", str(tmp_path / "three"), "--scheduler", address]) == 2
+        err = capsys.readouterr().err
+        assert f"polytopo {__version__} (the client's version)" in err and "runs polytopo 0.0.0-other" in err
+        assert not (tmp_path / "three").exists()
+    finally:
+        _stop(processes[::-1])
+
+
+def test_the_single_process_path_never_imports_dask(tmp_path, fixtures_dir):
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    code = ("import sys\nfrom polytopo.evaluator.cli import main\n"
+            f"status = main(['--gt', {str(folder / 'gt.json')!r}, '--pred', {str(folder / 'pred.json')!r}, "
+            f"'--drop-degenerate-rings', '--out', {str(tmp_path / 'out')!r}, '--no-plots', '--no-gpkg', '--quiet', "
+            "'--bootstrap', '10'])\n"
+            "assert status == 0, status\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_comparison_on_the_cluster_gives_the_same_numbers(client, few_images):
+    from polytopo.evaluator.compare import compare_methods
+
+    gt, pred = few_images
+    no_holes = replace(pred, instances=tuple(i.with_holes(()) for i in pred.instances))
+    sets = {"Full": pred, "NoHoles": no_holes}
+    with pytest.warns(UserWarning):
+        one = compare_methods(gt, sets, bootstrap_resamples=30)
+    with pytest.warns(UserWarning):
+        two = compare_methods(gt, sets, bootstrap_resamples=30, client=client)
+    assert one.paired["Hole-F1"]["best"] == "Full"
+    assert_same(one.paired, two.paired, "paired")
+    for name in sets:
+        assert_same_evaluation(one.evaluations[name], two.evaluations[name])
