@@ -24,6 +24,7 @@ from .analysis import percentile_intervals, per_image_statistics, resample_metri
 from .cluster import map_partitions
 from .instances import InstanceSet
 from .matching import Candidates
+from .ordering import image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances, summarize_paper
 from .rings import RingTable
 
@@ -163,34 +164,32 @@ def _worker_count(client):
 def _match_task(task):
     """Worker side: filters and per-image work of one partition of the unfiltered sets.
 
-    Returns the positions in the partition of the instances the filters kept, and the
-    :class:`.paper.PaperMatch` of the filtered instances.
+    Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
+    order of :mod:`.ordering` within the partition.
     """
     gt_raw, pred_raw, params = task
-    gt_set, pred_set = select_instances(gt_raw, pred_raw, params)
-    kept = (_kept(gt_raw, gt_set), _kept(pred_raw, pred_set))
-    gt_set, pred_set, _ = prepare_rings(gt_set, pred_set, params)
-    return kept, match_paper(gt_set, pred_set, params)
+    gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
+    return match_paper(gt_set, pred_set, params)
 
 
-def _kept(before, after):
-    """Positions in ``before`` of the instances of ``after`` (the same objects, in order)."""
-    position = {id(instance): k for k, instance in enumerate(before.instances)}
-    return np.array([position[id(instance)] for instance in after.instances], dtype=np.int64)
+def _filtered(whole, matches, side):
+    """The filtered whole set, in canonical order, from the partitions' filtered instances.
 
-
-def _filtered(whole, parts, kept, matches, side):
-    """The filtered whole set from the partitions' kept positions and filtered instances.
-
+    Each partition's instances are already in canonical order; one sort by the same key
+    (:func:`.ordering.instance_sort_key`) over all of them gives the order of one process.
     Returns the set and, per partition, the positions of its instances in it.
     """
-    kept_raw = [getattr(part, f"{side}_index")[k] for part, k in zip(parts, kept)]
-    order = np.sort(np.concatenate(kept_raw))
-    positions = [np.searchsorted(order, k) for k in kept_raw]
-    instances = np.empty(len(order), dtype=object)
-    for position, match in zip(positions, matches):
-        instances[position] = getattr(match, side)
-    return InstanceSet(tuple(instances), whole.image_ids, whole.skipped, whole.source), positions
+    local = [list(getattr(match, side)) for match in matches]
+    flat = [(k, j) for k, instances in enumerate(local) for j in range(len(instances))]
+    by_score = side == "pred"
+    order = sorted(range(len(flat)), key=lambda n: instance_sort_key(local[flat[n][0]][flat[n][1]], by_score))
+    positions = [np.empty(len(instances), dtype=np.int64) for instances in local]
+    for rank, n in enumerate(order):
+        k, j = flat[n]
+        positions[k][j] = rank
+    instances = tuple(local[flat[n][0]][flat[n][1]] for n in order)
+    image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
+    return InstanceSet(instances, image_ids, whole.skipped, whole.source), positions
 
 
 def _profile_task(task):
@@ -239,9 +238,9 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     results = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
                              names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
     step("merge")
-    matches = [match for _, match in results]
-    gt, gt_positions = _filtered(gt_set, parts, [k[0] for k, _ in results], matches, "gt")
-    pred, pred_positions = _filtered(pred_set, parts, [k[1] for k, _ in results], matches, "pred")
+    matches = results
+    gt, gt_positions = _filtered(gt_set, matches, "gt")
+    pred, pred_positions = _filtered(pred_set, matches, "pred")
     del results
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
     match = merge_matches(gt, pred, placed, matches)

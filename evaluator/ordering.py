@@ -25,7 +25,7 @@ import numpy as np
 
 from .instances import Instance
 
-__all__ = ["image_sort_key", "image_rank", "canonical_order", "in_input_order"]
+__all__ = ["image_sort_key", "image_rank", "instance_sort_key", "canonical_order", "in_input_order"]
 
 
 def image_sort_key(image_id):
@@ -56,6 +56,14 @@ def _instance_key(instance):
             str(instance.source_id), instance.part)
 
 
+def instance_sort_key(instance, by_score):
+    """Sort key of an instance (holes already sorted) in the canonical order: image, score, geometry.
+
+    ``by_score`` puts the higher score first within an image (predictions).
+    """
+    return image_sort_key(instance.image_id), -instance.score if by_score else 0.0, _instance_key(instance)
+
+
 def canonical_order(instance_set, by_score):
     """The set with images, instances and holes in the canonical order.
 
@@ -82,7 +90,7 @@ def canonical_order(instance_set, by_score):
     """
     instances = [Instance(i.image_id, i.source_id, i.exterior, tuple(sorted(i.holes, key=_ring_key)), i.score,
                           i.category_id, i.part) if len(i.holes) > 1 else i for i in instance_set.instances]
-    instances.sort(key=lambda i: (image_sort_key(i.image_id), -i.score if by_score else 0.0, _instance_key(i)))
+    instances.sort(key=lambda i: instance_sort_key(i, by_score))
     return replace(instance_set.replaced(instances), image_ids=tuple(sorted(instance_set.image_ids,
                                                                              key=image_sort_key)))
 

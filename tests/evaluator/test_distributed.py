@@ -135,13 +135,13 @@ def test_every_profile_gives_the_numbers_of_one_process(client, inputs, few_imag
         one = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, **filters)
     with pytest.warns(UserWarning, match="appear only in the predictions"):
         two = evaluate(gt, pred, profile=profile, bootstrap_resamples=40, client=client, **filters)
-    if filters:
+    if filters is FILTERS:
         counts = one.summary["counts"]
         assert counts["gt_instances"] < counts["gt_input_instances"]
         assert counts["pred_instances"] < counts["pred_input_instances"]
         assert counts["pred_holes"] < counts["pred_input_holes"]
     assert_same_evaluation(one, two)
-    assert one.summary["metrics"]["matched_pairs"] > (20 if profile == "p3" else 100)
+    assert one.summary["metrics"]["matched_pairs"] > (20 if profile.startswith("p3") else 100)
     if profile != "reference-code":
         assert two.summary["bootstrap"]["resamples"] == 40
 
