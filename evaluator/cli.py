@@ -58,7 +58,8 @@ def build_parser():
     data = parser.add_argument_group("how features are read")
     data.add_argument("--pixel-size", type=float,
                       help="map units per pixel of the evaluation raster (vector layers only; required for them)")
-    data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers)")
+    data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers; "
+                                            "default: a numeric field named 'score' when the layer has one)")
     data.add_argument("--default-score", type=float,
                       help="score given to predictions that have none (otherwise a missing score is an error)")
     data.add_argument("--image-field", help="attribute that groups features into images/tiles (vector layers)")
