@@ -158,7 +158,9 @@ RECIPES = {
             head="boundary3",
             courtyards=True,
             rendered_share=0.5,
-            steps=200,
+            steps=300,
+            batch_size=4,
+            crop_px=96,
             baseline="U-Net + Poly. (hole-aware variant)",
             summary=(
                 "U-Net trained on background / building / building-boundary classes, the boundary "
