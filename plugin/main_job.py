@@ -12,8 +12,8 @@ the PolyTopo Processing provider and runs ``polytopo:vectorize_evaluate`` on two
     Real Helsinki OSM courtyard buildings drawn into imagery (:mod:`.hole_scene`: a
     *synthetic rendering of real geometry*, said in the printed output, the report
     title and the map title), vectorized with the hole-aware :data:`HOLE_MODEL` and
-    scored at 0.3 m, so Hole-F1, Topo-EM, WrongTopo and the hole error classes
-    (missed, hallucinated, misplaced holes) have data.
+    scored at 0.3 m, so Hole-F1, Topo-EM, WrongTopo and the hole error layers
+    (missed and hallucinated holes) have data.
 ``helsinki_scene/``
     The rendered image and its reference footprints.
 

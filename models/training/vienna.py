@@ -112,7 +112,7 @@ def _picture(raster, results, path):
     figure.suptitle("Schönbrunn orthophoto 0.3 m (no labels): predicted holes magenta, courtyard groups cyan",
                     fontsize=11)
     figure.tight_layout()
-    figure.savefig(path, dpi=60)
+    figure.savefig(path, dpi=42)
     pyplot.close(figure)
 
 
