@@ -62,6 +62,7 @@ __all__ = [
     "MARKER_FILE",
     "MainJobError",
     "MainJobResult",
+    "SCENE_FOLDERS",
     "default_model",
     "main",
     "prepare_output_dir",
@@ -69,7 +70,6 @@ __all__ = [
     "render_map",
     "run_main_job",
     "run_scenes",
-    "SCENE_FOLDERS",
 ]
 
 #: The bundled model made for the Atlanta tile (single-band 16-bit, 0.5 m).
@@ -86,6 +86,7 @@ HEADLINE_METRICS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "T
 MAP_WIDTH_PX = 1200
 #: Edge of a legend swatch, pixels.
 LEGEND_SWATCH_PX = 18
+#: Evaluation layer → the word that starts its legend entries (a feature of which side).
 _LEGEND_ROLES = {"predictions": "prediction", "references": "reference", "missed_holes": "hole",
                  "hallucinated_holes": "hole", "unmatched_predictions": "prediction",
                  "missed_references": "reference"}
