@@ -80,7 +80,8 @@ def build_parser():
     data.add_argument("--allow-any-pixel-size", action="store_true",
                       help="accept a pixel size outside 1 mm .. 10 km on the ground (refused by default: usually "
                            "metres given for a CRS in degrees, or the reverse)")
-    data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers)")
+    data.add_argument("--score-field", help="prediction attribute holding the confidence score (vector layers; "
+                                            "default: a numeric field named 'score' when the layer has one)")
     data.add_argument("--default-score", type=_finite,
                       help="score given to predictions that have none (otherwise a missing score is an error)")
     data.add_argument("--image-field", help="attribute that groups features into images/tiles (vector layers)")

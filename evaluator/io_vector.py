@@ -27,7 +27,9 @@ from .instances import InstanceSet, instances_from_geometries
 
 __all__ = [
     "PixelFrame",
+    "SCORE_FIELD",
     "assign_images",
+    "implied_score_field",
     "frame_for_bounds",
     "load_vector_layer",
     "require_osgeo",
@@ -40,6 +42,8 @@ PLAUSIBLE_PIXEL_M = (1e-3, 1e4)
 """Ground size of a pixel, metres, accepted without ``check_pixel_size=False``: a pixel size
 outside it is almost always metres given for a CRS in degrees (or the reverse)."""
 _METRES_PER_DEGREE = 111_320.0
+SCORE_FIELD = "score"
+"""Field name of the prediction confidence read when no score field is named (the vectorizer writes it)."""
 _NUMBER_FIELD_TYPES = ("Integer", "Integer64", "Real")
 _ID_FIELD_TYPES = ("Integer", "Integer64", "String")
 _UNDEFINED_SRS_NAMES = ("Undefined geographic SRS", "Undefined Cartesian SRS")
@@ -243,7 +247,9 @@ def load_vector_layer(
     layer : str or int, optional
         Layer name or index; required when the dataset has several layers.
     score_field : str, optional
-        Numeric field holding the prediction confidence (role ``"pred"`` only).
+        Numeric field holding the prediction confidence (role ``"pred"`` only); default
+        :data:`SCORE_FIELD` when the layer has that numeric field and no ``default_score``
+        is given (:func:`implied_score_field`).
     default_score : float, optional
         Score of predictions without a score field or with a NULL score.
     image_field : str, optional
@@ -341,8 +347,6 @@ def load_vector_layer(
             "name the field that holds the class (--category-field)"
         )
     scored = role == "pred"
-    wanted = [image_field, category_field, score_field if scored else None]
-    wanted = list(dict.fromkeys(name for name in wanted if name))
     with ogr_exceptions() as (gdal, ogr, osr):
         dataset = _open_dataset(gdal, path)
         source = _select_layer(dataset, layer, path, _LAYER_OPTIONS[role])
@@ -352,7 +356,11 @@ def load_vector_layer(
         _check_field(where, fields, image_field, "image", _ID_FIELD_TYPES)
         _check_field(where, fields, category_field, "category", None)
         if scored:
+            numeric = [name for name, kind in fields.items() if kind in _NUMBER_FIELD_TYPES]
+            score_field = implied_score_field(numeric, score_field, default_score)
             _check_score_source(where, fields, score_field, default_score)
+        wanted = [image_field, category_field, score_field if scored else None]
+        wanted = list(dict.fromkeys(name for name in wanted if name))
         fids, wkbs, values, skipped = _read_features(source, wanted)
         layer_srs = _layer_srs(source)
         target = _target_srs(osr, layer_srs, frame, target_srs, where)
@@ -505,11 +513,38 @@ def _check_field(where, fields, name, purpose, allowed_types):
         )
 
 
+def implied_score_field(numeric_fields, score_field, default_score):
+    """The score field to read: ``score_field``, else :data:`SCORE_FIELD` when the layer has it.
+
+    A prediction layer written by ``polytopo.models run`` (or the plugin's vectorizer)
+    carries its confidence in a numeric field named :data:`SCORE_FIELD`; such a layer is
+    scored by that field without ``--score-field``. Neither field nor default score given
+    and a layer whose ``score`` field is missing or not numeric: None (the caller asks for one).
+
+    Parameters
+    ----------
+    numeric_fields : collection of str
+        Names of the layer's numeric fields.
+    score_field : str or None
+        The field asked for.
+    default_score : float or None
+        The default score asked for; when given without a field, no field is implied.
+
+    Returns
+    -------
+    str or None
+    """
+    if score_field is not None or default_score is not None:
+        return score_field
+    return SCORE_FIELD if SCORE_FIELD in numeric_fields else None
+
+
 def _check_score_source(where, fields, score_field, default_score):
     if score_field is None and default_score is None:
         raise InputFormatError(
             f"{where}: expected prediction scores but got neither a score field nor a default score; "
-            f"pass --score-field NAME (available fields: {sorted(fields)}) or --default-score S"
+            f"pass --score-field NAME (available fields: {sorted(fields)}) or --default-score S (a numeric "
+            f"field named {SCORE_FIELD!r} is read without either)"
         )
     _check_field(where, fields, score_field, "score", _NUMBER_FIELD_TYPES)
     if default_score is not None and (

@@ -22,7 +22,7 @@ from .. import __version__
 from ..evaluator import EvaluatorError, InputFormatError, evaluate, params_for
 from ..evaluator.cluster import open_client
 from ..evaluator.instances import InstanceSet, instances_from_geometries
-from ..evaluator.io_vector import assign_images, frame_for_bounds
+from ..evaluator.io_vector import SCORE_FIELD, assign_images, frame_for_bounds, implied_score_field
 from .errors import LayerInputError, RunParameterError
 from .layer_reading import describe_layer, layer_crs, read_polygon_features
 from .raster_pixel import check_pixel_size
@@ -74,10 +74,12 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     profile : str
         One of :data:`polytopo.evaluator.PROFILES`.
     score_field : str, optional
-        Numeric field of the predictions holding their confidence.
+        Numeric field of the predictions holding their confidence; default the numeric
+        field ``score`` when the layer has one and no ``default_score`` is given (the
+        vectorizer's output is scored by its own confidence).
     default_score : float, optional
         Score of predictions with a NULL score, and of every prediction when there is no
-        score field. Without it, a NULL score is an error and, without a score field,
+        score field. Without it, a NULL score is an error and, without any score field,
         every prediction scores 1.0 (AP then ranks them in feature order).
     image_field : str, optional
         Field of both layers whose values group features into images (tiles).
@@ -134,6 +136,11 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     reference = read_polygon_features(reference_layer, role="reference", fields=[image_field], steps=steps)
     steps.progress(10)
     steps.info("Reading the prediction layer")
+    if not score_field:
+        numeric = [field.name() for field in prediction_layer.fields() if field.isNumeric()]
+        score_field = implied_score_field(numeric, None, default_score)
+        if score_field:
+            steps.info(f"Scores from the prediction field {SCORE_FIELD!r} (no score field was named)")
     prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
                                        numeric_fields=[score_field], target_crs=crs,
                                        transform_context=transform_context, steps=steps)

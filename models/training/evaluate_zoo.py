@@ -24,7 +24,7 @@ from ..model import load_model
 from ..pipeline import Prediction, RunParams
 from ..session import SessionParams
 from . import data
-from .heldout import atlanta_heldout, kampala_heldout, kampala_validation
+from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout
 from .readme import update_readme
 from .zoo_index import update_entry
 
@@ -104,10 +104,12 @@ def score_raster(model, heldout, batch_size=4):
 
 
 def heldout_for(recipe, shared, work_dir):
-    """The rasters a recipe is scored on: validation (Kampala only) first, then held-out."""
+    """The rasters a recipe is scored on: validation (Kampala only) first, then held-out (the rendered
+    held-out city last, for recipes trained on rendered geometry)."""
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
-    return kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir)
+    rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
+    return kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir) + rendered
 
 
 def evaluate_model(recipe, shared, work_dir, zoo_dir, readme_path, threads=2, log=print):

@@ -13,6 +13,12 @@ Kampala (RGB models)
     and says so everywhere it is reported.
 Atlanta (panchromatic model)
     The right third of the tile (``atlanta-east``), reference clipped to it.
+Rendered Helsinki (hole-aware model)
+    ``helsinki-rendered``: the OSM buildings of the held-out city of :mod:`.rendered`
+    (never trained on), a :data:`RENDERED_HELDOUT_M` metre square from the corner of
+    its frame with the most courtyard buildings, drawn by
+    :mod:`polytopo.models.scene_rendering` (a synthetic rendering of real geometry,
+    said wherever it is reported) and written as a GeoTIFF.
 """
 
 from dataclasses import dataclass
@@ -23,13 +29,18 @@ import shapely
 from osgeo import gdal
 
 from ..raster import open_raster
+from ..scene_rendering import SCENE_LABEL, RenderParams, read_buildings, render_scene
 from . import data
+from .rendered import CITIES, HELD_OUT_CITY, city_frames
 from .targets import CourtyardParams, carve_courtyards
 
-__all__ = ["COURTYARD_SEED", "HeldOutRaster", "atlanta_heldout", "kampala_heldout", "kampala_validation"]
+__all__ = ["COURTYARD_SEED", "RENDERED_HELDOUT_M", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
+           "kampala_validation", "rendered_heldout"]
 
 COURTYARD_SEED = 7
 """Seed of the synthetic courtyards of the held-out raster."""
+RENDERED_HELDOUT_M = 480.0
+"""Side of the rendered held-out square, metres."""
 _MIN_COURTYARD_BUILDING_CM2 = 300000.0
 
 
@@ -187,3 +198,37 @@ def atlanta_heldout(shared):
         "atlanta-east", f"Atlanta, right third (columns {data.ATLANTA_HELD_OUT_FIRST_COLUMN}-{info.width_px - 1}), {gsd:.0f} cm",
         Path(shared.atlanta_raster), extent, reference, info.geotransform, gsd,
     )]
+
+
+def rendered_heldout(shared, work_dir, resolution_cm):
+    """The rendered held-out city (:data:`.rendered.HELD_OUT_CITY`) as one raster.
+
+    Parameters
+    ----------
+    shared : SharedData
+    work_dir : pathlib.Path
+        The GeoTIFF is written under ``heldout/``.
+    resolution_cm : float
+        Pixel of the rendering (the model's), cm.
+
+    Returns
+    -------
+    list of HeldOutRaster
+        One raster, ``synthetic`` True.
+    """
+    relative, layer, crs = CITIES[HELD_OUT_CITY]
+    origin = city_frames(shared.root, HELD_OUT_CITY, count=1)[0]
+    buildings = read_buildings(shared.root / relative, layer, crs, origin, RENDERED_HELDOUT_M)
+    scene = render_scene(buildings, shared.atlanta_raster, crs, origin, RENDERED_HELDOUT_M,
+                         RenderParams(pixel_m=resolution_cm / 100.0, seed=COURTYARD_SEED))
+    folder = Path(work_dir) / "heldout"
+    folder.mkdir(parents=True, exist_ok=True)
+    raster = folder / f"{HELD_OUT_CITY}_rendered.tif"
+    scene.write(raster, folder / f"{HELD_OUT_CITY}_rendered_buildings.gpkg")
+    reference = shapely.from_wkb(np.array([bytes(p.ExportToWkb()) for p in scene.buildings], object))
+    return [HeldOutRaster(
+        key=f"{HELD_OUT_CITY}-rendered",
+        title=(f"{HELD_OUT_CITY.capitalize()} OSM buildings, {RENDERED_HELDOUT_M:g} m square ({SCENE_LABEL}; "
+               f"{len(reference)} buildings, {scene.hole_count} courtyards)"),
+        raster=raster, extent=None, reference=reference, geotransform=scene.geotransform,
+        gsd_cm=float(resolution_cm), synthetic=True)]

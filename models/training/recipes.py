@@ -46,6 +46,9 @@ class Recipe:
     seed : int
     courtyards : bool
         Cut synthetic courtyards into training buildings (:func:`.targets.carve_courtyards`).
+    rendered_share : float
+        Share of the crops drawn from rendered OSM courtyard geometry of the training
+        cities (:mod:`.rendered`); the rest come from the real imagery (0: real only).
     boundary_width_px : int
         Width of the boundary class of the ``boundary3`` head.
     boundary_weight : float
@@ -84,6 +87,7 @@ class Recipe:
     learning_rate: float = 3e-3
     seed: int = 20240611
     courtyards: bool = False
+    rendered_share: float = 0.0
     boundary_width_px: int = 2
     boundary_weight: float = 3.0
     vertex_sigma_px: float = 1.5
@@ -153,11 +157,17 @@ RECIPES = {
             family="semantic",
             head="boundary3",
             courtyards=True,
+            rendered_share=0.5,
+            steps=300,
+            batch_size=4,
+            crop_px=96,
             baseline="U-Net + Poly. (hole-aware variant)",
             summary=(
                 "U-Net trained on background / building / building-boundary classes, the boundary "
-                "band drawn along exteriors and holes alike, with synthetic courtyards cut into "
-                "training buildings; the graph sums building and boundary into one foreground."
+                "band drawn along exteriors and holes alike; half the crops are real OSM courtyard "
+                "buildings of Monaco and Bangalore rendered into imagery, half real Kampala imagery "
+                "with synthetic courtyards cut into buildings; the graph sums building and boundary "
+                "into one foreground."
             ),
             **_RGB,
         ),

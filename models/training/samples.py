@@ -16,6 +16,7 @@ import shapely
 
 from ..raster import open_raster
 from . import data
+from .rendered import TRAIN_CITIES, rendered_samples
 from .targets import CourtyardParams, carve_courtyards, class_map, vertex_heatmap
 
 __all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "training_samples"]
@@ -42,7 +43,8 @@ def training_samples(recipe, shared, work_dir):
     Returns
     -------
     list of WeightedSample
-        Weights sum to 1.
+        Weights sum to 1; rendered samples (``recipe.rendered_share > 0``) share that
+        part of the weight, the real imagery the rest.
     """
     if recipe.source == "atlanta_pan":
         _dataset, info = open_raster(shared.atlanta_raster)
@@ -58,7 +60,13 @@ def training_samples(recipe, shared, work_dir):
         if labels is None:
             labels = data.read_polygons(shared.kampala_labels, open_raster(mosaic)[1].crs_wkt)
         kampala.append(data.read_sample(f"kampala-train-z{zoom}", mosaic, labels, recipe.resolution_cm, recipe.bands))
-    return [WeightedSample(s, 1.0 / len(kampala)) for s in kampala]
+    real_share = 1.0 - recipe.rendered_share
+    weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
+    if recipe.rendered_share > 0:
+        rendered = rendered_samples(shared.root, shared.atlanta_raster, TRAIN_CITIES, recipe.resolution_cm,
+                                    seed=recipe.seed)
+        weighted += [WeightedSample(s, recipe.rendered_share / len(rendered)) for s in rendered]
+    return weighted
 
 
 def channel_statistics(samples, low, high):

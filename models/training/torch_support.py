@@ -14,8 +14,13 @@ from .errors import TorchMissingError
 
 __all__ = ["INSTALL_HINT", "configure_torch", "require_torch"]
 
-INSTALL_HINT = "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
-"""Command that installs the CPU build of PyTorch the training code was written for."""
+INSTALL_HINT = "python -m pip install torch==2.13.0"
+"""Command that installs the PyTorch the training code was written for, from PyPI.
+
+PyPI's Linux wheel of torch is the CUDA build (527 MB); with the ``nvidia-*`` packages it
+requires it trains on the CPU as well (without them it does not import). Where pip can find
+a CPU-only wheel of the same version (``2.13.0+cpu``) it takes that one, and training runs
+the same. Never part of the runtime requirements."""
 
 
 def require_torch():

@@ -104,6 +104,18 @@ def test_card_validates_against_the_graph_and_has_every_key(model, loaded):
 
 
 @pytest.mark.parametrize("model", MODELS, ids=ids)
+def test_the_index_scores_are_the_cards_headline_scores(model):
+    """The held-out scores the index lists (and the dock shows) are those of the card's headline raster."""
+    scores = json.loads(read_metadata_props(model.path)["polytopo.scores"])
+    rows = {row["key"]: row for row in scores["results"]}
+    assert model.scores["heldout"] == scores["headline"] and scores["headline"] in rows
+    headline = rows[scores["headline"]]
+    assert headline["split"] == "held-out" and not headline["synthetic"]
+    listed = {name: value for name, value in model.scores.items() if name != "heldout"}
+    assert listed and listed == {name: headline[name] for name in listed}
+
+
+@pytest.mark.parametrize("model", MODELS, ids=ids)
 def test_synthetic_raster_gives_only_valid_polygons(model, loaded, tmp_path):
     """On a synthetic raster every tile runs, nothing is dropped as invalid and every polygon is valid."""
     raster = synthetic_raster(tmp_path / "synthetic.tif", source_of(model))

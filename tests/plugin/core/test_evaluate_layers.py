@@ -102,10 +102,20 @@ def test_patch_grid_groups_features_as_the_evaluator_does(scene, recording_feedb
     assert_same_numbers(run.evaluation.summary["metrics"], expected.summary["metrics"])
 
 
-def test_without_a_score_field_every_prediction_scores_one(scene, recording_feedback):
+def test_without_a_score_field_named_the_layers_score_field_is_read(scene, recording_feedback):
     prediction, reference = scene.layers()
     feedback = recording_feedback()
     run = evaluate_layers(prediction, reference, pixel_size=0.5, feedback=feedback)
+    named = evaluate_layers(prediction, reference, pixel_size=0.5, score_field="score")
+    scores = [r["score"] for r in run.evaluation.records["predictions"]]
+    assert scores == [r["score"] for r in named.evaluation.records["predictions"]] and len(set(scores)) > 1
+    assert any("Scores from the prediction field 'score'" in message for message in feedback.infos)
+
+
+def test_a_layer_without_any_score_field_scores_one_per_prediction(scene, recording_feedback):
+    _, reference = scene.layers()
+    feedback = recording_feedback()
+    run = evaluate_layers(reference, reference, pixel_size=0.5, feedback=feedback)
     assert {r["score"] for r in run.evaluation.records["predictions"]} == {1.0}
     assert any("every prediction scores 1.0" in message for message in feedback.infos)
     assert feedback.progress[0] == 0 and feedback.progress[-1] == 100

@@ -1,0 +1,141 @@
+"""Rendering building geometry into imagery: roofs, courtyards, shadows, and the files written."""
+
+import numpy as np
+import pytest
+from osgeo import gdal, ogr, osr
+
+from polytopo.models.scene_rendering import (
+    SCENE_LABEL,
+    RenderParams,
+    SceneRenderingError,
+    read_buildings,
+    render_scene,
+)
+
+CRS = "EPSG:3067"
+ORIGIN = (385000.0, 6672000.0)
+SIZE_M = 30.0
+PARAMS = RenderParams(pixel_m=0.3, shadow_m=(1.5, 1.5), blur_px=0.0, noise=0.0)
+
+
+def polygon(wkt):
+    return ogr.CreateGeometryFromWkt(wkt)
+
+
+def courtyard_building():
+    """A 18 m square block 6 m from the frame's west and north edges, with a 6 m courtyard in its middle."""
+    x0, y0 = ORIGIN[0] + 6, ORIGIN[1] - 6
+    outer = f"{x0} {y0}, {x0 + 18} {y0}, {x0 + 18} {y0 - 18}, {x0} {y0 - 18}, {x0} {y0}"
+    inner = f"{x0 + 6} {y0 - 6}, {x0 + 12} {y0 - 6}, {x0 + 12} {y0 - 12}, {x0 + 6} {y0 - 12}, {x0 + 6} {y0 - 6}"
+    return polygon(f"POLYGON (({outer}), ({inner}))")
+
+
+@pytest.fixture
+def texture(tmp_path):
+    path = tmp_path / "texture.tif"
+    dataset = gdal.GetDriverByName("GTiff").Create(str(path), 64, 64, 1, gdal.GDT_UInt16)
+    dataset.GetRasterBand(1).WriteArray(np.random.default_rng(3).integers(200, 1200, (64, 64)).astype(np.uint16))
+    del dataset
+    return path
+
+
+def pixel(x_m, y_m):
+    """(row, col) of the point x_m east and y_m south of the frame's top-left corner."""
+    return int(y_m / PARAMS.pixel_m), int(x_m / PARAMS.pixel_m)
+
+
+def test_roof_courtyard_and_shadow_are_drawn_where_the_geometry_says(texture):
+    scene = render_scene([courtyard_building()], texture, CRS, ORIGIN, SIZE_M, PARAMS)
+    assert scene.image.shape == (3, 100, 100) and scene.image.dtype == np.uint8
+    assert scene.geotransform == (ORIGIN[0], 0.3, 0.0, ORIGIN[1], 0.0, -0.3)
+    assert scene.hole_count == 1
+    brightness = scene.image.astype(float).mean(axis=0)
+    roof = brightness[pixel(8, 8)]
+    # The sun is in the south-west: shadows fall 1.5 m to the north-east of every roof pixel.
+    courtyard_lit = brightness[pixel(17.5, 12.5)]  # north-east corner of the courtyard
+    courtyard_shaded = brightness[pixel(12.5, 17.5)]  # south-west corner: shaded by the inner walls
+    ground_shaded = brightness[pixel(15, 5.25)]  # just north of the block
+    ground_lit = brightness[pixel(2, 28)]
+    assert courtyard_shaded < 0.7 * courtyard_lit
+    assert ground_shaded < 0.7 * ground_lit
+    assert abs(roof - courtyard_lit) > 5  # the courtyard is ground, not roof
+
+
+def test_the_files_carry_the_image_the_footprints_and_the_label(texture, tmp_path):
+    scene = render_scene([courtyard_building()], texture, CRS, ORIGIN, SIZE_M, PARAMS)
+    raster, labels = tmp_path / "scene.tif", tmp_path / "scene.gpkg"
+    scene.write(raster, labels)
+    dataset = gdal.Open(str(raster))
+    assert dataset.RasterCount == 3 and dataset.GetMetadataItem("POLYTOPO_SCENE") == SCENE_LABEL
+    assert np.array_equal(dataset.ReadAsArray(), scene.image)
+    srs = osr.SpatialReference(wkt=dataset.GetProjection())
+    assert srs.GetAuthorityCode(None) == "3067"
+    written = ogr.Open(str(labels))
+    layer = written.GetLayer(0)
+    feature = layer.GetNextFeature()
+    assert layer.GetFeatureCount() == 1 and feature.GetField("holes") == 1
+    assert feature.GetGeometryRef().GetArea() == pytest.approx(18 * 18 - 6 * 6)
+
+
+def test_buildings_are_read_reprojected_and_clipped_to_the_frame(tmp_path):
+    path = tmp_path / "osm.gpkg"
+    source = ogr.GetDriverByName("GPKG").CreateDataSource(str(path))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    layer = source.CreateLayer("buildings", srs, ogr.wkbPolygon)
+    layer.CreateField(ogr.FieldDefn("building", ogr.OFTString))
+    target, wgs84 = osr.SpatialReference(), osr.SpatialReference()
+    target.ImportFromEPSG(3067)
+    wgs84.ImportFromEPSG(4326)
+    for item in (target, wgs84):
+        item.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    to_wgs84 = osr.CoordinateTransformation(target, wgs84)
+    for tag, geometry in (("yes", courtyard_building()), (None, courtyard_building())):
+        geometry.Transform(to_wgs84)
+        feature = ogr.Feature(layer.GetLayerDefn())
+        feature.SetGeometry(geometry)
+        feature.SetField("building", tag)
+        layer.CreateFeature(feature)
+    del source
+    half = read_buildings(path, "buildings", CRS, ORIGIN, 15.0, attribute_filter="building IS NOT NULL")
+    assert len(half) == 1  # the untagged copy is filtered out
+    assert half[0].GetArea() == pytest.approx(9 * 9 - 3 * 3, rel=1e-3)  # clipped: the block's and courtyard's corner
+    with pytest.raises(SceneRenderingError, match="layer 'nothing'"):
+        read_buildings(path, "nothing", CRS, ORIGIN, 15.0)
+
+
+def test_an_empty_frame_is_refused(texture):
+    with pytest.raises(SceneRenderingError, match="Expected buildings inside"):
+        render_scene([], texture, CRS, ORIGIN, SIZE_M, PARAMS)
+
+
+def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_path, texture):
+    """city_frames ranks 240 m cells by buildings with holes; rendered_samples draws them as grid samples."""
+    from polytopo.models.training.rendered import CITIES, FRAME_M, city_frames, rendered_samples
+
+    relative, layer_name, crs = CITIES["helsinki"]
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True)
+    source = ogr.GetDriverByName("GPKG").CreateDataSource(str(path))
+    srs = osr.SpatialReference()
+    srs.SetFromUserInput(crs)
+    layer = source.CreateLayer(layer_name, srs, ogr.wkbPolygon)
+    busy = (ORIGIN[0] // FRAME_M * FRAME_M, ORIGIN[1] // FRAME_M * FRAME_M + FRAME_M)  # a cell's top-left corner
+    for dx, dy in ((10, 10), (40, 10), (10, 60), (FRAME_M + 10, 10)):  # three in one cell, one in the next
+        building = courtyard_building()
+        for ring_index in range(building.GetGeometryCount()):
+            ring = building.GetGeometryRef(ring_index)
+            for point in range(ring.GetPointCount()):
+                x, y = ring.GetPoint_2D(point)
+                ring.SetPoint_2D(point, busy[0] + (x - ORIGIN[0]) + dx, busy[1] - (ORIGIN[1] - y) - dy)
+        feature = ogr.Feature(layer.GetLayerDefn())
+        feature.SetGeometry(building)
+        layer.CreateFeature(feature)
+    del source
+    assert city_frames(tmp_path, "helsinki", count=2) == [busy, (busy[0] + FRAME_M, busy[1])]
+    samples = rendered_samples(tmp_path, texture, ["helsinki"], 30.0)
+    assert [sample.name for sample in samples] == ["rendered-helsinki-0", "rendered-helsinki-1"]
+    first = samples[0]
+    assert first.image.shape == (3, 800, 800) and first.valid.all() and first.gsd_cm == pytest.approx(30.0)
+    assert len(first.polygons) == 3 and all(len(p.interiors) == 1 for p in first.polygons)
+    assert first.polygons[0].bounds == pytest.approx((10 / 0.3 + 20, 10 / 0.3 + 20, 10 / 0.3 + 80, 10 / 0.3 + 80))
