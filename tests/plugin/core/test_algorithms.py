@@ -114,21 +114,21 @@ def test_vectorize_writes_polygons_with_holes_and_provenance(qgis_processing, ve
 
 
 def test_vectorize_takes_threshold_and_minimum_areas(qgis_processing, vectorize_inputs, tmp_path):
-    """MIN_HOLE_AREA above the 900 px² courtyard fills it, MIN_AREA above the holed block's 5500 px² drops it."""
+    """A smallest hole above the 900 px² courtyard fills it, a smallest polygon above the holed block's 5500 px² drops it."""
     from qgis.core import QgsProcessingException, QgsVectorLayer
 
     base = {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2}
     out = tmp_path / "filled.gpkg"
-    results = run_algorithm("vectorize", {**base, "THRESHOLD": 0.75, "MIN_HOLE_AREA": 901, "OUTPUT": str(out)})
+    results = run_algorithm("vectorize", {**base, "SEG_THRESHOLD": 0.75, "POLYGON_MIN_HOLE_AREA_PX": 901, "OUTPUT": str(out)})
     layer = QgsVectorLayer(str(out), "filled", "ogr")
     assert results["FEATURES"] == 2
     assert sorted(f.geometry().constGet().numInteriorRings() for f in layer.getFeatures()) == [0, 0]
     provenance = json.loads(layer.metadata().history()[-1].removeprefix("provenance: "))["run_parameters"]
     assert (provenance["threshold"], provenance["min_area_px"], provenance["min_hole_area_px"]) == (0.75, 0.0, 901.0)
-    results = run_algorithm("vectorize", {**base, "MIN_AREA": 5550, "OUTPUT": str(tmp_path / "large.gpkg")})
+    results = run_algorithm("vectorize", {**base, "POLYGON_MIN_AREA_PX": 5550, "OUTPUT": str(tmp_path / "large.gpkg")})
     assert results["FEATURES"] == 1
-    with pytest.raises(QgsProcessingException, match="THRESHOLD"):
-        run_algorithm("vectorize", {**base, "THRESHOLD": 1.5, "OUTPUT": str(tmp_path / "bad.gpkg")})
+    with pytest.raises(QgsProcessingException, match="SEG_THRESHOLD"):
+        run_algorithm("vectorize", {**base, "SEG_THRESHOLD": 1.5, "OUTPUT": str(tmp_path / "bad.gpkg")})
     assert not (tmp_path / "bad.gpkg").exists()
 
 
@@ -137,7 +137,7 @@ def test_vectorize_evaluate_scores_the_polygons_of_its_minimum_hole_area(qgis_pr
     polygons, gpkg = tmp_path / "polygons.gpkg", tmp_path / "evaluation.gpkg"
     results = run_algorithm("vectorize_evaluate", {
         "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
-        "MIN_HOLE_AREA": 901, "REFERENCE": str(vectorize_inputs.reference), "OUTPUT": str(polygons),
+        "POLYGON_MIN_HOLE_AREA_PX": 901, "REFERENCE": str(vectorize_inputs.reference), "OUTPUT": str(polygons),
         "OUTPUT_GPKG": str(gpkg), "OUTPUT_REPORT": str(tmp_path / "report")})
     from osgeo import ogr
 
