@@ -15,7 +15,7 @@ or iterate :class:`Prediction` to get :class:`MapPolygon` objects without a file
 See docs/models.md for the model card, the decoder families and the memory bound.
 """
 
-from .card import FAMILIES, ModelCard, card_to_props, example_card, parse_card
+from .card import FAMILIES, SEG_THRESHOLD_FAMILIES, ModelCard, card_to_props, example_card, parse_card
 from .card_io import describe_model, format_description, read_card, write_card
 from .card_validation import GraphSignature, ModelIO, TensorSpec, check_card
 from .errors import (
@@ -30,7 +30,7 @@ from .errors import (
     RasterError,
 )
 from .model import LoadedModel, load_model, model_from_session
-from .pipeline import MapPolygon, Prediction, RunParams, RunReport, run_to_file
+from .pipeline import MapPolygon, Prediction, RunParams, RunReport, decoding_summary, decoding_values, run_to_file
 from .polygonize import PixelPolygons, polygonize_mask
 from .prompts import Prompt, prompts_from_geometries, prompts_from_vector
 from .raster import GeoreferenceWarning
@@ -62,6 +62,7 @@ __all__ = [
     "RasterError",
     "RunParams",
     "RunReport",
+    "SEG_THRESHOLD_FAMILIES",
     "SessionParams",
     "StripPolygonizer",
     "TensorSpec",
@@ -69,6 +70,8 @@ __all__ = [
     "blend_weights",
     "card_to_props",
     "check_card",
+    "decoding_summary",
+    "decoding_values",
     "describe_model",
     "example_card",
     "format_description",

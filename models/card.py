@@ -30,6 +30,7 @@ __all__ = [
     "Family",
     "ModelCard",
     "POLYTOPO_KEYS",
+    "SEG_THRESHOLD_FAMILIES",
     "card_to_props",
     "example_card",
     "format_example",
@@ -73,6 +74,10 @@ FAMILY_TABLE = (
 """The decoder families, one row each (their decoders: :data:`polytopo.models.decoders.DECODERS`)."""
 
 FAMILIES = tuple(family.name for family in FAMILY_TABLE)
+
+SEG_THRESHOLD_FAMILIES = ("semantic", "vertex-mask", "frame-field")
+"""The families whose decoders threshold a probability map at ``seg_thresh``
+(:attr:`ModelCard.seg_threshold`); the others threshold masks, scores or vertices."""
 """Decoder families the engine runs."""
 
 FAMILY_ROLES = {family.name: (family.required, family.optional) for family in FAMILY_TABLE}

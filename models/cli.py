@@ -7,10 +7,10 @@
         [--no-validate]
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
         [--extent xmin,ymin,xmax,ymax] [--aoi AOI.gpkg] [--tile PX] [--overlap PX] [--batch N] [--threads N]
-        [--bands 1,2,3] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
+        [--bands 1,2,3] [--threshold T] [--min-area-px A] [--min-hole-area-px A] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
         [--workers N | --scheduler tcp://HOST:PORT] [--block-px B]
     python -m polytopo.models run --model M.onnx --images DIR|GLOB|LIST.txt --out PREDS.json|OUT.gpkg
-        [--gt-images GT.json] [--workers N | --scheduler tcp://HOST:PORT] [--tile PX] [--overlap PX] [--batch N] ...
+        [--gt-images GT.json] [--workers N | --scheduler tcp://HOST:PORT] [--tile PX] [--overlap PX] [--batch N] [--threshold T] ...
 
 With ``--workers`` or ``--scheduler`` a raster is run in blocks on a Dask
 cluster (:mod:`~polytopo.models.block_run`) and an image set one task per
@@ -164,6 +164,9 @@ def build_parser():
     run.add_argument("--batch", type=int, default=1, help="tiles per session.run call")
     run.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: its default)")
     run.add_argument("--bands", type=_bands, help="comma-separated 1-based raster bands, overrides the card")
+    run.add_argument("--threshold", type=float, help="segmentation threshold 0..1 (overrides the card's seg_thresh)")
+    run.add_argument("--min-area-px", type=float, help="smallest polygon kept, square model px (overrides the card)")
+    run.add_argument("--min-hole-area-px", type=float, help="smallest hole kept, square model px (overrides the card)")
     run.add_argument("--prompts", help="vector file of box or point prompts (promptable models)")
     run.add_argument("--prompt-model", help="instance model whose polygons' boxes prompt a promptable model")
     run.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import shapely
 
+from .card import SEG_THRESHOLD_FAMILIES
 from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
@@ -43,7 +44,7 @@ from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .writer import VectorWriter
 
 __all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "Prediction", "RunParams", "RunReport",
-           "empty_output_messages", "prefetch_depth", "run_to_file"]
+           "decoding_summary", "decoding_values", "empty_output_messages", "prefetch_depth", "run_to_file"]
 
 DECODE_ROWS_PER_CALL = 512
 """Finished rows are handed to dense decoders in chunks of at most this many rows,
@@ -89,6 +90,17 @@ class RunParams:
         chooses: :data:`PREFETCH_BATCHES` when the graph runs on a GPU or on
         fewer CPU threads than this process may use, else 0 (see
         :func:`prefetch_depth`).
+    threshold : float or None
+        Segmentation threshold in [0, 1] replacing the card's ``seg_thresh``
+        (and its per-class thresholds); only for :data:`SEG_THRESHOLD_FAMILIES`.
+    min_area_px, min_hole_area_px : float or None
+        Smallest polygon and smallest hole kept, square model pixels (>= 0),
+        replacing the card's ``polytopo.min_area_px`` and ``polytopo.min_hole_area_px``.
+
+    Raises
+    ------
+    ModelCardError
+        At construction, when an override is not finite or out of range.
     """
 
     tile_size_px: object = None
@@ -101,6 +113,78 @@ class RunParams:
     memory_limit_bytes: object = None
     prompts: object = None
     prefetch_batches: object = None
+    threshold: object = None
+    min_area_px: object = None
+    min_hole_area_px: object = None
+
+    def __post_init__(self):
+        _check_override("threshold", self.threshold, "a number from 0 to 1", high=1.0)
+        _check_override("min_area_px", self.min_area_px, "an area >= 0 square model pixels")
+        _check_override("min_hole_area_px", self.min_hole_area_px, "an area >= 0 square model pixels")
+
+    def card_for(self, card):
+        """Return ``card`` with this run's threshold and minimum areas (``card`` itself without overrides).
+
+        Raises
+        ------
+        ModelCardError
+            A threshold for a family that has no segmentation threshold.
+        """
+        changes = {}
+        if self.threshold is not None:
+            if card.family not in SEG_THRESHOLD_FAMILIES:
+                raise ModelCardError(
+                    f"Expected a segmentation threshold only for a model of family {' / '.join(SEG_THRESHOLD_FAMILIES)} "
+                    f"but got one for family {card.family!r}, which thresholds masks, scores or vertices instead; "
+                    "leave the threshold empty (set its own threshold in the card with write-card).")
+            changes.update(seg_threshold=float(self.threshold), class_thresholds=None)
+        if self.min_area_px is not None:
+            changes["min_area_px2"] = float(self.min_area_px)
+        if self.min_hole_area_px is not None:
+            changes["min_hole_area_px2"] = float(self.min_hole_area_px)
+        return card.with_overrides(**changes) if changes else card
+
+
+def decoding_values(card):
+    """The threshold and minimum areas that ``card`` decodes with, under the :class:`RunParams` names.
+
+    Returns
+    -------
+    dict
+        ``threshold`` (float; a list of per-class thresholds when the card has
+        them; None for a family outside :data:`SEG_THRESHOLD_FAMILIES`),
+        ``min_area_px`` and ``min_hole_area_px`` (float, square model pixels).
+    """
+    threshold = None
+    if card.family in SEG_THRESHOLD_FAMILIES:
+        threshold = list(card.class_thresholds) if card.class_thresholds is not None else card.seg_threshold
+    return {"threshold": threshold, "min_area_px": card.min_area_px2, "min_hole_area_px": card.min_hole_area_px2}
+
+
+def decoding_summary(card):
+    """:func:`decoding_values` in words (for run logs).
+
+    >>> from polytopo.models.card import ModelCard
+    >>> decoding_summary(ModelCard("semantic", seg_threshold=0.7, min_area_px2=4.0, min_hole_area_px2=0.0))
+    'threshold 0.7, minimum area 4 px², minimum hole area 0 px²'
+    """
+    values = decoding_values(card)
+    areas = f"minimum area {values['min_area_px']:g} px², minimum hole area {values['min_hole_area_px']:g} px²"
+    threshold = values["threshold"]
+    if threshold is None:
+        return areas
+    if isinstance(threshold, list):
+        return f"per-class thresholds {threshold}, {areas}"
+    return f"threshold {threshold:g}, {areas}"
+
+
+def _check_override(name, value, expected, high=None):
+    if value is None:
+        return
+    number = value if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) else None
+    if number is None or not np.isfinite(number) or number < 0 or (high is not None and number > high):
+        raise ModelCardError(f"Expected {name} to be {expected} but got {value!r}; "
+                             "give a value in that range or leave it empty to keep the model card's.")
 
 
 @dataclass(frozen=True)
@@ -274,11 +358,14 @@ class Prediction:
     """
 
     def __init__(self, model, raster_path, params=RunParams(), progress=None, cancel=None, block=None):
+        card = params.card_for(model.card)
+        if card is not model.card:
+            model = replace(model, card=card)  # every decoder family reads the run's values from the card
         self.model = model
         self.params = params
         self._progress = progress
         self._cancel = cancel
-        card, io = model.card, model.io
+        io = model.io
         self.messages = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", GeoreferenceWarning)

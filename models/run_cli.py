@@ -19,7 +19,7 @@ from .errors import ModelCardError, ModelsError
 from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
 from .model import load_model
 from .worker_model import worker_model
-from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, run_to_file
+from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, decoding_summary, run_to_file
 from .prompts import prompts_from_geometries, prompts_from_vector
 from .raster import raster_crs_wkt
 from .session import SessionParams
@@ -70,6 +70,11 @@ def _progress_bar(args, unit):
     return bar, progress
 
 
+def _decoding(args):
+    """The ``--threshold``/``--min-area-px``/``--min-hole-area-px`` overrides as RunParams fields."""
+    return {"threshold": args.threshold, "min_area_px": args.min_area_px, "min_hole_area_px": args.min_hole_area_px}
+
+
 def run_command(args):
     """Execute ``python -m polytopo.models run`` for parsed ``args``; returns the exit status."""
     session_params = SessionParams(provider=args.provider, intra_op_threads=_threads(args))
@@ -79,7 +84,6 @@ def run_command(args):
         raise ModelsError("Expected --gt-images only with --images but got it with --raster; drop it.")
     check_run_output(args)
     model = worker_model(args.model, session_params)  # the block run's plan reuses it
-    print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}", file=sys.stderr)
     crs_wkt = raster_crs_wkt(args.raster)
     aoi = read_aoi(args.aoi, crs_wkt) if args.aoi else None
     params = RunParams(
@@ -89,7 +93,10 @@ def run_command(args):
         extent=args.extent,
         aoi=aoi,
         bands=args.bands,
+        **_decoding(args),
     )
+    print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
+          f"{decoding_summary(params.card_for(model.card))}", file=sys.stderr)
     if model.card.family == "promptable":
         params = replace(params, prompts=_prompts(args, crs_wkt, session_params, params))
     in_blocks = bool(args.workers or args.scheduler or args.block_px)
@@ -134,9 +141,10 @@ def _run_images(args, session_params):
                              "run it on each raster with --prompts.")
     if args.gt_images:
         check_categories(args.gt_images, model.card.class_names)
+    params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=args.bands,
+                       **_decoding(args))
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
-          f"{len(paths)} images", file=sys.stderr)
-    params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=args.bands)
+          f"{decoding_summary(params.card_for(model.card))}; {len(paths)} images", file=sys.stderr)
     bar, progress = _progress_bar(args, "image")
     try:
         with open_client(args.workers, args.scheduler) as client:

@@ -5,7 +5,8 @@ Built in code (no ``.ui`` file), one scroll area usable at 320 px. Part
 another model file (its card is summarised: family, ground sampling distance,
 classes, licence), the raster band of each model channel, an execution provider
 (with what this onnxruntime really offers), the extent and, under *Advanced*,
-tiling and batch. Part *Evaluate* picks a prediction layer and its score field, a
+tiling, batch, the segmentation threshold and the minimum polygon and hole areas
+(each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
 reference layer (never the same), the pixel size (taken from the raster the
 prediction came from, shown with its unit and its size in metres, refused
 outside 1 cm–10 m), the profile and the output GeoPackage; after a run it shows
@@ -71,7 +72,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..evaluator.params import PROFILES
-from ..models import PROVIDER_CHOICES, ModelsError, read_card
+from ..models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
 from ..models.session import import_onnxruntime
 from .errors import LayerInputError, PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
@@ -126,6 +127,7 @@ _LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
 _NARROW_CHARACTERS = 6
 _FLASHES, _FLASH_MS = 2, 300
 _CANCEL = "Cancel"
+_CARD_VALUE = "card's"
 
 
 def _format(value, digits=3):
@@ -479,7 +481,42 @@ class PolyTopoDock(QgsDockWidget):
         self.batch_size = QSpinBox()
         self.batch_size.setRange(1, 256)
         form.addRow("Batch (tiles)", self.batch_size)
+        self.seg_threshold = QDoubleSpinBox()
+        self.seg_threshold.setDecimals(2)
+        self.seg_threshold.setSingleStep(0.05)
+        self.seg_threshold.setRange(-0.01, 1.0)  # the lowest value stands for the card's threshold
+        self.seg_threshold.setValue(self.seg_threshold.minimum())
+        form.addRow("Threshold (0–1)", self.seg_threshold)
+        self.min_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
+        form.addRow("Min. area (model px²)", self.min_area)
+        self.min_hole_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
+        form.addRow("Min. hole area (model px²)", self.min_hole_area)
+        self._show_card_decoding()
         return group
+
+    def _show_card_decoding(self):
+        """Show the chosen card's threshold and minimum areas in the empty Advanced fields."""
+        values = decoding_values(self.card) if self.card is not None else None
+        threshold = None if values is None else values["threshold"]
+        usable = values is None or threshold is not None
+        if not usable:
+            self.seg_threshold.setValue(self.seg_threshold.minimum())
+            text = "not used"
+        elif isinstance(threshold, list):
+            text = "card's per class"
+        else:
+            text = _CARD_VALUE if threshold is None else f"card's: {threshold:g}"
+        self.seg_threshold.setEnabled(usable)
+        self.seg_threshold.setSpecialValueText(text)
+        self.seg_threshold.setToolTip(
+            "Probability a pixel needs to count as the class; lowest value: the model card's seg_thresh" if usable
+            else f"The {self.card.family} family has no segmentation threshold (it thresholds masks, scores or "
+                 "vertices as its card says)")
+        for spin, key, what in ((self.min_area, "min_area_px", "polygons"),
+                                (self.min_hole_area, "min_hole_area_px", "holes")):
+            spin.setSpecialValueText(_CARD_VALUE if values is None else f"card's: {values[key]:g}")
+            spin.setToolTip(f"Smaller {what} are dropped, square model pixels; lowest value: the model card's "
+                            f"polytopo.{key}")
 
     @staticmethod
     def _optional_spin(low, high, default_text, minimum_is_default=True):
@@ -547,6 +584,7 @@ class PolyTopoDock(QgsDockWidget):
         self.card = self.read_card(path) if self.model_ok else None
         self.model_channel_count = self.channels(path) if self.model_ok else None
         self._update_bands()
+        self._show_card_decoding()
 
     def _update_bands(self, *_):
         for combo in self.band_combos:
@@ -616,7 +654,8 @@ class PolyTopoDock(QgsDockWidget):
             extent, self.vector_output.filePath() or None, self.vector_overwrite.isChecked(),
             f"PolyTopo vectorization {time.strftime('%H:%M:%S')}: {raster.name()}", bands,
             self._spin_value(self.tile_size), self._spin_value(self.tile_overlap), self.batch_size.value(),
-            None if aoi is None else LayerSnapshot.of(aoi, context))
+            None if aoi is None else LayerSnapshot.of(aoi, context), self._spin_value(self.seg_threshold),
+            self._spin_value(self.min_area), self._spin_value(self.min_hole_area))
         task = VectorizeTask(request, self.core, self._vectorized, self.notifier, self._vectorize_done)
         self._start(task, self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
         self.vectorize_task = task

@@ -288,6 +288,10 @@ class VectorizeRequest:
         Tiles per inference call; None for 1.
     aoi : LayerSnapshot or None
         Polygons outside which nothing is vectorized (selected features or a mask layer).
+    threshold : float or None
+        Segmentation threshold; None for the card's.
+    min_area_px, min_hole_area_px : float or None
+        Smallest polygon and hole kept, square model pixels; None for the card's.
     output_path : str or None
         Output GeoPackage; None writes into a new temporary folder.
     overwrite : bool
@@ -308,6 +312,9 @@ class VectorizeRequest:
     overlap_px: object = None
     batch: object = None
     aoi: object = None
+    threshold: object = None
+    min_area_px: object = None
+    min_hole_area_px: object = None
 
 
 def _ignore(result):
@@ -474,6 +481,7 @@ class VectorizeTask(_CoreTask):
         result = self.core.vectorize_layer(
             request.raster.open(), request.model_path, provider=request.provider, extent=request.extent,
             bands=request.bands, tile_px=request.tile_px, overlap_px=request.overlap_px, batch=request.batch,
+            threshold=request.threshold, min_area_px=request.min_area_px, min_hole_area_px=request.min_hole_area_px,
             aoi_layer=None if request.aoi is None else request.aoi.open(), output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
             transform_context=request.raster.transform_context)
         return {**result, "request": request}

@@ -42,6 +42,8 @@ from ..models import (
     RasterError,
     RunParams,
     SessionParams,
+    decoding_summary,
+    decoding_values,
     load_model,
     run_to_file,
 )
@@ -78,8 +80,8 @@ def raster_source_path(raster_layer):
 
 
 def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                    overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
-                    transform_context=None):
+                    overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None, min_hole_area_px=None,
+                    output_path, feedback=None, overwrite=False, transform_context=None):
     """Run an ONNX model over ``raster_layer`` and write its polygons (with holes) to ``output_path``.
 
     Parameters
@@ -101,6 +103,13 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         Tile edge and overlap in model pixels (default: the model card's).
     batch : int, optional
         Tiles per inference call (default 1).
+    threshold : float, optional
+        Segmentation threshold in [0, 1] (default: the card's ``seg_thresh``); only for
+        the families of :data:`polytopo.models.SEG_THRESHOLD_FAMILIES`.
+    min_area_px, min_hole_area_px : float, optional
+        Smallest polygon and smallest hole kept, square model pixels (default: the card's
+        ``polytopo.min_area_px`` and ``polytopo.min_hole_area_px``). The values used are
+        written to the run log and to the provenance.
     bands : sequence of int, optional
         1-based raster band feeding each model input channel, in channel order (default:
         the card's ``polytopo.bands``, else bands 1…n); see :func:`resolve_bands`. The
@@ -120,7 +129,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         ``path`` (the written file), ``provider_used`` (onnxruntime provider that ran),
         ``provider_report`` (one line, with the reason of any fallback), ``card`` (the model
         card as a dict), ``features`` (polygons written), ``model`` (the model path),
-        ``messages`` (notes of the run) and ``provenance`` (JSON-ready record).
+        ``messages`` (notes of the run), ``decoding`` (the threshold and minimum areas used,
+        :func:`polytopo.models.decoding_values`) and ``provenance`` (JSON-ready record).
 
     Raises
     ------
@@ -133,7 +143,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         a polygon layer.
     RunParameterError
         Unknown provider, CUDA requested but not usable, an extent outside the raster,
-        or an output that is not ``.gpkg``/``.geojson``.
+        a threshold or minimum area out of range, or an output that is not ``.gpkg``/``.geojson``.
     OutputExistsError
         ``output_path`` exists and ``overwrite`` is False.
     RunCanceled
@@ -148,6 +158,10 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                                 "choose a GeoPackage")
     if provider not in PROVIDER_CHOICES:
         raise RunParameterError(f"Expected provider to be one of {list(PROVIDER_CHOICES)} but got {provider!r}")
+    try:
+        decoding = RunParams(threshold=threshold, min_area_px=min_area_px, min_hole_area_px=min_hole_area_px)
+    except ModelCardError as exc:
+        raise RunParameterError(str(exc)) from exc
     raster_path = raster_source_path(raster_layer)
     inputs = [raster_path, str(model)] + ([aoi_layer.source()] if aoi_layer is not None else [])
     _check_output(output_path, inputs, overwrite)
@@ -159,9 +173,13 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                    f"{loaded.session.report.describe()}")
         bands = resolve_bands(bands, loaded.card.bands, loaded.io.channels, raster_layer.bandCount())
         _log_bands(steps, raster_layer, bands)
-        params = RunParams(tile_size_px=tile_px, overlap_px=overlap_px, batch_size=batch or 1, bands=bands,
-                           extent=_extent_tuple(extent), aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
-        result = {"path": output_path, "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model)}
+        params = dataclasses.replace(decoding, tile_size_px=tile_px, overlap_px=overlap_px, batch_size=batch or 1,
+                                     bands=bands, extent=_extent_tuple(extent),
+                                     aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
+        run_card = params.card_for(loaded.card)
+        steps.info(f"Decoding: {decoding_summary(run_card)}")
+        result = {"path": output_path, "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model),
+                  "decoding": decoding_values(run_card)}
 
         def finish(temporary, report):
             """Describe the run and write its provenance into the finished file, before it moves into place."""
@@ -359,7 +377,7 @@ def _provenance(raster_layer, result, params, report):
         "provider_report": result["provider_report"],
         "run_parameters": {"tile_size_px": report.tiling.tile_size_px, "overlap_px": report.tiling.overlap_px,
                            "batch_size": report.tiling.batch_size, "extent": params.extent,
-                           "aoi": params.aoi is not None},
+                           "aoi": params.aoi is not None, **result["decoding"]},
         "tiles_run": report.tiles_run,
         "tiles_total": report.tiles_total,
         "features": result["features"],

@@ -34,6 +34,12 @@ without a GPU), cpu. The provider actually used is reported in the log and in th
 <li><b>Tile size</b>, <b>Tile overlap</b>: model pixels (the raster resampled to the model's resolution); default
 from the model card. <b>Batch size</b>: tiles per inference call (default 1; larger is faster on a GPU and needs
 more memory).</li>
+<li><b>Segmentation threshold</b> (0 to 1), <b>Smallest polygon</b>, <b>Smallest hole</b> vectorized (square model
+pixels):
+probability a pixel needs to be foreground, and the smallest polygon and hole kept; empty takes the model card's
+values (<code>seg_thresh</code>, <code>polytopo.min_area_px</code>, <code>polytopo.min_hole_area_px</code>). The
+threshold applies to the semantic, vertex-mask and frame-field families only. The values used are written to the
+run log and to the output's metadata.</li>
 <li><b>Polygons</b>: GeoPackage (or GeoJSON) of polygons with holes, fields class_id, class_name and score, in the
 raster's CRS.</li>
 </ul>"""
@@ -79,7 +85,7 @@ def model_argument(algorithm, parameters, context):
 
 
 def add_vectorize_parameters(algorithm):
-    """Declare the raster, model, provider, extent, AOI and tiling parameters and the OUTPUT destination."""
+    """Declare the raster, model, provider, extent, AOI, tiling and decoding parameters and the OUTPUT destination."""
     add = algorithm.addParameter
     add(QgsProcessingParameterRasterLayer("INPUT", "Raster"))
     add(QgsProcessingParameterFile("MODEL", "ONNX model", behavior=QgsProcessingParameterFile.File,
@@ -98,6 +104,15 @@ def add_vectorize_parameters(algorithm):
                                         ("BATCH", "Batch size (tiles)", 1)):
         add(advanced(QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Integer,
                                                   optional=True, minValue=minimum)))
+    for name, description, maximum in (
+            ("SEG_THRESHOLD", "Segmentation threshold (0–1; default: the card's)", 1.0),
+            ("POLYGON_MIN_AREA_PX", "Smallest polygon vectorized (square model pixels; default: the card's)", None),
+            ("POLYGON_MIN_HOLE_AREA_PX", "Smallest hole vectorized (square model pixels; default: the card's)", None)):
+        number = QgsProcessingParameterNumber(name, description, QgsProcessingParameterNumber.Double, optional=True,
+                                              minValue=0.0)
+        if maximum is not None:
+            number.setMaximum(maximum)
+        add(advanced(number))
     add(QgsProcessingParameterVectorDestination("OUTPUT", "Polygons", QgsProcessing.TypeVectorPolygon))
 
 
@@ -109,6 +124,10 @@ def add_vectorize_outputs(algorithm):
 
 def _optional_int(algorithm, parameters, name, context):
     return None if parameters.get(name) is None else algorithm.parameterAsInt(parameters, name, context)
+
+
+def _optional_double(algorithm, parameters, name, context):
+    return None if parameters.get(name) is None else algorithm.parameterAsDouble(parameters, name, context)
 
 
 def vectorize_options(algorithm, parameters, context, raster):
@@ -133,6 +152,9 @@ def vectorize_options(algorithm, parameters, context, raster):
         "tile_px": _optional_int(algorithm, parameters, "TILE", context),
         "overlap_px": _optional_int(algorithm, parameters, "OVERLAP", context),
         "batch": _optional_int(algorithm, parameters, "BATCH", context),
+        "threshold": _optional_double(algorithm, parameters, "SEG_THRESHOLD", context),
+        "min_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_AREA_PX", context),
+        "min_hole_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_HOLE_AREA_PX", context),
         "bands": algorithm.parameterAsInts(parameters, "BANDS", context) if parameters.get("BANDS") else None,
         "transform_context": context.transformContext(),
     }

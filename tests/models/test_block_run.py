@@ -100,3 +100,15 @@ def test_blocks_on_two_workers_equal_the_single_process_run(tmp_path, tiny, dask
     assert done[-1] == (9, 9) and report.tiles_rerun > 0
     assert len(dask_client.scheduler_info()["workers"]) == 2
     assert_same_output(read_layer(tmp_path / "blocks.gpkg"), read_layer(tmp_path / "single.gpkg"))
+
+
+def test_a_minimum_hole_area_override_fills_the_courtyard_across_blocks_as_in_one_process(tmp_path, tiny):
+    """The 24 x 35 px courtyard straddles a block corner: a minimum hole area of 900 px² fills it in both runs."""
+    model_path, raster = ring_at_a_corner(tmp_path, tiny)
+    params = RunParams(min_hole_area_px=900)
+    run_to_file(load_model(model_path, CPU), raster, tmp_path / "single.gpkg", params)
+    run_blocks(model_path, raster, tmp_path / "blocks.gpkg", None, params, CPU, block_px=50)
+    got = read_layer(tmp_path / "blocks.gpkg")
+    assert_same_output(got, read_layer(tmp_path / "single.gpkg"))
+    ring = max((shapely.from_wkb(g) for g, _n, _s in got), key=lambda p: p.area)
+    assert len(ring.interiors) == 0 and ring.area > 50 * 65 * 0.25 * 0.9  # the whole block, m² at 0.5 m/px

@@ -434,13 +434,14 @@ class VectorizeCore:
         self.calls = []
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
-                        transform_context=None):
+                        overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
+                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
         self.calls.append((raster_layer.name(), model, provider, extent))
         self.aoi_features = None if aoi_layer is None else aoi_layer.featureCount()
         self.bands = bands
+        self.decoding = (threshold, min_area_px, min_hole_area_px)
         feedback.setProgress(50.0)
         layer = polygon_layer("polygons", ["POLYGON((100 199,101 199,101 198,100 198,100 199))"])
         options = QgsVectorFileWriter.SaveVectorOptions()
@@ -532,8 +533,8 @@ def identity_model_and_image(folder):
     return model, path
 
 
-def test_real_vectorization_from_the_dock_yields_a_polygon_with_its_hole(project, tmp_path):
-    """The real core runs an ONNX model on the CPU; the layer added has one polygon with one hole."""
+def dock_on_the_identity_square(tmp_path):
+    """A dock with the real core, the square image as raster and the identity model chosen."""
     from qgis.core import QgsProject, QgsRasterLayer
 
     model, image = identity_model_and_image(tmp_path)
@@ -542,9 +543,15 @@ def test_real_vectorization_from_the_dock_yields_a_polygon_with_its_hole(project
     dock, notifier = make_dock(real_core())
     dock.raster_combo.setLayer(raster)
     dock.model_file.setFilePath(model)
+    dock.provider_combo.setCurrentText("cpu")
+    return dock, notifier
+
+
+def test_real_vectorization_from_the_dock_yields_a_polygon_with_its_hole(project, tmp_path):
+    """The real core runs an ONNX model on the CPU; the layer added has one polygon with one hole."""
+    dock, notifier = dock_on_the_identity_square(tmp_path)
     assert dock.card_label.text() == ("semantic family · native raster resolution · classes: building · "
                                       "licence not stated")
-    dock.provider_combo.setCurrentText("cpu")
     dock.vector_output.setFilePath(str(tmp_path / "square.gpkg"))
     assert dock.start_vectorization() is not None
     wait_until(lambda: dock.vectorize_task is None)
@@ -556,6 +563,55 @@ def test_real_vectorization_from_the_dock_yields_a_polygon_with_its_hole(project
     (feature,) = layer.getFeatures()
     polygons = shapely.get_parts(shapely.from_wkb(bytes(feature.geometry().asWkb())))
     assert [len(polygon.interiors) for polygon in polygons] == [1]
+    dock.deleteLater()
+
+
+def test_advanced_shows_the_cards_threshold_and_minimum_areas_and_passes_overrides(project, tmp_path):
+    """Empty fields show the card's values and send None; set fields reach the core; no threshold for instance."""
+    from qgis.core import QgsProject
+
+    from polytopo.models import ModelCard
+
+    cards = {"unet.onnx": ModelCard(family="semantic", class_names=("building",), seg_threshold=0.4,
+                                    min_area_px2=16.0, min_hole_area_px2=4.0),
+             "maskrcnn.onnx": ModelCard(family="instance", class_names=("building",))}
+    QgsProject.instance().addMapLayer(raster_layer(tmp_path))
+    core = VectorizeCore()
+    dock, _ = make_dock(core, read_card=lambda path: cards.get(os.path.basename(path)) or fake_card(path))
+    dock.model_file.setFilePath(str(tmp_path / "unet.onnx"))
+    shown = [spin.specialValueText() for spin in (dock.seg_threshold, dock.min_area, dock.min_hole_area)]
+    assert shown == ["card's: 0.4", "card's: 16", "card's: 4"]
+    assert [spin.text() for spin in (dock.seg_threshold, dock.min_area, dock.min_hole_area)] == shown
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    assert core.decoding == (None, None, None)
+    dock.seg_threshold.setValue(0.7)
+    dock.min_hole_area.setValue(100)
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    assert core.decoding == (pytest.approx(0.7), None, 100)
+    dock.model_file.setFilePath(str(tmp_path / "maskrcnn.onnx"))
+    assert not dock.seg_threshold.isEnabled() and dock.seg_threshold.text() == "not used"
+    assert dock.min_area.text() == "card's: 0"
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    assert core.decoding == (None, None, 100)
+    dock.deleteLater()
+
+
+def test_a_minimum_hole_area_from_the_dock_fills_the_hole_in_a_real_run(project, tmp_path):
+    """The real core with the 8 x 8 px hole of the identity image: a minimum hole area of 65 px² fills it."""
+    dock, _ = dock_on_the_identity_square(tmp_path)
+    assert dock.seg_threshold.text() == "card's: 0.5" and dock.min_hole_area.text() == "card's: 0"
+    dock.min_hole_area.setValue(65)
+    dock.vector_output.setFilePath(str(tmp_path / "square.gpkg"))
+    assert dock.start_vectorization() is not None
+    wait_until(lambda: dock.vectorize_task is None)
+    (layer,) = dock.added_layers
+    (feature,) = layer.getFeatures()
+    assert feature.geometry().constGet().numInteriorRings() == 0
+    provenance = json.loads(layer.metadata().history()[-1].removeprefix("provenance: "))
+    assert provenance["run_parameters"]["min_hole_area_px"] == 65.0
     dock.deleteLater()
 
 

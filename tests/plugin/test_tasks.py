@@ -55,8 +55,8 @@ class StandInCore:
         return {"gpkg": gpkg_path}
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, bands=None, output_path, feedback=None, overwrite=False,
-                        transform_context=None):
+                        overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
+                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
         self.calls.append(("vectorize_layer", raster_layer.name(), model, provider, extent, output_path))
         self._work(feedback)
         with open(output_path, "wb") as stream:

@@ -113,6 +113,44 @@ def test_vectorize_writes_polygons_with_holes_and_provenance(qgis_processing, ve
     assert provenance["card"]["family"] == "semantic" and provenance["provider_used"] == "CPUExecutionProvider"
 
 
+def test_vectorize_takes_threshold_and_minimum_areas(qgis_processing, vectorize_inputs, tmp_path):
+    """A smallest hole above the 900 px² courtyard fills it, a smallest polygon above the holed block's 5500 px² drops it."""
+    from qgis.core import QgsProcessingException, QgsVectorLayer
+
+    base = {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2}
+    out = tmp_path / "filled.gpkg"
+    results = run_algorithm("vectorize", {**base, "SEG_THRESHOLD": 0.75, "POLYGON_MIN_HOLE_AREA_PX": 901, "OUTPUT": str(out)})
+    layer = QgsVectorLayer(str(out), "filled", "ogr")
+    assert results["FEATURES"] == 2
+    assert sorted(f.geometry().constGet().numInteriorRings() for f in layer.getFeatures()) == [0, 0]
+    provenance = json.loads(layer.metadata().history()[-1].removeprefix("provenance: "))["run_parameters"]
+    assert (provenance["threshold"], provenance["min_area_px"], provenance["min_hole_area_px"]) == (0.75, 0.0, 901.0)
+    results = run_algorithm("vectorize", {**base, "POLYGON_MIN_AREA_PX": 5550, "OUTPUT": str(tmp_path / "large.gpkg")})
+    assert results["FEATURES"] == 1
+    with pytest.raises(QgsProcessingException, match="SEG_THRESHOLD"):
+        run_algorithm("vectorize", {**base, "SEG_THRESHOLD": 1.5, "OUTPUT": str(tmp_path / "bad.gpkg")})
+    assert not (tmp_path / "bad.gpkg").exists()
+
+
+def test_vectorize_evaluate_scores_the_polygons_of_its_minimum_hole_area(qgis_processing, vectorize_inputs,
+                                                                         tmp_path):
+    polygons, gpkg = tmp_path / "polygons.gpkg", tmp_path / "evaluation.gpkg"
+    results = run_algorithm("vectorize_evaluate", {
+        "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+        "POLYGON_MIN_HOLE_AREA_PX": 901, "REFERENCE": str(vectorize_inputs.reference), "OUTPUT": str(polygons),
+        "OUTPUT_GPKG": str(gpkg), "OUTPUT_REPORT": str(tmp_path / "report")})
+    from osgeo import ogr
+
+    source = ogr.Open(str(polygons))
+    rings = [feature.GetGeometryRef().GetGeometryCount() for feature in source.GetLayer(0)]
+    del source
+    assert rings == [1, 1]  # exteriors only: the 900 px² courtyard is filled
+    metrics = expected_metrics(vectorize_inputs.reference, polygons, 0.5, score_field="score")
+    assert (results["FEATURES"], results["AP50"], metrics["AP50"]) == (2, 1.0, 1.0)
+    provenance = json.loads((tmp_path / "report" / "provenance.json").read_text())
+    assert provenance["vectorization"]["run_parameters"]["min_hole_area_px"] == 901.0
+
+
 def test_vectorize_honours_the_extent(qgis_processing, vectorize_inputs, tmp_path):
     """An extent around the first building only yields that building."""
     results = run_algorithm("vectorize", {

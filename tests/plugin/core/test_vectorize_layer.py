@@ -76,6 +76,9 @@ def test_bad_requests_fail_before_any_work(vectorize_inputs, tmp_path):
                         aoi_layer=_layer(vectorize_inputs.reference))
     with pytest.raises(RunParameterError, match="min < max"):
         vectorize_layer(raster, vectorize_inputs.model, output_path=tmp_path / "out.gpkg", extent=(1, 1, 0, 0))
+    with pytest.raises(RunParameterError, match="Expected min_hole_area_px to be an area >= 0 square model pixels "
+                                                "but got -1"):
+        vectorize_layer(raster, vectorize_inputs.model, output_path=tmp_path / "out.gpkg", min_hole_area_px=-1)
 
 
 def _layer(path):
@@ -151,3 +154,19 @@ def test_bands_choose_what_feeds_the_model_and_the_log_says_so(vectorize_inputs,
     with pytest.raises(LayerInputError, match=r"the raster has 3 band\(s\), so band\(s\) \[4\] do not exist"):
         vectorize_layer(open_raster(path), vectorize_inputs.model, bands=[4], output_path=tmp_path / "x.gpkg")
     assert not (tmp_path / "x.gpkg").exists()
+
+
+def test_decoding_overrides_reach_the_polygons_the_log_and_the_provenance(vectorize_inputs, tmp_path,
+                                                                         recording_feedback):
+    """A minimum hole area above the 900 px² courtyard fills it; the values used are logged and recorded."""
+    raster = open_raster(vectorize_inputs.raster)
+    feedback = recording_feedback()
+    result = vectorize_layer(raster, vectorize_inputs.model, provider="cpu", output_path=tmp_path / "out.gpkg",
+                             threshold=0.9, min_hole_area_px=901, feedback=feedback)
+    holes = sorted(f.geometry().constGet().numInteriorRings() for f in _layer(result["path"]).getFeatures())
+    assert (result["features"], holes) == (2, [0, 0])
+    assert "Decoding: threshold 0.9, minimum area 0 px², minimum hole area 901 px²" in feedback.infos
+    assert result["decoding"] == {"threshold": 0.9, "min_area_px": 0.0, "min_hole_area_px": 901.0}
+    recorded = result["provenance"]["run_parameters"]
+    assert (recorded["threshold"], recorded["min_area_px"], recorded["min_hole_area_px"]) == (0.9, 0.0, 901.0)
+    assert result["card"]["seg_threshold"] == 0.5  # the model's card itself is recorded unchanged
