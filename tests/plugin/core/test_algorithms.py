@@ -147,6 +147,7 @@ def test_vectorize_evaluate_scores_the_polygons_of_its_minimum_hole_area(qgis_pr
     assert rings == [1, 1]  # exteriors only: the 900 px² courtyard is filled
     metrics = expected_metrics(vectorize_inputs.reference, polygons, 0.5, score_field="score")
     assert (results["FEATURES"], results["AP50"], metrics["AP50"]) == (2, 1.0, 1.0)
+    assert results["HOLE_F1"] == metrics["Hole-F1"] == 0.0  # the reference's courtyard is now missed
     provenance = json.loads((tmp_path / "report" / "provenance.json").read_text())
     assert provenance["vectorization"]["run_parameters"]["min_hole_area_px"] == 901.0
 
