@@ -9,7 +9,7 @@ stays cheap to import outside QGIS.
 
 __all__ = ["__version__", "classFactory"]
 
-__version__ = "0.1.0"  # keep equal to "version" in metadata.txt
+from .version import __version__
 
 
 def classFactory(iface):  # noqa: N802 - the name QGIS looks up.

@@ -58,7 +58,7 @@ def versions():
     import scipy
     import shapely
 
-    from .. import __version__
+    from ..version import __version__
 
     return {"polytopo": __version__, "shapely": shapely.__version__,
             "geos": ".".join(str(v) for v in shapely.geos_version), "numpy": numpy.__version__,

@@ -76,14 +76,14 @@ def _check_workers(workers):
 
 
 def _worker_version():
-    from .. import __version__
+    from ..version import __version__
 
     return __version__
 
 
 def _check_versions(client):
     """Refuse workers whose PolyTopo version differs from the client's."""
-    from .. import __version__
+    from ..version import __version__
 
     try:
         found = client.run(_worker_version)

@@ -3,32 +3,32 @@
 It converts QGIS layers to what :mod:`polytopo.evaluator` and :mod:`polytopo.models`
 take, delegates, and converts the results back (layers, styles, files).
 
-Modules
--------
+Subpackages and modules
+-----------------------
 plugin_main
     :class:`~polytopo.plugin.plugin_main.PolyTopoPlugin`, the object QGIS
     loads through :func:`polytopo.classFactory`.
-provider
-    :class:`~polytopo.plugin.provider.PolyTopoProvider`, the Processing
-    provider with id ``polytopo``, and its algorithms ``alg_evaluate``,
-    ``alg_vectorize`` and ``alg_vectorize_evaluate`` (parameters in
-    ``algorithm_parameters`` and ``vectorize_parameters``, glue in
-    ``processing_support``).
+processing
+    The Processing provider (id ``polytopo``) and its algorithms
+    ``evaluate_algorithm``, ``vectorize_algorithm`` and
+    ``vectorize_evaluate_algorithm`` (parameters in ``evaluation_parameters`` and
+    ``vectorize_parameters``, glue in ``support``).
 runs
     The run API shared by Processing and the dock: ``evaluate_layers``
     (``evaluation``, reading layers with ``layer_reading``), ``export_run``
     (``export``, ``report_html``, ``styles``), ``add_run_to_project``
     (``project_layers``), ``vectorize_layer`` (``vectorize``) and
-    ``vectorize_and_evaluate`` (``chain``); progress and cancel through
-    ``run_feedback``.
-dock, tasks, dependencies
-    The dock panel, its background tasks, and the check and installer of the
-    Python packages QGIS's interpreter needs.
-geos_isolation
-    Keeps shapely on its own GEOS inside the QGIS executables.
-demo_data, main_job
+    ``vectorize_and_evaluate`` (``vectorize_evaluate``); progress and cancel
+    through ``feedback``.
+gui
+    The dock panel, its background tasks and the choices it offers.
+setup
+    The check and installer of the Python packages QGIS's interpreter needs, and
+    the GEOS isolation of shapely inside the QGIS executables.
+demo
     The README's main job: fetch the SpaceNet Atlanta sample tile through PyPI,
-    vectorize and evaluate it in headless QGIS, render the styled map.
+    render the Helsinki hole scene, vectorize and evaluate both in headless QGIS,
+    render the styled maps.
 errors
     The plugin's exception hierarchy.
 resource_paths

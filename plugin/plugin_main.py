@@ -5,9 +5,12 @@ from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction, QPushButton
 
-from . import dependencies, geos_isolation
+# qgis.utils unloads exactly the modules its import hook saw returned or named; naming
+# every subpackage here hands it the packages themselves (each is only a docstring).
+from . import demo, gui, processing, runs, setup  # noqa: F401
+from .setup import dependencies, geos_isolation
 from .errors import ProviderRegistrationError
-from .provider import PROVIDER_ID, PolyTopoProvider
+from .processing.provider import PROVIDER_ID, PolyTopoProvider
 from .resource_paths import ICON_PATH
 
 __all__ = ["MENU_NAME", "PolyTopoPlugin"]
@@ -41,10 +44,10 @@ class PolyTopoPlugin:
         The QGIS desktop interface, or None when started headless.
     check : callable, optional
         ``check() -> DependencyReport``; defaults to
-        :func:`polytopo.plugin.dependencies.check_dependencies`.
+        :func:`polytopo.plugin.setup.dependencies.check_dependencies`.
     install : callable, optional
         ``install(report) -> InstallOutcome``, run in a background task; defaults
-        to :func:`polytopo.plugin.dependencies.install_missing` (pip).
+        to :func:`polytopo.plugin.setup.dependencies.install_missing` (pip).
 
     Notes
     -----
@@ -93,7 +96,7 @@ class PolyTopoPlugin:
 
         Returns
         -------
-        polytopo.plugin.dependencies.DependencyReport
+        polytopo.plugin.setup.dependencies.DependencyReport
         """
         dependencies.activate_folder(dependencies.deps_folder())
         geos_problem = geos_isolation.import_shapely_with_own_geos()  # before anything imports shapely
@@ -126,14 +129,15 @@ class PolyTopoPlugin:
 
         Returns
         -------
-        polytopo.plugin.dock.PolyTopoDock or None
+        polytopo.plugin.gui.dock.PolyTopoDock or None
         """
         if not self.dependency_report.ok:
             self.action.setChecked(False)
             self.show_dependency_message()
             return None
         if self.dock is None:
-            from . import dock, runs
+            from .gui import dock
+            from . import runs
 
             self.dock = dock.PolyTopoDock(runs, iface=self.iface)
             self.dock.visibilityChanged.connect(self.action.setChecked)
@@ -160,12 +164,12 @@ class PolyTopoPlugin:
 
         Returns
         -------
-        polytopo.plugin.tasks.InstallDependenciesTask or None
+        polytopo.plugin.gui.tasks.InstallDependenciesTask or None
             None when an install is already running.
         """
         if self.install_task is not None:
             return None
-        from .tasks import InstallDependenciesTask
+        from .gui.tasks import InstallDependenciesTask
 
         self.iface.messageBar().clearWidgets()
         self.iface.messageBar().pushMessage("PolyTopo", "Installing " + ", ".join(

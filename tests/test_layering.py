@@ -10,7 +10,7 @@ import ast
 
 import pytest
 
-PURE_PACKAGES = ("evaluator", "models")
+PURE_PACKAGES = ("evaluator", "models", "training")
 FORBIDDEN_TOP_LEVEL = frozenset({"qgis", "PyQt5", "PyQt6"})
 PLUGIN_PACKAGE = "plugin"
 DYNAMIC_IMPORTERS = frozenset({"import_module", "__import__"})
@@ -118,7 +118,7 @@ def test_pure_packages_import_neither_qgis_nor_qt(repo_root):
         "from qgis.PyQt.QtCore import QVariant",
         "from ..plugin import provider",
         "from .. import plugin",
-        "from polytopo.plugin.provider import PolyTopoProvider",
+        "from polytopo.plugin.processing.provider import PolyTopoProvider",
         "import importlib\nimportlib.import_module('qgis.core')",
         "def f():\n    return __import__('PyQt5')",
     ],

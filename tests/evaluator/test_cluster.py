@@ -20,10 +20,10 @@ def fail_on_three(x):
 
 
 def pretend_other_version():
-    import polytopo
+    import polytopo.version
 
-    polytopo.__version__ = "0.0.0-other"
-    return polytopo.__version__
+    polytopo.version.__version__ = "0.0.0-other"
+    return polytopo.version.__version__
 
 
 @pytest.fixture(scope="module")

@@ -274,7 +274,7 @@ def test_cli_against_dask_scheduler_and_worker_processes(tmp_path, fixtures_dir,
         assert_same(one, two)
 
         preload = tmp_path / "other_version.py"
-        preload.write_text("import polytopo\npolytopo.__version__ = '0.0.0-other'\n")
+        preload.write_text("import polytopo.version\npolytopo.version.__version__ = '0.0.0-other'\n")
         processes.append(_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", "other",
                                "--preload", str(preload)))
         with distributed.Client(address, timeout=30) as probe:

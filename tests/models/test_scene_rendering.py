@@ -111,7 +111,7 @@ def test_an_empty_frame_is_refused(texture):
 
 def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_path, texture):
     """city_frames ranks 240 m cells by buildings with holes; rendered_samples draws them as grid samples."""
-    from polytopo.models.training.rendered import CITIES, FRAME_M, city_frames, rendered_samples
+    from polytopo.training.rendered import CITIES, FRAME_M, city_frames, rendered_samples
 
     relative, layer_name, crs = CITIES["helsinki"]
     path = tmp_path / relative

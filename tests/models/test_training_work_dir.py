@@ -3,7 +3,7 @@
 import os
 import stat
 
-from polytopo.models.training.cli import build_parser, private_work_dir
+from polytopo.training.cli import build_parser, private_work_dir
 
 
 def test_default_work_dir_is_a_new_private_folder():

@@ -14,9 +14,9 @@ from osgeo import gdal, osr
 
 from polytopo.models import Prediction, RunParams, SessionParams, load_model
 from polytopo.models.onnx_metadata import read_metadata_props
-from polytopo.models.training.cards import required_keys
-from polytopo.models.training.shared_data import find_shared_data, shared_data_available
-from polytopo.models.training.zoo_index import file_sha256
+from polytopo.training.cards import required_keys
+from polytopo.training.shared_data import find_shared_data, shared_data_available
+from polytopo.training.zoo_index import file_sha256
 from polytopo.models.zoo import ZooError, zoo_model, zoo_models
 
 CPU = SessionParams(provider="cpu", intra_op_threads=2)
@@ -134,7 +134,7 @@ def test_real_held_out_crop_gives_buildings_as_valid_polygons(model, loaded):
     raster = find_shared_data().root / REAL_CROPS[source]
     extent = None
     if source == "atlanta_pan":
-        from polytopo.models.training.data import atlanta_extent
+        from polytopo.training.data import atlanta_extent
 
         xmin, ymin, xmax, ymax = atlanta_extent(raster, "test")
         extent = (xmin, ymax - 150.0, xmax, ymax)

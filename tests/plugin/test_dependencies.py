@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from polytopo.plugin import dependencies
-from polytopo.plugin.dependencies import (
+from polytopo.plugin.setup import dependencies
+from polytopo.plugin.setup.dependencies import (
     REQUIREMENTS,
     activate_folder,
     check_dependencies,
@@ -26,7 +26,7 @@ from polytopo.plugin.dependencies import (
     pip_environment,
     platform_key,
 )
-from polytopo.plugin.wheel_hashes import WHEEL_HASHES
+from polytopo.plugin.setup.wheel_hashes import WHEEL_HASHES
 
 VERSIONS = {"numpy": "1.24.2", "shapely": "2.1.2", "scipy": "1.10.1", "onnxruntime": "1.20.1"}
 
@@ -157,7 +157,7 @@ def test_activate_folder_appends_once_and_only_when_present(tmp_path):
 def test_the_activated_folder_never_shadows_the_standard_library(tmp_path):
     """A ``json.py`` dropped into the folder is not what ``import json`` finds (fresh interpreter)."""
     (tmp_path / "json.py").write_text("raise SystemExit('shadowed')\n", encoding="utf-8")
-    code = ("import sys\nfrom polytopo.plugin.dependencies import activate_folder\n"
+    code = ("import sys\nfrom polytopo.plugin.setup.dependencies import activate_folder\n"
             f"activate_folder({str(tmp_path)!r})\nsys.modules.pop('json', None)\nimport json\n"
             "print(json.__file__)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -167,7 +167,7 @@ def test_the_activated_folder_never_shadows_the_standard_library(tmp_path):
 def test_a_package_in_the_activated_folder_imports(tmp_path):
     """After activation a module installed into the folder is importable (fresh interpreter)."""
     (tmp_path / "polytopo_probe_pkg.py").write_text("__version__ = '9.9'\n", encoding="utf-8")
-    code = ("import sys\nfrom polytopo.plugin.dependencies import activate_folder\n"
+    code = ("import sys\nfrom polytopo.plugin.setup.dependencies import activate_folder\n"
             f"activate_folder({str(tmp_path)!r})\nimport polytopo_probe_pkg\nprint(polytopo_probe_pkg.__version__)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert result.stdout.strip() == "9.9"

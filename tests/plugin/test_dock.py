@@ -78,7 +78,7 @@ def no_providers():
 def make_dock(core, canvas=None, read_card=None):
     """Return a dock with ``core``, a recording notifier and a fixed provider probe."""
     from polytopo.models import read_card as real_read_card
-    from polytopo.plugin.dock import PolyTopoDock
+    from polytopo.plugin.gui.dock import PolyTopoDock
 
     notifier = RecordingNotifier()
     dock = PolyTopoDock(core, canvas=canvas, notifier=notifier, read_card=read_card or real_read_card,
@@ -197,7 +197,7 @@ def group_names(project):
 
 def test_provider_availability_says_why_cuda_is_missing():
     """The label names the providers and the reason CUDA cannot run."""
-    from polytopo.plugin.dock import provider_availability
+    from polytopo.plugin.gui.dock import provider_availability
 
     assert provider_availability(["CPUExecutionProvider"], False) == (
         "Available: CPU. CUDA unavailable: onnxruntime-gpu not installed.")
@@ -211,7 +211,7 @@ def test_probe_providers_reports_the_installed_onnxruntime():
     """The default probe asks the installed onnxruntime (CPU build in the test environment)."""
     import onnxruntime
 
-    from polytopo.plugin.dock import probe_providers
+    from polytopo.plugin.gui.dock import probe_providers
 
     available, gpu_package = probe_providers()
     assert available == onnxruntime.get_available_providers()
@@ -238,7 +238,7 @@ def onnx_model(path, card):
 
 def test_card_summary_names_family_gsd_classes_and_licence(tmp_path):
     """A model card is summarised in one line; an unusable file says why."""
-    from polytopo.plugin.dock import card_summary
+    from polytopo.plugin.gui.dock import card_summary
 
     path = onnx_model(tmp_path / "unet.onnx", {"polytopo.family": "semantic", "resolution": 30,
                                                 "class_names": {"0": "background", "1": "building"},
@@ -264,7 +264,7 @@ def test_dock_builds_offscreen_with_its_controls(project, canvas, tmp_path):
     from qgis.core import QgsProject
 
     from polytopo.evaluator import PROFILES
-    from polytopo.plugin.dock import SUMMARY_METRICS
+    from polytopo.plugin.gui.dock import SUMMARY_METRICS
 
     raster = raster_layer(tmp_path)
     QgsProject.instance().addMapLayer(raster)
@@ -643,7 +643,7 @@ def test_the_toolbar_action_opens_the_dock_and_unload_removes_everything(qgis_if
 
 
 def missing_scipy_report(folder):
-    from polytopo.plugin.dependencies import REQUIREMENTS, DependencyReport, DependencyStatus
+    from polytopo.plugin.setup.dependencies import REQUIREMENTS, DependencyReport, DependencyStatus
 
     statuses = tuple(DependencyStatus(r, None, "not installed; provided by scipy", absent=True) if r.name == "scipy"
                      else DependencyStatus(r, "1.0", None) for r in REQUIREMENTS)
@@ -657,7 +657,7 @@ def test_missing_packages_keep_the_plugin_loaded_and_offer_an_install(qgis_iface
     from qgis.PyQt import sip
     from qgis.PyQt.QtWidgets import QPushButton
 
-    from polytopo.plugin.dependencies import InstallOutcome, check_dependencies
+    from polytopo.plugin.setup.dependencies import InstallOutcome, check_dependencies
     from polytopo.plugin.plugin_main import PolyTopoPlugin
 
     bar = QgsMessageBar()
@@ -696,7 +696,7 @@ def test_a_failed_install_is_reported_with_pip_output(qgis_iface, tmp_path):
     from qgis.gui import QgsMessageBar
     from qgis.PyQt import sip
 
-    from polytopo.plugin.dependencies import InstallOutcome
+    from polytopo.plugin.setup.dependencies import InstallOutcome
     from polytopo.plugin.plugin_main import PolyTopoPlugin
 
     bar = QgsMessageBar()

@@ -17,7 +17,7 @@ import pytest
 
 LOADER_SCRIPT = Path(__file__).with_name("start_plugin_like_qgis.py")
 TIMEOUT_S = 120
-TOP_LEVEL = {"metadata.txt", "__init__.py", "LICENSE", "README.md", "evaluator", "models", "plugin", "resources"}
+TOP_LEVEL = {"metadata.txt", "__init__.py", "version.py", "LICENSE", "README.md", "evaluator", "models", "plugin", "resources"}
 FORBIDDEN_PARTS = {"tests", "benchmarks", "scripts", "docs", ".venv", ".git", ".ci", ".deps", "__pycache__", "dist"}
 REQUIRED_METADATA = ("name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
                      "repository")
@@ -126,7 +126,7 @@ def test_the_extracted_zip_loads_in_qgis(package, tmp_path):
 def test_bundled_models_are_packed_and_junk_is_not(repo_root, tmp_path):
     """A copy of the tree with an .onnx model and stray caches: the model goes in, the junk stays out."""
     tree = tmp_path / "tree"
-    for name in ("metadata.txt", "__init__.py", "LICENSE", "README.md"):
+    for name in ("metadata.txt", "__init__.py", "version.py", "LICENSE", "README.md"):
         (tree / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(repo_root / name, tree / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -148,7 +148,7 @@ def test_bundled_models_are_packed_and_junk_is_not(repo_root, tmp_path):
 
 
 def test_a_version_mismatch_stops_the_build(repo_root, tmp_path):
-    """metadata.txt and __init__.py must agree on the version; nothing is written otherwise."""
+    """metadata.txt and version.py must agree on the version; nothing is written otherwise."""
     tree = tmp_path / "tree"
     shutil.copytree(repo_root, tree, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "tests",
                                                                    "benchmarks", ".*cache"))
@@ -159,7 +159,7 @@ def test_a_version_mismatch_stops_the_build(repo_root, tmp_path):
     result = subprocess.run(["bash", str(tree / "scripts" / "package"), str(out)], capture_output=True, text=True,
                             timeout=TIMEOUT_S)
     assert result.returncode != 0
-    assert "expected __version__ in __init__.py to equal version=9.9.9" in result.stderr
+    assert "expected __version__ in version.py to equal version=9.9.9" in result.stderr
     assert list(out.iterdir()) == []
 
 

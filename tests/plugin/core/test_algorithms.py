@@ -329,7 +329,8 @@ def test_only_the_essentials_are_outside_advanced(qgis_processing):
     assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
 
 
-@pytest.mark.parametrize("module", ["dock", "vectorize", "output_check", "processing_support", "restored_run"])
+@pytest.mark.parametrize("module", ["gui.dock", "runs.vectorize", "gui.output_check", "processing.support",
+                                    "gui.restored_run"])
 def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
     import doctest
     import importlib

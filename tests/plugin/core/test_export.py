@@ -8,7 +8,7 @@ import shapely
 
 from polytopo.plugin.errors import OutputExistsError, RunCanceled, RunParameterError
 from polytopo.plugin.runs import add_run_to_project, evaluate_layers, export_run
-from polytopo.plugin.styles import ERROR_LAYERS, FIELD_ALIASES
+from polytopo.plugin.runs.styles import ERROR_LAYERS, FIELD_ALIASES
 
 LAYERS = (*ERROR_LAYERS, "summary")
 

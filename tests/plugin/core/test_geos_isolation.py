@@ -41,13 +41,13 @@ def in_child(code):
 def test_a_plain_import_binds_shapely_to_the_system_geos():
     """The failure the isolation prevents: a plain import calls the older GEOS."""
     lines = in_child("import shapely\n"
-                     "from polytopo.plugin.geos_isolation import shapely_geos_mismatch\n"
+                     "from polytopo.plugin.setup.geos_isolation import shapely_geos_mismatch\n"
                      "print(shapely_geos_mismatch())")
     assert lines == ["True"]
 
 
 def test_the_isolated_import_keeps_shapely_on_its_own_geos():
-    lines = in_child("from polytopo.plugin.geos_isolation import import_shapely_with_own_geos\n"
+    lines = in_child("from polytopo.plugin.setup.geos_isolation import import_shapely_with_own_geos\n"
                      "print(import_shapely_with_own_geos())\n"
                      "import shapely\n"
                      "print(shapely.to_wkb(shapely.Point(1.0, 2.0)).hex())\n"
@@ -57,7 +57,7 @@ def test_the_isolated_import_keeps_shapely_on_its_own_geos():
 
 def test_too_late_an_isolation_says_so_and_how_to_fix_it():
     lines = in_child("import shapely\n"
-                     "from polytopo.plugin.geos_isolation import import_shapely_with_own_geos\n"
+                     "from polytopo.plugin.setup.geos_isolation import import_shapely_with_own_geos\n"
                      "print(import_shapely_with_own_geos())")
     assert len(lines) == 1 and lines[0].startswith("Expected shapely to use the GEOS it was built with")
     assert "pip install --no-binary shapely shapely" in lines[0]

@@ -9,10 +9,10 @@ from confined import needs_confinement, run_confined
 from reliability import case
 
 from polytopo.evaluator import output_safety
-from polytopo.plugin import vectorize
+from polytopo.plugin.runs import vectorize
 from polytopo.plugin.errors import OutputExistsError
-from polytopo.plugin.evaluation import evaluate_layers
-from polytopo.plugin.export import export_run
+from polytopo.plugin.runs.evaluation import evaluate_layers
+from polytopo.plugin.runs.export import export_run
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "QT_QPA_PLATFORM": "offscreen"}
 SCRIPT = Path(__file__).with_name("confined_run.py")

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from polytopo.plugin.errors import LayerInputError
-from polytopo.plugin.raster_pixel import raster_pixel_size
+from polytopo.plugin.runs.raster_pixel import raster_pixel_size
 
 
 def test_same_crs_gives_the_raster_resolution(vectorize_inputs):

@@ -9,7 +9,7 @@ import pytest
 
 from polytopo.plugin.resource_paths import STYLES_DIR
 from polytopo.plugin.runs import evaluate_layers, export_run
-from polytopo.plugin.styles import ERROR_LAYERS, style_path
+from polytopo.plugin.runs.styles import ERROR_LAYERS, style_path
 
 #: Legend colours (RGB) and fill opacity (0–255) of docs/plugin.md, by layer and class.
 PREDICTION_FILL_ALPHA, REFERENCE_FILL_ALPHA = 120, 70

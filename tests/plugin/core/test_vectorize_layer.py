@@ -11,7 +11,7 @@ from polytopo.plugin.errors import (
     RunParameterError,
 )
 from polytopo.plugin.runs import vectorize_and_evaluate, vectorize_layer
-from polytopo.plugin.vectorize import SCORE_FIELD
+from polytopo.plugin.runs.vectorize import SCORE_FIELD
 
 
 def open_raster(path):

@@ -1,0 +1,8 @@
+"""The desktop side of the plugin: the dock, its background tasks and its choices.
+
+Nothing here does evaluation or inference work itself: the dock gathers the user's
+choices (``layer_choice``, ``model_choice``, ``output_check``) and runs
+:mod:`polytopo.plugin.runs` in ``tasks``; ``restored_run`` shows a saved run again.
+"""
+
+__all__ = []

@@ -1,0 +1,1155 @@
+"""The PolyTopo dock: vectorize a raster with an ONNX model, evaluate polygons, inspect errors.
+
+Built in code (no ``.ui`` file), one scroll area usable at 320 px. Part
+*Vectorize* picks a raster layer, a bundled model (with its held-out scores) or
+another model file (its card is summarised: family, ground sampling distance,
+classes, licence), the raster band of each model channel, an execution provider
+(with what this onnxruntime really offers), the extent and, under *Advanced*,
+tiling, batch, the segmentation threshold and the minimum polygon and hole areas
+(each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
+reference layer (never the same), the pixel size (taken from the raster the
+prediction came from, shown with its unit and its size in metres, refused
+outside 1 cm–10 m), the profile and the output GeoPackage; after a run it shows
+the headline metrics, *Open report*, one row per prediction, and *Previous* /
+*Next* through one error class; selecting a row selects, flashes and zooms to
+the feature and explains it ring by ring. A finished vectorization becomes the
+prediction of the next evaluation. A new project clears the results; a saved
+project or an evaluation GeoPackage opened again brings them back
+(:mod:`polytopo.plugin.gui.restored_run`).
+
+Long work runs in :mod:`polytopo.plugin.gui.tasks` through the task manager, so the interface
+never blocks; progress shows elapsed time and time left, and *Cancel* says
+"Canceling…" at once. Every check that needs no work (layers, bands, pixel
+size, outputs) runs before a task starts. Every collaborator is injected (the
+core functions, the interface or None, the map canvas, the task manager, the
+notifier, the card reader, the provider probe, the channel probe and the URL
+opener), so the dock is built and driven offscreen in tests.
+"""
+
+import html
+import importlib.metadata
+import math
+import time
+from pathlib import Path
+
+from qgis.core import (
+    QgsApplication,
+    QgsCoordinateReferenceSystem,
+    QgsCoordinateTransform,
+    QgsCsException,
+    QgsExpression,
+    QgsFeatureRequest,
+    QgsFieldProxyModel,
+    QgsMapLayerProxyModel,
+    QgsProject,
+    QgsRectangle,
+    QgsVectorLayer,
+)
+from qgis.gui import QgsCollapsibleGroupBox, QgsDockWidget, QgsFieldComboBox, QgsFileWidget, QgsMapLayerComboBox
+from qgis.PyQt.QtCore import Qt, QUrl
+from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem, QStandardItemModel
+from qgis.PyQt.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...evaluator.params import PROFILES
+from ...models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
+from ...models.session import import_onnxruntime
+from ..errors import LayerInputError, PluginError, RunFailedError
+from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
+from .model_choice import model_channels, zoo_choices
+from .output_check import REPLACE_LABEL, check_output, report_folder
+from ..processing.support import run_group_name
+from ..runs.project_layers import LAYER_TITLES
+from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
+from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
+from .tasks import (
+    EvaluationRequest,
+    EvaluationTask,
+    LayerSnapshot,
+    LogNotifier,
+    MessageBarNotifier,
+    VectorizeRequest,
+    VectorizeTask,
+)
+from ..runs.vectorize import SCORE_FIELD, resolve_bands
+
+__all__ = [
+    "FEATURE_COLUMNS",
+    "SUMMARY_METRICS",
+    "PolyTopoDock",
+    "card_summary",
+    "probe_providers",
+    "provider_availability",
+    "ring_diagnosis",
+    "step_row",
+]
+
+#: Headline metrics of the summary table, in display order.
+SUMMARY_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
+
+#: Per-feature table columns: (header, prediction record field).
+FEATURE_COLUMNS = (
+    ("id", "pred_id"),
+    ("error class", "error_class"),
+    ("pred holes", "pred_holes"),
+    ("ref holes", "ref_holes"),
+    ("Hole-F1", "hole_f1"),
+    ("Topo-EM", "topo_em"),
+    ("IoU", "iou"),
+)
+
+_CUDA = "CUDAExecutionProvider"
+_RECORD_ROLE = Qt.UserRole + 1
+_ZOOM_MARGIN = 0.25
+_LAYER_EXTENT, _CANVAS_EXTENT, _SELECTED_AREA, _MASK_AREA = "layer", "canvas", "selected", "mask"
+_OTHER_MODEL = "other"
+_LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
+_NARROW_CHARACTERS = 6
+_FLASHES, _FLASH_MS = 2, 300
+_CANCEL = "Cancel"
+_CARD_VALUE = "card's"
+
+
+def _format(value, digits=3):
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return "–" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def card_summary(path, read=read_card):
+    """Describe the model card of an ONNX file in one line.
+
+    Parameters
+    ----------
+    path : str
+        ONNX file; empty for none.
+    read : callable
+        ``read(path) -> ModelCard`` (:func:`polytopo.models.read_card`).
+
+    Returns
+    -------
+    text : str
+        ``family · GSD · classes · licence``, or the reason the card is unusable.
+    ok : bool
+        Whether the model can be run.
+    """
+    if not path:
+        return "Choose an ONNX model file.", False
+    try:
+        card = read(path)
+    except ModelsError as exc:
+        return f"This model cannot be used: {exc}", False
+    gsd = ("native raster resolution" if card.resolution_cm_per_px is None
+           else f"GSD {card.resolution_cm_per_px:g} cm/px")
+    classes = "classes: " + ", ".join(card.class_names) if card.class_names else "no class names"
+    licence = card.licence or "licence not stated"
+    return f"{card.family} family · {gsd} · {classes} · {licence}", True
+
+
+def _gpu_package_installed():
+    try:
+        importlib.metadata.distribution("onnxruntime-gpu")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def probe_providers():
+    """Return what the installed onnxruntime offers.
+
+    Returns
+    -------
+    available : list of str or None
+        ``onnxruntime.get_available_providers()``; None without onnxruntime.
+    gpu_package : bool
+        Whether the ``onnxruntime-gpu`` distribution is installed.
+    """
+    try:
+        onnxruntime = import_onnxruntime()
+    except ModelsError:
+        return None, _gpu_package_installed()
+    return list(onnxruntime.get_available_providers()), _gpu_package_installed()
+
+
+def provider_availability(available, gpu_package):
+    """Say which execution providers can run, and why CUDA cannot when it cannot.
+
+    Parameters
+    ----------
+    available : list of str or None
+        ``onnxruntime.get_available_providers()``; None when onnxruntime is missing.
+    gpu_package : bool
+        Whether ``onnxruntime-gpu`` is installed.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> provider_availability(["CPUExecutionProvider"], False)
+    'Available: CPU. CUDA unavailable: onnxruntime-gpu not installed.'
+    >>> provider_availability(["CUDAExecutionProvider", "CPUExecutionProvider"], True)
+    'Available: CUDA, CPU. auto runs on CUDA.'
+    """
+    if available is None:
+        return "onnxruntime is not installed: vectorization cannot run (install it from the dependency message)."
+    names = ", ".join(name.replace("ExecutionProvider", "") for name in available)
+    if _CUDA in available:
+        return f"Available: {names}. auto runs on CUDA."
+    if gpu_package:
+        return (f"Available: {names}. CUDA unavailable: no CUDA provider in this onnxruntime-gpu build "
+                "(its CUDA libraries did not load).")
+    return f"Available: {names}. CUDA unavailable: onnxruntime-gpu not installed."
+
+
+def _pair_of(outcome, index):
+    matches = [k for k, p in enumerate(outcome.pairs.pred_index) if int(p) == index]
+    return matches[0] if matches else None
+
+
+def ring_diagnosis(evaluation, index):
+    """Explain one prediction ring by ring: exterior BIoU and each hole matched, extra or missing.
+
+    Parameters
+    ----------
+    evaluation : polytopo.evaluator.Evaluation
+    index : int
+        Position of the prediction in ``evaluation.records["predictions"]``.
+
+    Returns
+    -------
+    str
+        Several lines; BIoU values are unitless, γ is the profile's ring-match threshold.
+    """
+    record = evaluation.records["predictions"][index]
+    outcome = evaluation.outcome
+    gamma = outcome.params.ring_match_threshold
+    lines = [f"Prediction {record['pred_id']}: {record['error_class']}"]
+    if record["invalid_reason"]:
+        lines.append(f"Invalid: {record['invalid_reason']}")
+    k = _pair_of(outcome, index)
+    holes = outcome.pred_table.hole_range(index)
+    if k is None:
+        lines.append("Matched no reference polygon (IoU below the matching threshold).")
+        lines += [f"Hole {h - holes.start + 1}: extra (its polygon is unmatched)" for h in holes]
+        return "\n".join(lines)
+    gt_index = int(outcome.pairs.gt_index[k])
+    gt_holes = outcome.gt_table.hole_range(gt_index)
+    lines.append(f"Matched reference {record['matched_ref_id']} with IoU {_format(record['iou'])}.")
+    verdict = "matched" if bool(outcome.exterior_matched[k]) else "not matched"
+    lines.append(f"Exterior ring: BIoU {_format(record['e_biou'])} ({verdict}, γ = {gamma:g}).")
+    found = outcome.pairs.holes
+    in_pair = [m for m, pair in enumerate(found.pair) if int(pair) == k]
+    matched_pred = {int(found.pred_hole[m]): (int(found.gt_hole[m]), float(found.biou[m])) for m in in_pair}
+    matched_gt = {gt for gt, _ in matched_pred.values()}
+    for hole in holes:
+        if hole in matched_pred:
+            gt_hole, biou = matched_pred[hole]
+            lines.append(f"Hole {hole - holes.start + 1}: matched reference hole "
+                         f"{gt_hole - gt_holes.start + 1}, BIoU {biou:.3f}")
+        else:
+            lines.append(f"Hole {hole - holes.start + 1}: extra (no reference hole with BIoU above γ)")
+    lines += [f"Reference hole {hole - gt_holes.start + 1}: missing (no predicted hole with BIoU above γ)"
+              for hole in gt_holes if hole not in matched_gt]
+    if not holes and not gt_holes:
+        lines.append("No holes on either side.")
+    return "\n".join(lines)
+
+
+def step_row(classes, current, error_class, step):
+    """The next (``step`` = 1) or previous (-1) row of ``error_class`` after ``current``, wrapping round.
+
+    Parameters
+    ----------
+    classes : sequence of str
+        Error class of each table row, in display order.
+    current : int
+        The selected row, -1 for none.
+    error_class : str
+    step : {1, -1}
+
+    Returns
+    -------
+    int or None
+        None when no row has that class.
+
+    Examples
+    --------
+    >>> step_row(["ok", "extra hole", "ok", "extra hole"], 1, "extra hole", 1)
+    3
+    >>> step_row(["ok", "extra hole", "ok", "extra hole"], 1, "extra hole", -1)
+    3
+    >>> step_row(["ok"], -1, "invalid", 1) is None
+    True
+    """
+    count = len(classes)
+    start = current if current >= 0 else (-1 if step > 0 else count)
+    for offset in range(1, count + 1):
+        row = (start + step * offset) % count
+        if classes[row] == error_class:
+            return row
+    return None
+
+
+def _elapsed_text(seconds):
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+class PolyTopoDock(QgsDockWidget):
+    """The dock widget.
+
+    Parameters
+    ----------
+    core : object
+        ``evaluate_layers``, ``export_run``, ``add_run_to_project`` and
+        ``vectorize_layer`` (:mod:`polytopo.plugin.runs`).
+    iface : qgis.gui.QgisInterface or None
+        Gives the map canvas and the message bar when they are not passed.
+    canvas : qgis.gui.QgsMapCanvas, optional
+        Map canvas to zoom; None without a canvas (no zooming, no canvas extent).
+    task_manager : qgis.core.QgsTaskManager, optional
+        Defaults to ``QgsApplication.taskManager()``.
+    notifier : object, optional
+        ``info/warning/error(title, text)``; defaults to the message bar of
+        ``iface``, or the message log without one.
+    read_card : callable, optional
+        ``read_card(path) -> ModelCard``.
+    providers : callable, optional
+        ``providers() -> (available, gpu_package)``, see :func:`probe_providers`.
+    channels : callable, optional
+        ``channels(path) -> int or None``, the model's input channels
+        (:func:`polytopo.plugin.gui.model_choice.model_channels`).
+    open_url : callable, optional
+        ``open_url(QUrl)``, opens the report (``QDesktopServices.openUrl``).
+    parent : QWidget, optional
+
+    Notes
+    -----
+    The layer combo boxes list the layers of ``QgsProject.instance()`` (QGIS
+    3.22 combo boxes cannot follow another project), and results are added
+    there too.
+    """
+
+    def __init__(self, core, iface=None, canvas=None, task_manager=None, notifier=None,
+                 read_card=read_card, providers=probe_providers, channels=model_channels,
+                 open_url=QDesktopServices.openUrl, parent=None):
+        super().__init__("PolyTopo", parent)
+        self.setObjectName("PolyTopoDock")
+        self.core = core
+        self.iface = iface
+        self.canvas = canvas if canvas is not None else (iface.mapCanvas() if iface is not None else None)
+        self.task_manager = task_manager if task_manager is not None else QgsApplication.taskManager()
+        if notifier is None:
+            notifier = MessageBarNotifier(iface.messageBar()) if iface is not None else LogNotifier()
+        self.notifier = notifier
+        self.read_card = read_card
+        self.providers = providers
+        self.channels = channels
+        self.open_url = open_url
+        self.evaluation_task = None
+        self.vectorize_task = None
+        self.last_result = None
+        self.added_layers = []
+        self.model_ok = False
+        self.card = None
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self._vectorize_group())
+        layout.addWidget(self._evaluate_group(), 1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setWidget(body)
+        self.setWidget(scroll)
+        self.refresh_providers()
+        self._update_card()
+        self._choose_default_layers()
+        self._adding_run = False
+        project = QgsProject.instance()
+        project.cleared.connect(self.clear_result)
+        project.readProject.connect(self.restore_saved_run)
+        project.layersAdded.connect(self._layers_added)
+
+    # ----- Vectorize -------------------------------------------------------------------------
+
+    @staticmethod
+    def _form(group):
+        form = QFormLayout(group)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        return form
+
+    def _vectorize_group(self):
+        group = QGroupBox("Vectorize")
+        form = self._form(group)
+        self.raster_combo = _narrow(QgsMapLayerComboBox())
+        self.raster_combo.setFilters(QgsMapLayerProxyModel.RasterLayer)
+        self.raster_combo.layerChanged.connect(self._update_bands)
+        form.addRow("Raster", self.raster_combo)
+        self.model_combo = _narrow(QComboBox())
+        for choice in zoo_choices():
+            self.model_combo.addItem(choice.name, choice.path)
+            self.model_combo.setItemData(self.model_combo.count() - 1, choice.summary, Qt.ToolTipRole)
+        self.model_combo.addItem("Other file…", _OTHER_MODEL)
+        self.model_combo.currentIndexChanged.connect(self._update_card)
+        form.addRow("Model", self.model_combo)
+        self.model_file = QgsFileWidget()
+        self.model_file.setFilter("ONNX models (*.onnx)")
+        self.model_file.setDialogTitle("Choose an ONNX model")
+        self.model_file.fileChanged.connect(self._model_file_chosen)
+        self.model_file_label = QLabel("Model file")
+        form.addRow(self.model_file_label, self.model_file)
+        self.card_label = QLabel()
+        self.card_label.setWordWrap(True)
+        form.addRow(self.card_label)
+        self.band_box = QWidget()
+        self.band_layout = QHBoxLayout(self.band_box)
+        self.band_layout.setContentsMargins(0, 0, 0, 0)
+        self.band_combos = []
+        form.addRow("Bands", self.band_box)
+        self.provider_combo = _narrow(QComboBox())
+        self.provider_combo.addItems(list(PROVIDER_CHOICES))
+        form.addRow("Provider", self.provider_combo)
+        self.provider_label = QLabel()
+        self.provider_label.setWordWrap(True)
+        form.addRow(self.provider_label)
+        self.extent_combo = _narrow(QComboBox())
+        self.extent_combo.addItem("Layer extent", _LAYER_EXTENT)
+        self.extent_combo.addItem("Map canvas extent", _CANVAS_EXTENT)
+        self.extent_combo.addItem("Selected features", _SELECTED_AREA)
+        self.extent_combo.addItem("Polygons of a mask layer", _MASK_AREA)
+        if self.canvas is None:
+            self.extent_combo.model().item(1).setEnabled(False)
+        self.extent_combo.currentIndexChanged.connect(self._show_mask)
+        form.addRow("Area", self.extent_combo)
+        self.mask_combo = _narrow(QgsMapLayerComboBox())
+        self.mask_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
+        self.mask_label = QLabel("of layer")
+        form.addRow(self.mask_label, self.mask_combo)
+        self._show_mask()
+        form.addRow(self._advanced_vectorize_group())
+        self.vector_output = QgsFileWidget()
+        self.vector_output.setStorageMode(QgsFileWidget.SaveFile)
+        self.vector_output.setFilter("GeoPackage (*.gpkg)")
+        self.vector_output.lineEdit().setPlaceholderText("[temporary file]")
+        form.addRow("Output", self.vector_output)
+        self.vector_overwrite = QCheckBox(REPLACE_LABEL)
+        form.addRow(self.vector_overwrite)
+        self.vectorize_button = QPushButton("Run vectorization")
+        self.vectorize_button.clicked.connect(self.start_vectorization)
+        self.vectorize_cancel = QPushButton(_CANCEL)
+        self.vectorize_cancel.setEnabled(False)
+        self.vectorize_cancel.clicked.connect(self.cancel_vectorization)
+        self.vectorize_progress = self._progress_bar()
+        form.addRow(self._row(self.vectorize_button, self.vectorize_cancel))
+        form.addRow(self.vectorize_progress)
+        return group
+
+    def _advanced_vectorize_group(self):
+        group = QgsCollapsibleGroupBox("Advanced")
+        group.setCollapsed(True)
+        form = self._form(group)
+        self.tile_size = self._optional_spin(16, 8192, "the card's tile size")
+        form.addRow("Tile size (model px)", self.tile_size)
+        self.tile_overlap = self._optional_spin(0, 4096, "the card's overlap", minimum_is_default=False)
+        form.addRow("Overlap (model px)", self.tile_overlap)
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(1, 256)
+        form.addRow("Batch (tiles)", self.batch_size)
+        self.seg_threshold = QDoubleSpinBox()
+        self.seg_threshold.setDecimals(2)
+        self.seg_threshold.setSingleStep(0.05)
+        self.seg_threshold.setRange(-0.01, 1.0)  # the lowest value stands for the card's threshold
+        self.seg_threshold.setValue(self.seg_threshold.minimum())
+        form.addRow("Threshold (0–1)", self.seg_threshold)
+        self.min_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
+        form.addRow("Min. area (model px²)", self.min_area)
+        self.min_hole_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
+        form.addRow("Min. hole area (model px²)", self.min_hole_area)
+        self._show_card_decoding()
+        return group
+
+    def _show_card_decoding(self):
+        """Show the chosen card's threshold and minimum areas in the empty Advanced fields."""
+        values = decoding_values(self.card) if self.card is not None else None
+        threshold = None if values is None else values["threshold"]
+        usable = values is None or threshold is not None
+        if not usable:
+            self.seg_threshold.setValue(self.seg_threshold.minimum())
+            text = "not used"
+        elif isinstance(threshold, list):
+            text = "card's per class"
+        else:
+            text = _CARD_VALUE if threshold is None else f"card's: {threshold:g}"
+        self.seg_threshold.setEnabled(usable)
+        self.seg_threshold.setSpecialValueText(text)
+        self.seg_threshold.setToolTip(
+            "Probability a pixel needs to count as the class; lowest value: the model card's seg_thresh" if usable
+            else f"The {self.card.family} family has no segmentation threshold (it thresholds masks, scores or "
+                 "vertices as its card says)")
+        for spin, key, what in ((self.min_area, "min_area_px", "polygons"),
+                                (self.min_hole_area, "min_hole_area_px", "holes")):
+            spin.setSpecialValueText(_CARD_VALUE if values is None else f"card's: {values[key]:g}")
+            spin.setToolTip(f"Smaller {what} are dropped, square model pixels; lowest value: the model card's "
+                            f"polytopo.{key}")
+
+    @staticmethod
+    def _optional_spin(low, high, default_text, minimum_is_default=True):
+        spin = QSpinBox()
+        spin.setRange(low - 1, high)
+        spin.setSpecialValueText(f"{default_text}")
+        spin.setValue(low - 1)
+        spin.setToolTip(f"Lowest value: {default_text}" if minimum_is_default else default_text)
+        return spin
+
+    @staticmethod
+    def _spin_value(spin):
+        return None if spin.value() == spin.minimum() else spin.value()
+
+    def _show_mask(self, *_):
+        shown = self.extent_combo.currentData() in (_SELECTED_AREA, _MASK_AREA)
+        self.mask_combo.setVisible(shown)
+        self.mask_label.setVisible(shown)
+
+    def _area_of_interest(self):
+        """The polygons limiting the vectorization (selected features or a mask layer), or None.
+
+        Raises
+        ------
+        LayerInputError
+            No polygon layer chosen, or no feature selected in it.
+        """
+        choice = self.extent_combo.currentData()
+        if choice not in (_SELECTED_AREA, _MASK_AREA):
+            return None
+        layer = self.mask_combo.currentLayer()
+        if layer is None:
+            raise LayerInputError("Expected a polygon layer for the processed area but none is chosen; add one "
+                                  "or process the layer extent")
+        if choice == _MASK_AREA:
+            return layer
+        if not layer.selectedFeatureCount():
+            raise LayerInputError(f"Expected selected features in {layer.name()!r} but none is selected; select "
+                                  "the polygons to process or choose another area")
+        return layer.materialize(QgsFeatureRequest().setFilterFids(layer.selectedFeatureIds()))
+
+    def refresh_providers(self):
+        """Update the label that says which execution providers this onnxruntime offers."""
+        self.provider_label.setText(provider_availability(*self.providers()))
+
+    def model_path(self):
+        """The chosen model file: the bundled model's, or the one chosen with *Other file…*."""
+        data = self.model_combo.currentData()
+        return self.model_file.filePath() if data == _OTHER_MODEL else data
+
+    def _model_file_chosen(self, path):
+        if path and self.model_combo.currentData() != _OTHER_MODEL:
+            self.model_combo.setCurrentIndex(self.model_combo.findData(_OTHER_MODEL))
+        else:
+            self._update_card()
+
+    def _update_card(self):
+        other = self.model_combo.currentData() == _OTHER_MODEL
+        self.model_file.setVisible(other)
+        self.model_file_label.setVisible(other)
+        path = self.model_path()
+        text, self.model_ok = card_summary(path, self.read_card)
+        tip = "" if other else self.model_combo.currentData(Qt.ToolTipRole) or ""
+        self.card_label.setText(f"{text}\n{tip}" if tip else text)
+        self.card = self.read_card(path) if self.model_ok else None
+        self.model_channel_count = self.channels(path) if self.model_ok else None
+        self._update_bands()
+        self._show_card_decoding()
+
+    def _update_bands(self, *_):
+        for combo in self.band_combos:
+            self.band_layout.removeWidget(combo)
+            combo.setParent(None)
+        self.band_combos = []
+        raster = self.raster_combo.currentLayer()
+        channels = self.model_channel_count if self.model_ok else None
+        if channels is None or raster is None:
+            self.band_box.setToolTip("Choose a raster and a model to map bands to model channels.")
+            return
+        default = list((self.card.bands if self.card is not None else None) or range(1, channels + 1))
+        for channel, band in enumerate(default, start=1):
+            combo = _narrow(QComboBox())
+            combo.setToolTip(f"Raster band feeding model channel {channel}")
+            for number in range(1, raster.bandCount() + 1):
+                combo.addItem(f"{number}: {raster.bandName(number)}", number)
+            if band > raster.bandCount():
+                combo.addItem(f"{band}: missing", band)
+            combo.setCurrentIndex(combo.findData(band))
+            self.band_layout.addWidget(combo)
+            self.band_combos.append(combo)
+        self.band_box.setToolTip("Raster band → model channel 1, 2, … (default from the model card)")
+
+    def bands(self):
+        """The chosen raster band of each model channel, or None when the model is not known yet."""
+        return tuple(combo.currentData() for combo in self.band_combos) or None
+
+    def _vectorize_extent(self, raster):
+        if self.extent_combo.currentData() != _CANVAS_EXTENT or self.canvas is None:
+            return None
+        transform = QgsCoordinateTransform(self.canvas.mapSettings().destinationCrs(), raster.crs(),
+                                           QgsProject.instance().transformContext())
+        return transform.transformBoundingBox(self.canvas.extent())
+
+    def start_vectorization(self):
+        """Start vectorizing the chosen raster with the chosen model (returns at once).
+
+        Every check that needs no work runs first: raster and model chosen, bands, the
+        canvas extent, the output (exists without *Replace*, folder not writable).
+
+        Returns
+        -------
+        VectorizeTask or None
+            The started task; None when an input is refused (the notifier says why).
+        """
+        raster = self.raster_combo.currentLayer()
+        if raster is None:
+            return self._refuse("Expected a raster layer to vectorize but none is chosen; add one to the project.")
+        if not self.model_ok:
+            return self._refuse(f"Expected a usable ONNX model but got: {self.card_label.text()}")
+        try:
+            extent = self._vectorize_extent(raster)
+            aoi = self._area_of_interest()
+            bands = self.bands()
+            if bands is not None:
+                resolve_bands(bands, None, len(bands), raster.bandCount())
+            check_output(self.vector_output.filePath(), self.vector_overwrite.isChecked())
+        except QgsCsException as exc:
+            return self._refuse(f"Expected the map canvas extent to convert to the raster CRS but it does not "
+                                f"({exc}); vectorize the layer extent instead.")
+        except PluginError as exc:
+            return self._refuse(str(exc))
+        context = QgsProject.instance().transformContext()
+        request = VectorizeRequest(
+            LayerSnapshot.of(raster, context), self.model_path(), self.provider_combo.currentText(),
+            extent, self.vector_output.filePath() or None, self.vector_overwrite.isChecked(),
+            f"PolyTopo vectorization {time.strftime('%H:%M:%S')}: {raster.name()}", bands,
+            self._spin_value(self.tile_size), self._spin_value(self.tile_overlap), self.batch_size.value(),
+            None if aoi is None else LayerSnapshot.of(aoi, context), self._spin_value(self.seg_threshold),
+            self._spin_value(self.min_area), self._spin_value(self.min_hole_area))
+        task = VectorizeTask(request, self.core, self._vectorized, self.notifier, self._vectorize_done)
+        self._start(task, self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
+        self.vectorize_task = task
+        return task
+
+    def cancel_vectorization(self):
+        """Cancel the running vectorization, if any; the button says "Canceling…" at once."""
+        self._cancel(self.vectorize_task, self.vectorize_cancel, self.vectorize_progress)
+
+    def _vectorized(self, result):
+        path = str(result["path"])
+        name = f"{result['request'].raster.name} — {Path(result['request'].model_path).stem}"
+        layer = QgsVectorLayer(path, name, "ogr")
+        if not layer.isValid():
+            raise RunFailedError(f"Expected the vectorization output {path!r} to open as a vector layer "
+                             "but it does not; open it from the Browser to see why.")
+        project = QgsProject.instance()
+        group = project.layerTreeRoot().insertGroup(0, result["request"].group_name)
+        project.addMapLayer(layer, False)
+        group.addLayer(layer)
+        self.added_layers = [layer]
+        self._prepare_evaluation_of(layer, project.mapLayer(result["request"].raster.layer_id))
+        self.notifier.info("PolyTopo", f"Vectorized {result['request'].raster.name} into {result['features']} "
+                           f"polygons on {result.get('provider_report') or result['provider_used']}.")
+
+    def _prepare_evaluation_of(self, layer, raster):
+        """Make a new vectorized layer the prediction: its score field, its raster's pixel size."""
+        self.prediction_combo.setLayer(layer)
+        self.score_field.setField(SCORE_FIELD)
+        if raster is not None:
+            self.pixel_raster.setLayer(raster)
+        reference = self.reference_combo.currentLayer()
+        if reference is None or reference.id() == layer.id():
+            self.reference_combo.setLayer(default_evaluation_layers(QgsProject.instance(), layer)[1])
+
+    def _vectorize_done(self, task):
+        self._finish(self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
+        self.vectorize_task = None
+
+    # ----- Evaluate --------------------------------------------------------------------------
+
+    def _evaluate_group(self):
+        group = QGroupBox("Evaluate")
+        form = self._form(group)
+        self.prediction_combo = _narrow(QgsMapLayerComboBox())
+        self.prediction_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
+        form.addRow("Prediction", self.prediction_combo)
+        self.score_field = _narrow(QgsFieldComboBox())
+        self.score_field.setFilters(QgsFieldProxyModel.Numeric)
+        self.score_field.setAllowEmptyFieldName(True)
+        self.score_field.setLayer(self.prediction_combo.currentLayer())
+        self.prediction_combo.layerChanged.connect(self.score_field.setLayer)
+        self.prediction_combo.layerChanged.connect(self._prediction_changed)
+        form.addRow("Score field", self.score_field)
+        self.reference_combo = _narrow(QgsMapLayerComboBox())
+        self.reference_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
+        self.reference_combo.layerChanged.connect(self._update_pixel_size)
+        form.addRow("Reference", self.reference_combo)
+        self.pixel_size = QDoubleSpinBox()
+        self.pixel_size.setDecimals(_LINEAR_DECIMALS)
+        self.pixel_size.setRange(1e-9, 1e6)
+        self.pixel_size.setValue(1.0)
+        self.pixel_size.setToolTip("Ground sampling distance of the imagery, in units of the reference CRS per pixel")
+        self.pixel_size.valueChanged.connect(self._show_pixel_metres)
+        self.pixel_unit = QLabel()
+        form.addRow("Pixel size", self._row(self.pixel_size, self.pixel_unit))
+        self.pixel_raster = _narrow(QgsMapLayerComboBox())
+        self.pixel_raster.setFilters(QgsMapLayerProxyModel.RasterLayer)
+        self.pixel_raster.setAllowEmptyLayer(True)
+        self.pixel_raster.setCurrentIndex(0)
+        self.pixel_raster.setToolTip("Take the pixel size from this raster (the one the prediction came from)")
+        self.pixel_raster.layerChanged.connect(self._update_pixel_size)
+        form.addRow("from raster", self.pixel_raster)
+        self.pixel_metres = QLabel()
+        self.pixel_metres.setWordWrap(True)
+        form.addRow(self.pixel_metres)
+        self.profile_combo = _narrow(QComboBox())
+        self.profile_combo.addItems(list(PROFILES))
+        form.addRow("Profile", self.profile_combo)
+        self.gpkg_output = QgsFileWidget()
+        self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)
+        self.gpkg_output.setFilter("GeoPackage (*.gpkg)")
+        self.gpkg_output.lineEdit().setPlaceholderText("[temporary file]")
+        form.addRow("Output", self.gpkg_output)
+        self.overwrite = QCheckBox(REPLACE_LABEL)
+        form.addRow(self.overwrite)
+        self.evaluate_button = QPushButton("Run evaluation")
+        self.evaluate_button.clicked.connect(self.start_evaluation)
+        self.evaluate_cancel = QPushButton(_CANCEL)
+        self.evaluate_cancel.setEnabled(False)
+        self.evaluate_cancel.clicked.connect(self.cancel_evaluation)
+        self.evaluate_progress = self._progress_bar()
+        form.addRow(self._row(self.evaluate_button, self.evaluate_cancel))
+        form.addRow(self.evaluate_progress)
+        self.summary_table = QTableWidget(len(SUMMARY_METRICS), 1)
+        self.summary_table.setHorizontalHeaderLabels(["value"])
+        self.summary_table.setVerticalHeaderLabels(list(SUMMARY_METRICS))
+        self.summary_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.summary_table.horizontalHeader().setStretchLastSection(True)
+        self.summary_table.setFixedHeight(self.summary_table.verticalHeader().length()
+                                          + self.summary_table.horizontalHeader().sizeHint().height() + 4)
+        form.addRow(self.summary_table)
+        self.report_button = QPushButton("Open report")
+        self.report_button.setEnabled(False)
+        self.report_button.clicked.connect(self.open_report)
+        form.addRow(self.report_button)
+        self.class_combo = _narrow(QComboBox())
+        self.class_combo.setToolTip("Error class that Previous / Next step through")
+        self.previous_button = QPushButton("◀ Previous")
+        self.previous_button.clicked.connect(lambda: self.step_error(-1))
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.clicked.connect(lambda: self.step_error(1))
+        for widget in (self.class_combo, self.previous_button, self.next_button):
+            widget.setEnabled(False)
+        form.addRow(self.class_combo)
+        form.addRow(self._row(self.previous_button, self.next_button))
+        self.feature_model = QStandardItemModel(0, len(FEATURE_COLUMNS))
+        self.feature_model.setHorizontalHeaderLabels([header for header, _ in FEATURE_COLUMNS])
+        self.feature_table = QTableView()
+        self.feature_table.setModel(self.feature_model)
+        self.feature_table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.feature_table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.feature_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.feature_table.setSortingEnabled(True)
+        self.feature_table.verticalHeader().setVisible(False)
+        self.feature_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.feature_table.setMinimumHeight(160)
+        self.feature_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.feature_table.selectionModel().currentRowChanged.connect(self._row_selected)
+        form.addRow(self.feature_table)
+        self.diagnosis = QPlainTextEdit()
+        self.diagnosis.setReadOnly(True)
+        self.diagnosis.setPlaceholderText("Select a feature to see its rings.")
+        self.diagnosis.setMaximumHeight(120)
+        form.addRow(self.diagnosis)
+        return group
+
+    def _choose_default_layers(self):
+        active = self.iface.activeLayer() if self.iface is not None else None
+        prediction, reference = default_evaluation_layers(QgsProject.instance(), active)
+        if prediction is not None:
+            self.prediction_combo.setLayer(prediction)
+        if reference is not None:
+            self.reference_combo.setLayer(reference)
+        self._prediction_changed(self.prediction_combo.currentLayer())
+
+    def _prediction_changed(self, layer):
+        raster = source_raster(layer, QgsProject.instance())
+        if raster is not None:
+            self.pixel_raster.setLayer(raster)
+            if layer.fields().indexOf(SCORE_FIELD) >= 0:
+                self.score_field.setField(SCORE_FIELD)
+        self._update_pixel_size()
+
+    def _update_pixel_size(self, *_):
+        """Take the pixel size from the raster (in the reference CRS) and show its unit and ground size."""
+        reference = self.reference_combo.currentLayer()
+        crs = reference.crs() if reference is not None else QgsCoordinateReferenceSystem()
+        unit = pixel_size_unit(crs)
+        self.pixel_unit.setText(f"{unit} per px")
+        self.pixel_size.setDecimals(_DEGREE_DECIMALS if unit == "°" else _LINEAR_DECIMALS)
+        raster = self.pixel_raster.currentLayer()
+        if raster is not None and reference is not None:
+            try:
+                self.pixel_size.setValue(raster_pixel_size(raster, crs, QgsProject.instance().transformContext()))
+            except PluginError as exc:
+                self.notifier.warning("PolyTopo", str(exc))
+        self._show_pixel_metres()
+
+    def _pixel_check(self):
+        reference = self.reference_combo.currentLayer()
+        if reference is None:
+            return None
+        return check_pixel_size(self.pixel_size.value(), reference.crs(), reference.extent().center(),
+                                QgsProject.instance().transformContext())
+
+    def _show_pixel_metres(self, *_):
+        try:
+            metres = self._pixel_check()
+        except PluginError as exc:
+            self.pixel_metres.setText(f"<span style='color:#b00020'>{html.escape(str(exc))}</span>")
+            return
+        self.pixel_metres.setText("" if metres is None else f"≈ {metres:.3g} m per pixel on the ground")
+
+    def start_evaluation(self):
+        """Start evaluating the chosen prediction layer against the reference layer (returns at once).
+
+        Every check that needs no work runs first: two different layers, a plausible
+        pixel size, the output (exists without *Replace*, folder not writable).
+
+        Returns
+        -------
+        EvaluationTask or None
+            The started task; None when an input is refused (the notifier says why).
+        """
+        prediction, reference = self.prediction_combo.currentLayer(), self.reference_combo.currentLayer()
+        if prediction is None or reference is None:
+            return self._refuse("Expected a prediction layer and a reference layer but at least one is not "
+                                "chosen; add polygon layers to the project.")
+        try:
+            check_distinct_layers(prediction, reference)
+            self._pixel_check()
+            check_output(self.gpkg_output.filePath(), self.overwrite.isChecked())
+            if self.gpkg_output.filePath():
+                check_output(report_folder(self.gpkg_output.filePath()), self.overwrite.isChecked())
+        except PluginError as exc:
+            return self._refuse(str(exc))
+        context = QgsProject.instance().transformContext()
+        request = EvaluationRequest(
+            LayerSnapshot.of(prediction, context), LayerSnapshot.of(reference, context),
+            self.pixel_size.value(), self.profile_combo.currentText(), self.score_field.currentField() or None,
+            None, self.gpkg_output.filePath() or None, self.overwrite.isChecked(),
+            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})")
+        task = EvaluationTask(request, self.core, self._evaluated, self.notifier, self._evaluation_done)
+        self._start(task, self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
+        self.evaluation_task = task
+        return task
+
+    def cancel_evaluation(self):
+        """Cancel the running evaluation, if any; the button says "Canceling…" at once."""
+        self._cancel(self.evaluation_task, self.evaluate_cancel, self.evaluate_progress)
+
+    def restore_saved_run(self, *_):
+        """Show the evaluation whose scored layers are in the project (a saved project, an exported GeoPackage).
+
+        Returns
+        -------
+        RestoredResult or None
+            None when the project holds no evaluation's predictions layer.
+        """
+        restored = restore_from_project(QgsProject.instance())
+        if restored is not None:
+            self.added_layers = [restored.layer]
+            self.show_result(restored)
+        return restored
+
+    def _layers_added(self, layers):
+        if not self._adding_run and self.last_result is None:
+            self.restore_saved_run()
+
+    def _evaluated(self, result):
+        project = QgsProject.instance()
+        self._adding_run = True
+        try:
+            self.added_layers = list(self.core.add_run_to_project(result.gpkg_path, project,
+                                                                  result.request.group_name))
+        finally:
+            self._adding_run = False
+        for snapshot in (result.request.prediction, result.request.reference):
+            node = project.layerTreeRoot().findLayer(snapshot.layer_id)
+            if node is not None:
+                node.setItemVisibilityChecked(False)
+        self.show_result(result)
+        metrics = result.run.evaluation.summary["metrics"]
+        self.notifier.info("PolyTopo", f"Evaluated {result.request.prediction.name}: Hole-F1 "
+                           f"{_format(metrics.get('Hole-F1'))}, Topo-EM {_format(metrics.get('Topo-EM'))}; "
+                           f"report {self.report_path()}, layers in {result.gpkg_path}.")
+
+    def _evaluation_done(self, task):
+        self._finish(self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
+        self.evaluation_task = None
+
+    def report_path(self):
+        """The HTML report of the last evaluation, or None before one."""
+        if self.last_result is None or "report_html" not in self.last_result.paths:
+            return None
+        return Path(self.last_result.paths["report_html"])
+
+    def open_report(self):
+        """Open the last evaluation's report.html with the desktop's browser.
+
+        Returns
+        -------
+        qgis.PyQt.QtCore.QUrl or None
+            The URL opened; None before an evaluation.
+        """
+        path = self.report_path()
+        if path is None:
+            return None
+        url = QUrl.fromLocalFile(str(path))
+        self.open_url(url)
+        return url
+
+    def show_result(self, result):
+        """Fill the summary and per-feature tables from an :class:`~polytopo.plugin.gui.tasks.EvaluationResult` or a :class:`RestoredResult`."""
+        self.last_result = result
+        metrics = result.run.evaluation.summary["metrics"]
+        for row, name in enumerate(SUMMARY_METRICS):
+            self.summary_table.setItem(row, 0, QTableWidgetItem(_format(metrics.get(name))))
+        self.feature_table.setSortingEnabled(False)
+        self.feature_model.removeRows(0, self.feature_model.rowCount())
+        records = result.run.evaluation.records["predictions"]
+        for index, record in enumerate(records):
+            items = []
+            for _, field in FEATURE_COLUMNS:
+                item = QStandardItem()
+                value = record[field]
+                if isinstance(value, float) and not math.isnan(value):
+                    item.setData(round(value, 3), Qt.DisplayRole)
+                else:
+                    item.setData(value if isinstance(value, (int, str)) else _format(value), Qt.DisplayRole)
+                item.setData(index, _RECORD_ROLE)
+                items.append(item)
+            self.feature_model.appendRow(items)
+        self.feature_table.setSortingEnabled(True)
+        self.diagnosis.clear()
+        self.report_button.setEnabled(self.report_path() is not None)
+        self.class_combo.clear()
+        present = sorted({record["error_class"] for record in records} - {"ok"})
+        self.class_combo.addItems(present)
+        for widget in (self.class_combo, self.previous_button, self.next_button):
+            widget.setEnabled(bool(present))
+
+    def clear_result(self):
+        """Forget the last evaluation (a new project): empty tables, no report, no stepping."""
+        self.last_result = None
+        self.added_layers = []
+        for row in range(len(SUMMARY_METRICS)):
+            self.summary_table.setItem(row, 0, QTableWidgetItem(""))
+        self.feature_model.removeRows(0, self.feature_model.rowCount())
+        self.diagnosis.clear()
+        self.class_combo.clear()
+        for widget in (self.report_button, self.class_combo, self.previous_button, self.next_button):
+            widget.setEnabled(False)
+
+    def step_error(self, step):
+        """Select the next (1) or previous (-1) feature of the error class chosen beside the buttons.
+
+        Returns
+        -------
+        int or None
+            The table row selected; None when no feature has that class.
+        """
+        error_class = self.class_combo.currentText()
+        column = [field for _, field in FEATURE_COLUMNS].index("error_class")
+        classes = [self.feature_model.item(row, column).text() for row in range(self.feature_model.rowCount())]
+        row = step_row(classes, self.feature_table.currentIndex().row(), error_class, step)
+        if row is not None:
+            self.feature_table.setCurrentIndex(self.feature_model.index(row, 0))
+        return row
+
+    def _row_selected(self, current, previous):
+        if not current.isValid() or self.last_result is None:
+            return
+        index = self.feature_model.item(current.row(), 0).data(_RECORD_ROLE)
+        evaluation = self.last_result.run.evaluation
+        if isinstance(self.last_result, RestoredResult):
+            self.diagnosis.setPlainText(attribute_diagnosis(evaluation.records["predictions"][index]))
+            ids = self.select_record(index)
+            if self.canvas is not None and ids:
+                self.canvas.zoomToFeatureIds(self.last_result.layer, ids)
+            return
+        self.diagnosis.setPlainText(ring_diagnosis(evaluation, index))
+        self.select_record(index)
+        self.zoom_to_record(index)
+
+    def select_record(self, index):
+        """Select prediction ``index`` in the scored predictions layer and flash it on the canvas.
+
+        Returns
+        -------
+        list of int
+            Feature ids selected in the scored layer (empty when it is not in the project).
+        """
+        record = self.last_result.run.evaluation.records["predictions"][index]
+        if isinstance(self.last_result, RestoredResult):
+            layer = self.last_result.layer if _alive(self.last_result.layer) else None
+        else:
+            layer = next((layer for layer in self.added_layers
+                          if layer.name() == LAYER_TITLES["predictions"] and _alive(layer)), None)
+        if layer is None:
+            return []
+        request = QgsFeatureRequest().setFilterExpression(
+            QgsExpression.createFieldEqualityExpression("pred_id", record["pred_id"]))
+        request.setFlags(QgsFeatureRequest.NoGeometry)
+        ids = [feature.id() for feature in layer.getFeatures(request)]
+        layer.selectByIds(ids)
+        if self.canvas is not None and ids:
+            self.canvas.flashFeatureIds(layer, ids, QColor(255, 0, 0, 255), QColor(255, 0, 0, 0),
+                                        _FLASHES, _FLASH_MS)
+        return ids
+
+    def zoom_to_record(self, index):
+        """Zoom the map canvas to prediction ``index`` of the last run; no-op without a canvas.
+
+        Returns
+        -------
+        qgis.core.QgsRectangle or None
+            The new canvas extent (canvas CRS), None when nothing was zoomed.
+        """
+        run = self.last_result.run
+        geometry = run.evaluation.records["predictions"][index]["geometry"]
+        if self.canvas is None or geometry is None or geometry.is_empty:
+            return None
+        min_x, min_y, max_x, max_y = run.frame.to_map(geometry).bounds
+        rectangle = QgsRectangle(min_x, min_y, max_x, max_y)
+        transform = QgsCoordinateTransform(run.crs, self.canvas.mapSettings().destinationCrs(),
+                                           QgsProject.instance().transformContext())
+        try:
+            rectangle = transform.transformBoundingBox(rectangle)
+        except QgsCsException as exc:
+            self.notifier.warning("PolyTopo", f"Cannot zoom to feature: its extent does not convert to the "
+                                  f"map CRS ({exc}).")
+            return None
+        margin = _ZOOM_MARGIN * max(rectangle.width(), rectangle.height(), 1e-9)
+        rectangle.grow(margin)
+        self.canvas.setExtent(rectangle)
+        self.canvas.refresh()
+        return rectangle
+
+    # ----- Shared ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _row(*widgets):
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in widgets:
+            layout.addWidget(widget)
+        return row
+
+    @staticmethod
+    def _progress_bar():
+        bar = QProgressBar()
+        bar.setRange(0, 100)
+        bar.setValue(0)
+        bar.setTextVisible(True)
+        bar.setFormat("")
+        return bar
+
+    def _refuse(self, message):
+        self.notifier.warning("PolyTopo", message)
+        return None
+
+    def _start(self, task, run_button, cancel_button, progress):
+        run_button.setEnabled(False)
+        cancel_button.setEnabled(True)
+        cancel_button.setText(_CANCEL)
+        progress.setValue(0)
+        started = time.monotonic()
+        progress.setFormat("starting…")
+
+        def show(value):
+            if task.isCanceled():
+                return
+            percent = max(0.0, min(100.0, float(value)))
+            progress.setValue(int(percent))
+            elapsed = time.monotonic() - started
+            left = f", {_elapsed_text(elapsed * (100.0 - percent) / percent)} left" if percent >= 1 else ""
+            detail = task.feedback.progress_text
+            progress.setFormat(f"%p% · {_elapsed_text(elapsed)} elapsed{left}" + (f" · {detail}" if detail else ""))
+
+        task.progressChanged.connect(show)
+        self.task_manager.addTask(task)
+
+    @staticmethod
+    def _cancel(task, cancel_button, progress):
+        if task is None:
+            return
+        cancel_button.setText("Canceling…")
+        cancel_button.setEnabled(False)
+        progress.setFormat("canceling…")
+        task.cancel()
+
+    @staticmethod
+    def _finish(run_button, cancel_button, progress):
+        run_button.setEnabled(True)
+        cancel_button.setEnabled(False)
+        cancel_button.setText(_CANCEL)
+        progress.setValue(0)
+        progress.setFormat("")
+
+    def cancel_all(self):
+        """Cancel every running task of the dock; their outcome is still reported."""
+        self.cancel_evaluation()
+        self.cancel_vectorization()
+
+    def abandon_tasks(self):
+        """Cancel every running task and detach it from the dock, before the dock is deleted."""
+        for task in (self.evaluation_task, self.vectorize_task):
+            if task is not None:
+                task.abandon()
+        self.evaluation_task = self.vectorize_task = None
+
+
+def _narrow(combo):
+    """Let a combo box shrink below its longest item, so the dock fits 320 px."""
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(_NARROW_CHARACTERS)
+    return combo
+
+
+def _alive(layer):
+    try:
+        return layer.isValid()
+    except RuntimeError:
+        return False

@@ -1,0 +1,160 @@
+"""Glue between the runs and Processing: package checks, error conversion, styled loading of outputs.
+
+The algorithm modules import only this and other light modules at load time, so the
+provider registers even when QGIS's Python lacks shapely or onnxruntime; each
+``processAlgorithm`` then calls :func:`require_packages` first, which fails with the
+install instructions, and imports the run functions only after that.
+"""
+
+from qgis.core import QgsProcessingContext, QgsProcessingException, QgsProcessingLayerPostProcessorInterface
+
+from ..setup.dependencies import require_for_processing
+from ..runs.project_layers import LAYER_TITLES
+from ..runs.styles import ERROR_LAYERS, apply_style
+
+__all__ = [
+    "EVALUATION_PACKAGES",
+    "VECTORIZE_PACKAGES",
+    "StyleOnLoad",
+    "as_processing_error",
+    "RunGroup",
+    "load_outputs_on_completion",
+    "require_packages",
+    "run_group_name",
+]
+
+#: Packages an evaluation imports (names of ``dependencies.REQUIREMENTS``).
+EVALUATION_PACKAGES = ("numpy", "shapely", "scipy")
+#: Packages a vectorization imports.
+VECTORIZE_PACKAGES = ("numpy", "shapely", "scipy", "onnxruntime")
+
+
+def require_packages(names):
+    """Raise :class:`QgsProcessingException` with install instructions when one of ``names`` is missing."""
+    require_for_processing(names)
+
+
+def as_processing_error(exc):
+    """A :class:`QgsProcessingException` with the message of a plugin error (chain the cause)."""
+    return QgsProcessingException(str(exc))
+
+
+#: Post-processors waiting for their layer. Processing keeps only a C++ pointer to them and
+#: the algorithm instance that made them is gone when the layers load, so this list keeps
+#: the Python objects alive; each leaves it once it has run. (Runs whose layers never load,
+#: headless ones, leave their few small objects here.)
+_WAITING = []
+
+
+class RunGroup:
+    """The layer-tree group of one run's outputs, made when its first layer loads.
+
+    Parameters
+    ----------
+    name : str
+        ``PolyTopo — <prediction or raster> vs <reference>``.
+    """
+
+    def __init__(self, name):
+        self.name = name
+        self.node = None
+        self.ranks = {}
+
+    def adopt(self, layer, project, rank):
+        """Move ``layer``'s node from wherever Processing put it into this group, at place ``rank``.
+
+        Processing loads layers in its own order; ``rank`` (lower is higher in the tree)
+        keeps the order of :data:`~polytopo.plugin.runs.styles.ERROR_LAYERS` whatever that order is.
+        """
+        root = project.layerTreeRoot()
+        if self.node is None:
+            self.node = root.insertGroup(0, self.name)
+        position = sum(1 for other in self.ranks.values() if other < rank)
+        self.ranks[layer.id()] = rank
+        current = root.findLayer(layer.id())
+        if current is None:
+            self.node.insertLayer(position, layer)
+            return
+        self.node.insertChildNode(position, current.clone())
+        current.parent().removeChildNode(current)
+
+
+class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
+    """Give a loaded output layer its style and aliases and put it into its run's group (main thread).
+
+    Parameters
+    ----------
+    layer_name : str or None
+        The GeoPackage layer name (one of :data:`~polytopo.plugin.runs.styles.ERROR_LAYERS`); None for a layer
+        that keeps its own style (the vectorized polygons).
+    group : RunGroup
+    rank : int
+        Place in the group (lower is higher).
+    """
+
+    def __init__(self, layer_name, group, rank):
+        super().__init__()
+        self.layer_name = layer_name
+        self.group = group
+        self.rank = rank
+
+    def postProcessLayer(self, layer, context, feedback):  # noqa: N802 - QGIS API name.
+        """Apply the style of :attr:`layer_name` to ``layer`` and move it into the run's group."""
+        if self.layer_name is not None:
+            apply_style(layer, self.layer_name)
+        if context.project() is not None:
+            self.group.adopt(layer, context.project(), self.rank)
+        if self in _WAITING:
+            _WAITING.remove(self)
+
+
+def run_group_name(prediction_name, reference_name):
+    """``PolyTopo — <prediction> vs <reference>``: the group of one run's layers, in the dock and in Processing.
+
+    Examples
+    --------
+    >>> run_group_name("atlanta", "buildings")
+    'PolyTopo — atlanta vs buildings'
+    """
+    return f"PolyTopo — {prediction_name} vs {reference_name}"
+
+
+def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
+    """Ask Processing to load the evaluation layers of ``gpkg_path``, styled, in one group, when the run ends.
+
+    Processing loads them only where a project is open (QGIS desktop); ``qgis_process`` and
+    ``processing.run`` ignore the request.
+
+    Parameters
+    ----------
+    context : QgsProcessingContext
+    gpkg_path : str or Path
+        The evaluation GeoPackage.
+    group_name : str
+        The group of this run (:func:`run_group_name`).
+    polygons : tuple of (str, str), optional
+        ``(output path, layer name)`` of the vectorized polygons, moved into the group too.
+
+    Returns
+    -------
+    list of StyleOnLoad
+        The post-processors (kept alive by this module until they have run).
+    """
+    group = RunGroup(group_name)
+    processors = []
+    if polygons is not None and context.willLoadLayerOnCompletion(polygons[0]):
+        details = context.layerToLoadOnCompletionDetails(polygons[0])
+        details.name = polygons[1]
+        details.forceName = True
+        processor = StyleOnLoad(None, group, -1)
+        details.setPostProcessor(processor)
+        processors.append(processor)
+    for rank, name in enumerate(ERROR_LAYERS):
+        details = QgsProcessingContext.LayerDetails(LAYER_TITLES[name], context.project(), name)
+        details.forceName = True
+        processor = StyleOnLoad(name, group, rank)
+        details.setPostProcessor(processor)
+        context.addLayerToLoadOnCompletion(f"{gpkg_path}|layername={name}", details)
+        processors.append(processor)
+    _WAITING.extend(processors)
+    return processors

@@ -1,0 +1,47 @@
+"""The plugin's run API, shared by the Processing algorithms and the dock.
+
+``evaluate_layers``, ``vectorize_layer`` and ``vectorize_and_evaluate`` are safe in a
+worker thread (no GUI, no project access; pass a transform context taken on the main
+thread); ``export_run`` writes files only; ``add_run_to_project`` changes the project and
+runs on the main thread only. ``feedback`` is any object with ``setProgress``,
+``isCanceled``, ``pushInfo`` and ``reportError`` (see :mod:`polytopo.plugin.runs.feedback`); a cancel
+raises :class:`~polytopo.plugin.errors.RunCanceled` after removing partial outputs.
+"""
+
+import importlib
+
+#: Where each name of the run API is defined. The names are imported on first use
+#: (PEP 562): the Processing algorithms import light modules of this package at QGIS
+#: start (``styles``, ``raster_pixel``, ``feedback``), and those must not pull in
+#: shapely before :mod:`polytopo.plugin.setup.geos_isolation` has run.
+_DEFINED_IN = {
+    "EvaluationRun": ".evaluation",
+    "RunCanceled": "..errors",
+    "add_run_to_project": ".project_layers",
+    "evaluate_layers": ".evaluation",
+    "export_run": ".export",
+    "vectorize_and_evaluate": ".vectorize_evaluate",
+    "vectorize_layer": ".vectorize",
+}
+
+__all__ = [
+    "EvaluationRun",
+    "RunCanceled",
+    "add_run_to_project",
+    "evaluate_layers",
+    "export_run",
+    "vectorize_and_evaluate",
+    "vectorize_layer",
+]
+
+
+def __getattr__(name):
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_DEFINED_IN[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,122 @@
+"""Command line: retrain, re-export and re-score the bundled models.
+
+::
+
+    python -m polytopo.training all                 train, export and score every model
+    python -m polytopo.training NAME [NAME ...]     the same for the named models
+    python -m polytopo.training evaluate [NAME ...] score the exported models again
+    python -m polytopo.training list                the model names and recipes
+
+Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
+``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
+private folder, mode 0700, ``polytopo-training-*`` in the system's temporary
+directory, made for each run and named in the log),
+``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own).
+Training needs PyTorch (a development dependency) and the shared data folder
+(``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
+
+Exit status: 0 on success, 1 on a :class:`~polytopo.models.errors.ModelsError`
+(the message is printed to stderr), 2 on a usage error.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..models.errors import ModelsError
+from .recipes import RECIPES, recipe
+from .shared_data import find_shared_data
+
+__all__ = ["DEFAULT_README", "DEFAULT_ZOO_DIR", "build_parser", "main", "private_work_dir", "run"]
+
+_MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+DEFAULT_ZOO_DIR = _MODELS_DIR / "zoo"
+DEFAULT_README = _MODELS_DIR / "README.md"
+
+
+def private_work_dir():
+    """A new folder only this user can enter (``mkdtemp``, mode 0700) for one run's files.
+
+    A fixed name in the shared temporary directory would let another user plant
+    checkpoints or mosaics there before the run.
+    """
+    return Path(tempfile.mkdtemp(prefix="polytopo-training-"))
+
+
+def build_parser():
+    """The argument parser of ``python -m polytopo.training``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m polytopo.training",
+        description="Retrain, re-export and re-score the bundled models (needs PyTorch and the shared data).",
+    )
+    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | list | NAME [NAME ...]")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch and onnxruntime (default 2)")
+    parser.add_argument("--work-dir", type=Path, default=None,
+                        help="folder for intermediate files (default: a new private temporary folder)")
+    parser.add_argument("--zoo-dir", type=Path, default=DEFAULT_ZOO_DIR, help="folder of the exported models")
+    parser.add_argument("--readme", type=Path, default=DEFAULT_README, help="README whose tables are regenerated")
+    return parser
+
+
+def run(names, args, train_models=True, log=print):
+    """Train and export (when ``train_models``) and then score each named model.
+
+    Returns
+    -------
+    dict of str to dict
+        Wall seconds of each phase per model.
+    """
+    from .evaluate_zoo import evaluate_model
+
+    shared = find_shared_data()
+    if args.work_dir is None:
+        args.work_dir = private_work_dir()
+        log(f"intermediate files go to {args.work_dir}")
+    timings = {}
+    for name in names:
+        current = recipe(name)
+        timings[name] = {}
+        if train_models:
+            from .export import export_model
+            from .train import train
+
+            result = train(current, shared, args.work_dir, threads=args.threads, log=log)
+            timings[name]["train"] = round(result.seconds, 1)
+            exported = export_model(current, result.checkpoint, args.zoo_dir)
+            timings[name]["export"] = round(exported.seconds, 1)
+            log(f"{name}: exported {exported.path.name} ({exported.size_bytes / 1e6:.2f} MB)")
+        started = time.perf_counter()
+        evaluate_model(current, shared, args.work_dir, args.zoo_dir, args.readme, threads=args.threads, log=log)
+        timings[name]["evaluate"] = round(time.perf_counter() - started, 1)
+        log(f"{name}: wall seconds {timings[name]}")
+    return timings
+
+
+def main(argv=None):
+    """Entry point; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    what = args.what
+    if args.threads < 1:
+        parser.error(f"expected --threads >= 1 but got {args.threads}")
+    try:
+        if what == ["list"]:
+            for name, item in RECIPES.items():
+                print(f"{name}: {item.family}, {item.summary}")
+            return 0
+        if what[0] == "evaluate":
+            names = what[1:] or list(RECIPES)
+            for name in names:
+                recipe(name)
+            run(names, args, train_models=False)
+            return 0
+        names = list(RECIPES) if what == ["all"] else what
+        for name in names:
+            recipe(name)
+        run(names, args)
+        return 0
+    except ModelsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,113 @@
+"""Export a trained checkpoint to ONNX with its card, and record it in the zoo index.
+
+Importing this module imports PyTorch (see :mod:`.torch_support`).
+
+The graph is exported with the TorchScript-based exporter of PyTorch (opset
+17, dynamic batch, height and width; input ``input`` in NCHW float32), its
+outputs are compared with PyTorch's on a random tile, and the card is
+written with :func:`polytopo.models.card_io.write_card`, which checks it
+against the graph. A file of :data:`MAX_MODEL_BYTES` or more is refused.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..models.card_io import write_card
+from ..models.session import import_onnxruntime
+from .cards import card_entries
+from .errors import TrainingError
+from .nets import ExportWrapper, UNet
+from .torch_support import require_torch
+from .zoo_index import update_entry
+
+__all__ = ["MAX_MODEL_BYTES", "OPSET", "ExportResult", "export_model"]
+
+OPSET = 17
+MAX_MODEL_BYTES = 10_000_000
+"""Largest model file accepted (10 MB)."""
+_CHECK_TILE_PX = 90
+"""Edge of the random tile used to compare ONNX and PyTorch (not a multiple of 16, so the padding runs)."""
+_CHECK_TOLERANCE = 1e-4
+
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """An exported model: its file, size in bytes and the export wall time in seconds."""
+
+    path: Path
+    size_bytes: int
+    seconds: float
+
+
+def _check_against_torch(path, wrapper, channels, torch):
+    ort = import_onnxruntime()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, channels, _CHECK_TILE_PX, _CHECK_TILE_PX + 11)).astype(np.float32)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"input": x})
+    with torch.no_grad():
+        expected = wrapper(torch.from_numpy(x))
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    for name, a, b in zip([o.name for o in session.get_outputs()], got, expected):
+        error = float(np.abs(a - b.numpy()).max())
+        if error > _CHECK_TOLERANCE:
+            raise TrainingError(
+                f"Expected the ONNX output {name!r} to match PyTorch within {_CHECK_TOLERANCE} but the largest "
+                f"difference is {error}; check the exporter version."
+            )
+
+
+def export_model(recipe, checkpoint, zoo_dir):
+    """Export ``checkpoint`` of ``recipe`` to ``zoo_dir/<name>.onnx`` and write its card.
+
+    Parameters
+    ----------
+    recipe : Recipe
+    checkpoint : pathlib.Path
+    zoo_dir : pathlib.Path
+
+    Returns
+    -------
+    ExportResult
+
+    Raises
+    ------
+    TrainingError
+        The ONNX outputs differ from PyTorch's, or the file is too large.
+    """
+    started = time.perf_counter()
+    torch = require_torch()
+    # weights_only: tensors and plain values only, so a planted checkpoint cannot run code
+    info = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    if info.get("recipe") != recipe.name:
+        raise TrainingError(f"Expected a checkpoint of {recipe.name!r} in {checkpoint} but got one of {info.get('recipe')!r}.")
+    net = UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
+    net.load_state_dict(info["state_dict"])
+    wrapper = ExportWrapper(net, recipe.head).eval()
+    path = Path(zoo_dir) / f"{recipe.name}.onnx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = list(recipe.output_names)
+    dynamic = {"input": {0: "N", 2: "H", 3: "W"}, **{name: {0: "N", 2: "H", 3: "W"} for name in names}}
+    example = torch.zeros(1, len(recipe.bands), recipe.tile_size_px, recipe.tile_size_px)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            wrapper, (example,), str(path), input_names=["input"], output_names=names,
+            dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True, dynamo=False,
+        )
+    _check_against_torch(path, wrapper, len(recipe.bands), torch)
+    write_card(path, card_entries(recipe, info), keep_existing=False)
+    size = path.stat().st_size
+    if size >= MAX_MODEL_BYTES:
+        raise TrainingError(
+            f"Expected {path.name} under {MAX_MODEL_BYTES} bytes but it has {size}; use fewer base_channels."
+        )
+    seconds = time.perf_counter() - started
+    update_entry(zoo_dir, recipe, {"size_bytes": size, "train_seconds": info["train_seconds"],
+                                   "export_seconds": round(seconds, 1)})
+    return ExportResult(path, size, seconds)

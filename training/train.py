@@ -1,0 +1,248 @@
+"""Train one recipe on the CPU with a fixed seed and step count, and save a checkpoint.
+
+Importing this module imports PyTorch (see :mod:`.torch_support`).
+
+Losses (``valid`` pixels only, all means over pixels):
+
+* ``binary``: binary cross-entropy + soft Dice on the building logit, the
+  paper's "combined Dice and cross-entropy" for U-Net + Poly.;
+* ``boundary3``: cross-entropy over (background, building, boundary) with the
+  boundary class weighted by ``boundary_weight``, + soft Dice on the merged
+  foreground P(building) + P(boundary) that the exported graph outputs;
+* ``vertex``: the ``binary`` loss on the mask logit + the penalty-reduced
+  focal loss of CornerNet/CenterNet (alpha 2, beta 4) on the vertex heatmap,
+  normalized by the number of vertices.
+
+The learning rate warms up linearly over the first 5 % of the steps and then
+follows a cosine decay to zero (AdamW, weight decay 1e-4).
+"""
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from ..models.decoders.vertex_mask import heatmap_peaks
+from .nets import UNet
+from .samples import CropSampler, channel_statistics, training_samples
+from .torch_support import configure_torch
+
+__all__ = ["TrainResult", "calibrate_vertex_threshold", "checkpoint_path", "predict_logits", "train"]
+
+WEIGHT_DECAY = 1e-4
+VERTEX_MATCH_PX = 2.0
+"""A heatmap peak within this distance of a label vertex counts as found (calibration)."""
+VERTEX_PRIOR_LOGIT = -4.6
+"""Initial bias of the vertex logit (probability 0.01), as CenterNet does for its heatmaps."""
+VERTEX_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 15))
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run produced.
+
+    Attributes
+    ----------
+    checkpoint : pathlib.Path
+    seconds : float
+        Wall time of the run (data reading included).
+    final_loss : float
+        Mean loss over the last 10 % of the steps.
+    """
+
+    checkpoint: Path
+    seconds: float
+    final_loss: float
+
+
+def checkpoint_path(work_dir, name):
+    """Where the checkpoint of model ``name`` is saved."""
+    return Path(work_dir) / "checkpoints" / f"{name}.pt"
+
+
+def _normalize(images, recipe, mean, std):
+    low, high = recipe.input_range
+    x = (images - low) / (high - low)
+    return (x - np.asarray(mean, np.float32)[:, None, None]) / np.asarray(std, np.float32)[:, None, None]
+
+
+def _dice(probability, target, valid, torch):
+    p, t = probability * valid, target * valid
+    return 1.0 - (2.0 * (p * t).sum() + 1.0) / (p.sum() + t.sum() + 1.0)
+
+
+def _masked_mean(values, valid):
+    return (values * valid).sum() / valid.sum().clamp(min=1.0)
+
+
+def _loss(logits, batch, recipe, torch):
+    functional = torch.nn.functional
+    valid = batch["valid"]
+    classes = batch["classes"]
+    if recipe.head == "boundary3":
+        weights = torch.tensor([1.0, 1.0, recipe.boundary_weight])
+        ce = functional.cross_entropy(logits, classes.long(), weight=weights, reduction="none")
+        pixel_weight = weights[classes.long()]
+        ce = (ce * valid).sum() / (pixel_weight * valid).sum().clamp(min=1.0)
+        p = torch.softmax(logits, dim=1)
+        foreground = p[:, 1] + p[:, 2]
+        return ce + _dice(foreground, (classes > 0).float(), valid, torch)
+    target = (classes > 0).float()
+    mask_logit = logits[:, 0]
+    bce = _masked_mean(functional.binary_cross_entropy_with_logits(mask_logit, target, reduction="none"), valid)
+    loss = bce + _dice(torch.sigmoid(mask_logit), target, valid, torch)
+    if recipe.head == "vertex":
+        heat = batch["heatmap"]
+        p = torch.sigmoid(logits[:, 1]).clamp(1e-4, 1.0 - 1e-4)
+        positive = (heat >= 1.0).float()
+        pos = -((1.0 - p) ** 2) * torch.log(p) * positive
+        neg = -((1.0 - heat) ** 4) * (p**2) * torch.log(1.0 - p) * (1.0 - positive)
+        count = (positive * valid).sum().clamp(min=1.0)
+        loss = loss + ((pos + neg) * valid).sum() / count
+    return loss
+
+
+def _batch(crops, recipe, mean, std, torch):
+    images = np.stack([_normalize(c.image, recipe, mean, std) for c in crops]).astype(np.float32)
+    batch = {
+        "image": torch.from_numpy(images),
+        "valid": torch.from_numpy(np.stack([c.valid for c in crops]).astype(np.float32)),
+        "classes": torch.from_numpy(np.stack([c.classes for c in crops]).astype(np.int64)),
+    }
+    if recipe.head == "vertex":
+        batch["heatmap"] = torch.from_numpy(np.stack([c.heatmap for c in crops]))
+    return batch
+
+
+def _learning_rate(step, recipe):
+    warmup = max(1, recipe.steps // 20)
+    if step < warmup:
+        return recipe.learning_rate * (step + 1) / warmup
+    progress = (step - warmup) / max(1, recipe.steps - warmup)
+    return recipe.learning_rate * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def predict_logits(net, image, recipe, mean, std, torch):
+    """Raw network logits of a whole (bands, rows, cols) raster sample, (channels, rows, cols)."""
+    x = _normalize(image, recipe, mean, std)[None].astype(np.float32)
+    rows, cols = image.shape[1:]
+    pad_r, pad_c = (-rows) % 16, (-cols) % 16
+    x = np.pad(x, ((0, 0), (0, 0), (0, pad_r), (0, pad_c)), mode="edge")
+    net.eval()
+    with torch.no_grad():
+        logits = net(torch.from_numpy(x))[0, :, :rows, :cols].numpy()
+    return logits
+
+
+def calibrate_vertex_threshold(heatmap, valid, polygons):
+    """Heatmap threshold with the best vertex F1 on training ground (never the held-out ground).
+
+    Parameters
+    ----------
+    heatmap : numpy.ndarray, shape (rows, cols)
+        Vertex probabilities.
+    valid : numpy.ndarray of bool
+    polygons : sequence of shapely.Polygon
+        Labels in grid pixels.
+
+    Returns
+    -------
+    threshold : float
+        One of :data:`VERTEX_THRESHOLDS`.
+    f1 : float
+    """
+    rings = shapely.get_rings(np.asarray(polygons, object))
+    coords, index = shapely.get_coordinates(rings, return_index=True)
+    vertices = coords[np.r_[index[1:] == index[:-1], False]]
+    rows, cols = valid.shape
+    inside = (vertices[:, 0] >= 0) & (vertices[:, 0] < cols) & (vertices[:, 1] >= 0) & (vertices[:, 1] < rows)
+    vertices = vertices[inside]
+    vertices = vertices[valid[vertices[:, 1].astype(int), vertices[:, 0].astype(int)]]
+    tree = shapely.STRtree(shapely.points(vertices))
+    best = (VERTEX_THRESHOLDS[0], 0.0)
+    for threshold in VERTEX_THRESHOLDS:
+        peaks = heatmap_peaks(np.where(valid, heatmap, 0.0), threshold)
+        if not len(peaks):
+            continue
+        near_pred, near_gt = tree.query(shapely.points(peaks), predicate="dwithin", distance=VERTEX_MATCH_PX)
+        precision = len(np.unique(near_pred)) / len(peaks)
+        recall = len(np.unique(near_gt)) / max(len(vertices), 1)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        if f1 > best[1]:
+            best = (threshold, f1)
+    return best[0], round(float(best[1]), 4)
+
+
+def train(recipe, shared, work_dir, threads=2, log=print):
+    """Train ``recipe`` from scratch and save its checkpoint.
+
+    Parameters
+    ----------
+    recipe : Recipe
+    shared : SharedData
+    work_dir : pathlib.Path
+        Mosaics, georeferenced tiles and checkpoints go here.
+    threads : int
+        PyTorch CPU threads.
+    log : callable(str)
+
+    Returns
+    -------
+    TrainResult
+    """
+    started = time.perf_counter()
+    torch = configure_torch(recipe.seed, threads)
+    work_dir = Path(work_dir)
+    samples = training_samples(recipe, shared, work_dir)
+    mean, std = channel_statistics(samples, *recipe.input_range)
+    log(f"{recipe.name}: {len(samples)} training samples, mean {mean}, std {std}")
+    sampler = CropSampler(samples, recipe, np.random.default_rng(recipe.seed))
+    net = UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
+    if recipe.head == "vertex":
+        with torch.no_grad():
+            net.head.bias[1] = VERTEX_PRIOR_LOGIT
+    optimizer = torch.optim.AdamW(net.parameters(), lr=recipe.learning_rate, weight_decay=WEIGHT_DECAY)
+    losses = []
+    for step in range(recipe.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = _learning_rate(step, recipe)
+        batch = _batch([sampler.draw() for _ in range(recipe.batch_size)], recipe, mean, std, torch)
+        net.train()
+        loss = _loss(net(batch["image"]), batch, recipe, torch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach().item())
+        if (step + 1) % 25 == 0 or step + 1 == recipe.steps:
+            log(f"{recipe.name}: step {step + 1}/{recipe.steps} loss {np.mean(losses[-25:]):.4f} "
+                f"({time.perf_counter() - started:.0f} s)")
+    vertex_threshold, vertex_f1 = None, None
+    if recipe.head == "vertex":
+        reference = next(s.sample for s in samples if s.sample.name.endswith("z20"))
+        logits = predict_logits(net, reference.image, recipe, mean, std, torch)
+        heatmap = 1.0 / (1.0 + np.exp(-logits[1]))
+        vertex_threshold, vertex_f1 = calibrate_vertex_threshold(heatmap, reference.valid, reference.polygons)
+        log(f"{recipe.name}: vertex threshold {vertex_threshold} (vertex F1 {vertex_f1} on training ground)")
+    seconds = time.perf_counter() - started
+    path = checkpoint_path(work_dir, recipe.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    final_loss = float(np.mean(losses[-max(1, recipe.steps // 10):]))
+    torch.save(
+        {
+            "recipe": recipe.name,
+            "state_dict": net.state_dict(),
+            "mean": mean,
+            "std": std,
+            "vertex_threshold": vertex_threshold,
+            "vertex_f1_train": vertex_f1,
+            "train_seconds": round(seconds, 1),
+            "final_loss": round(final_loss, 4),
+            "samples": len(samples),
+            "torch_version": str(torch.__version__),  # a plain str, loadable with weights_only
+        },
+        path,
+    )
+    return TrainResult(path, seconds, final_loss)
