@@ -179,8 +179,9 @@ def hd95(sets_a, sets_b, spacing_px, *, batch_points=None):
         q_ba = grouped_quantile(nearest_points(pb, ob, pa, oa, n), ob, n, 0.95)
         return np.maximum(q_ab, q_ba)
 
-    result = map_pair_batches(symmetric, sample_counts(sets_a, spacing_px) + sample_counts(sets_b, spacing_px),
-                              sets_a, sets_b, budget=batch_points)
-    empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
-    result[empty] = np.nan
+    result = np.full(len(sets_a), np.nan)
+    both = [i for i, (a, b) in enumerate(zip(sets_a, sets_b)) if a and b]
+    sets_a, sets_b = [sets_a[i] for i in both], [sets_b[i] for i in both]
+    result[both] = map_pair_batches(symmetric, sample_counts(sets_a, spacing_px) + sample_counts(sets_b, spacing_px),
+                                    sets_a, sets_b, budget=batch_points)
     return result
