@@ -15,8 +15,10 @@ fresh process, which records its resident memory in three phases:
 
 The **steady state** is the resident set size (``VmRSS``) when the pair metrics start:
 the inputs are loaded and the pairs built, so it is what the evaluation must hold anyway.
-The peak of each phase is the process's high-water mark (``VmHWM``), reset at the start of
-the phase (``/proc/self/clear_refs``, Linux). The printed ratios are each phase's peak over
+The peak of each progress phase of the command line (load, ring bands, ..., pair
+metrics, ..., write) is the process's high-water mark (``VmHWM``), reset when the phase
+starts (``/proc/self/clear_refs``, Linux); a phase of the table above takes the largest of
+its progress phases. The printed ratios are each phase's peak over
 the steady state; the pair kernels are meant to stay within 1.5x of it at every size.
 
 Linux only (``/proc``). Exits 0 after a message when the shared data folder is absent,
@@ -44,33 +46,38 @@ PHASES = ("prepare", "pair kernels", "finish")
 _LAUNCHER = """
 import atexit, json, runpy, sys
 record_file, *argv = sys.argv[1:]
-record = {}
+record = {"phases": []}
 
 def _kib(field):
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
 
-def _reset_peak():
+def _close_phase(name):
+    record["phases"].append([name, _kib("VmHWM")])
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")
 
+import polytopo.evaluator.cli as cli
 import polytopo.evaluator.paper as paper
-original = paper.evaluate_pairs
+current = ["start-up"]
+step = cli._Progress.__call__
 
-def measured(*args, **kwargs):
+def measured_step(self, phase):
+    _close_phase(current[0])
+    current[0] = phase
+    return step(self, phase)
+
+pair_metrics = paper.evaluate_pairs
+
+def measured_pairs(*args, **kwargs):
     record.setdefault("steady_kib", _kib("VmRSS"))
-    record.setdefault("prepare_kib", _kib("VmHWM"))
-    _reset_peak()
-    try:
-        return original(*args, **kwargs)
-    finally:
-        record["pair kernels_kib"] = max(record.get("pair kernels_kib", 0), _kib("VmHWM"))
-        _reset_peak()
+    return pair_metrics(*args, **kwargs)
 
-paper.evaluate_pairs = measured
+cli._Progress.__call__ = measured_step
+paper.evaluate_pairs = measured_pairs
 
 def _write():
-    record["finish_kib"] = _kib("VmHWM")
+    _close_phase(current[0])
     with open(record_file, "w") as handle:
         json.dump(record, handle)
 
@@ -78,6 +85,8 @@ atexit.register(_write)
 sys.argv = ["polytopo.evaluator", *argv]
 runpy.run_module("polytopo.evaluator", run_name="__main__", alter_sys=True)
 """
+#: The progress phase of the pair metrics (the pair kernels).
+_KERNEL_PHASE = "pair metrics"
 
 
 def measure_phases(python, files, out_dir):
@@ -94,8 +103,10 @@ def measure_phases(python, files, out_dir):
     Returns
     -------
     dict
-        ``steady_mib`` and ``<phase>_mib`` for each of :data:`PHASES` (MiB), or
-        ``error`` (the end of the process's error output) when the run failed.
+        ``steady_mib`` and ``<phase>_mib`` for each of :data:`PHASES` (MiB),
+        ``largest_finish_phase`` (the progress phase with the largest peak after the pair
+        metrics) and ``phases_mib`` (the peak of every progress phase of the command
+        line); or ``error`` (the end of the process's error output) when the run failed.
     """
     with tempfile.TemporaryDirectory() as scratch:
         record_file = Path(scratch) / "record.json"
@@ -105,9 +116,16 @@ def measure_phases(python, files, out_dir):
         if done.returncode != 0 or not record_file.is_file():
             return {"error": (done.stderr or done.stdout)[-2000:] or f"exit status {done.returncode}"}
         record = json.loads(record_file.read_text(encoding="utf-8"))
-    if "steady_kib" not in record:
+    names = [name for name, _ in record["phases"]]
+    if "steady_kib" not in record or _KERNEL_PHASE not in names:
         return {"error": "the pair metrics were never called"}
-    return {key[:-len("_kib")] + "_mib": value / 1024.0 for key, value in record.items()}
+    at = names.index(_KERNEL_PHASE)
+    peaks = [kib / 1024.0 for _, kib in record["phases"]]
+    after = max(range(at + 1, len(peaks)), key=peaks.__getitem__, default=None)
+    return {"steady_mib": record["steady_kib"] / 1024.0, "prepare_mib": max(peaks[:at], default=0.0),
+            "pair kernels_mib": peaks[at], "finish_mib": peaks[after] if after is not None else 0.0,
+            "largest_finish_phase": names[after] if after is not None else None,
+            "phases_mib": dict(zip(names, peaks))}
 
 
 def _parse_args(argv):
@@ -138,7 +156,7 @@ def main(argv=None):
           f"load average {os.getloadavg()[0]:.1f}")
     print("steady state = resident memory when the pair metrics start (inputs loaded, pairs built); "
           "peaks are per phase")
-    header = f"  {'size':>5} {'pairs in':>9} {'steady MiB':>11}" + "".join(
+    header = f"  {'size':>5} {'instances':>9} {'steady MiB':>11}" + "".join(
         f" {phase + ' MiB':>17} {'ratio':>6}" for phase in PHASES)
     print(header)
     failures, report = [], {}
@@ -156,7 +174,7 @@ def main(argv=None):
             row = f"  {scale:>4}x {instances:>9} {steady:11.0f}"
             for phase in PHASES:
                 row += f" {record[phase + '_mib']:17.0f} {record[phase + '_mib'] / steady:6.2f}"
-            print(row)
+            print(row + f"   (finish peak in: {record['largest_finish_phase']})")
             ratio = record["pair kernels_mib"] / steady
             if ratio > args.max_ratio:
                 failures.append(f"{scale}x: pair kernels peak at {ratio:.2f} x the steady state, "
