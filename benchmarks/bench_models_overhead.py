@@ -29,11 +29,11 @@ import time
 
 import numpy as np
 
-__all__ = ["main"]
+__all__ = ["bare_session_seconds", "main", "prepared_batches"]
 
 
-def bare_session_seconds(model, raster, params):
-    """Time only session.run on the batches the pipeline would run (inputs prepared outside the timing)."""
+def prepared_batches(model, raster, params):
+    """The input tensors of the batches the pipeline runs on ``raster`` (read and scaled as it does), and the tile count."""
     from polytopo.models import Prediction
     from polytopo.models.normalize import to_model_input
     from polytopo.models.tiling import Tile
@@ -46,13 +46,19 @@ def bare_session_seconds(model, raster, params):
     for start in range(0, len(tiles), size):
         data = [prediction.reader.read(t.col0, t.row0, tile, tile)[0] for t in tiles[start:start + size]]
         batches.append(to_model_input(data, prediction._scaling, model.io.input_dtype, model.io.layout))
+    return batches, len(tiles)
+
+
+def bare_session_seconds(model, raster, params):
+    """Time only session.run on the batches the pipeline would run (inputs prepared outside the timing)."""
+    batches, tiles = prepared_batches(model, raster, params)
     names = [name for _role, name in model.io.outputs]
     seconds = 0.0
     for batch in batches:
         start = time.perf_counter()
         model.session.run(names, {model.io.input_name: batch})
         seconds += time.perf_counter() - start
-    return seconds, len(tiles)
+    return seconds, tiles
 
 
 def main(argv=None):

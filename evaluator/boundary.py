@@ -17,14 +17,17 @@ Conventions
   every listed vertex.
 * HD95 is the larger of the two directed 95th-percentile distances between boundary
   samples taken every ``spacing`` px (:func:`.kernels.sample_flat_rings`), in pixels.
+* POLIS and HD95 run on batches of pairs of at most ``batch_points`` points (vertices for
+  POLIS, samples for HD95; :func:`.kernels.map_pair_batches`), with the same results at
+  any batch size.
 """
 
 import numpy as np
 import shapely
 
 from .construct import ring_linestrings
-from .kernels import (flatten_rings, grouped_quantile, nearest_points, nearest_segments, ring_segments,
-                      sample_flat_rings)
+from .kernels import (flatten_rings, grouped_quantile, map_pair_batches, nearest_points, nearest_segments,
+                      ring_segments, sample_counts, sample_flat_rings, vertex_counts)
 
 __all__ = [
     "ring_lines",
@@ -121,7 +124,7 @@ def _directed_mean_distance(source_sets, target_sets, vertex_sets):
     return np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
 
 
-def polis(sets_a, sets_b, vertex_sets=False):
+def polis(sets_a, sets_b, vertex_sets=False, *, batch_points=None):
     """Element-wise POLIS distance in pixels between ring sets (Definition 8).
 
     Parameters
@@ -131,6 +134,9 @@ def polis(sets_a, sets_b, vertex_sets=False):
     vertex_sets : bool
         Average over each set's distinct vertices (the paper's vertex sets ``V``) rather
         than over every listed vertex.
+    batch_points : float, optional
+        Most vertices (of both sets) per batch of pairs; :data:`.kernels.PAIR_BATCH_POINTS`
+        by default.
 
     Examples
     --------
@@ -138,33 +144,44 @@ def polis(sets_a, sets_b, vertex_sets=False):
     >>> float(polis([[a]], [[a + [1.0, 0.0]]])[0])
     0.5
     """
-    result = 0.5 * (_directed_mean_distance(sets_a, sets_b, vertex_sets)
-                    + _directed_mean_distance(sets_b, sets_a, vertex_sets))
+    sets_a, sets_b = list(sets_a), list(sets_b)
+
+    def symmetric(part_a, part_b):
+        return 0.5 * (_directed_mean_distance(part_a, part_b, vertex_sets)
+                      + _directed_mean_distance(part_b, part_a, vertex_sets))
+
+    result = map_pair_batches(symmetric, vertex_counts(sets_a) + vertex_counts(sets_b), sets_a, sets_b,
+                              budget=batch_points)
     empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
     result[empty] = np.nan
     return result
 
 
-def hd95(sets_a, sets_b, spacing_px):
+def hd95(sets_a, sets_b, spacing_px, *, batch_points=None):
     """Element-wise symmetric 95th-percentile Hausdorff distance in pixels (NaN if a set is empty).
 
     Both boundaries are sampled every ``spacing_px`` px; the result is the larger of the two
-    directed 95th percentiles of nearest-sample distances.
+    directed 95th percentiles of nearest-sample distances. ``batch_points`` bounds the
+    samples (of both sets) per batch of pairs; :data:`.kernels.PAIR_BATCH_POINTS` by default.
     """
-    n = len(sets_a)
+    sets_a, sets_b = list(sets_a), list(sets_b)
 
     def samples(sets):
         coords, vertex_ring, ring_owner = flatten_rings(sets)
         points, point_ring = sample_flat_rings(coords, vertex_ring, spacing_px)
         return points, ring_owner[point_ring] if len(point_ring) else point_ring
 
-    pa, oa = samples(sets_a)
-    pb, ob = samples(sets_b)
-    a_to_b = nearest_points(pa, oa, pb, ob, n)
-    b_to_a = nearest_points(pb, ob, pa, oa, n)
-    q_ab = grouped_quantile(a_to_b, oa, n, 0.95)
-    q_ba = grouped_quantile(b_to_a, ob, n, 0.95)
-    result = np.maximum(q_ab, q_ba)
-    empty = np.array([not a or not b for a, b in zip(sets_a, sets_b)], dtype=bool)
-    result[empty] = np.nan
+    def symmetric(part_a, part_b):
+        n = len(part_a)
+        pa, oa = samples(part_a)
+        pb, ob = samples(part_b)
+        q_ab = grouped_quantile(nearest_points(pa, oa, pb, ob, n), oa, n, 0.95)
+        q_ba = grouped_quantile(nearest_points(pb, ob, pa, oa, n), ob, n, 0.95)
+        return np.maximum(q_ab, q_ba)
+
+    result = np.full(len(sets_a), np.nan)
+    both = [i for i, (a, b) in enumerate(zip(sets_a, sets_b)) if a and b]
+    sets_a, sets_b = [sets_a[i] for i in both], [sets_b[i] for i in both]
+    result[both] = map_pair_batches(symmetric, sample_counts(sets_a, spacing_px) + sample_counts(sets_b, spacing_px),
+                                    sets_a, sets_b, budget=batch_points)
     return result

@@ -6,6 +6,11 @@ use one KD-tree for all groups and cost ``O(n log n)`` in the number of vertices
 done in batches of at most ``CHUNK`` point–candidate combinations, so memory stays bounded
 for large polygons.
 
+The pairwise metrics (POLIS, MTA, HD95) run these kernels on consecutive batches of pairs
+(:func:`map_pair_batches`), each holding at most :data:`PAIR_BATCH_POINTS` points, so their
+transient arrays are bounded whatever the number of pairs. Every result of a pair depends
+only on that pair's rings, so it is the same bit for bit whatever the batch size.
+
 Point-to-segment distances are those to the closest point ``a + t (b - a)`` with ``t``
 clamped to [0, 1]; they agree with GEOS (shapely's ``distance``, ``line_locate_point``) to
 rounding, about 1e-13 px for pixel-sized coordinates.
@@ -17,18 +22,23 @@ import contextvars
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "grouped_reduce", "flatten_rings", "ring_segments",
-           "sample_flat_rings", "nearest_segments", "nearest_points", "reporting", "grouped_quantile",
-           "group_starts"]
+__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
+           "ring_segments", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
+           "map_pair_batches", "nearest_segments", "nearest_points", "reporting", "grouped_quantile", "group_starts"]
 
-#: Most point–candidate combinations held at once.
-CHUNK = 2_000_000
+#: Most point–candidate combinations held at once (about 80 bytes each while they are compared).
+CHUNK = 250_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
 #: Candidates each query point takes first; multiplied by 4 while more may be nearer.
 FIRST_K = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
 SMALL_GROUP = 64
+
+#: Most points one batch of pairs holds in :func:`map_pair_batches`: ring vertices (POLIS) or
+#: boundary samples plus target vertices (MTA, HD95). A kernel holds a few hundred bytes of
+#: transient arrays per point (samples, KD-tree, candidates), some tens of MB a batch.
+PAIR_BATCH_POINTS = 100_000
 
 _REPORTER = contextvars.ContextVar("polytopo_kernel_progress", default=None)
 
@@ -106,7 +116,7 @@ def sample_flat_rings(coords, ring_of_vertex, spacing):
     a, b, ring = ring_segments(coords, ring_of_vertex)
     if len(a) == 0:
         return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
-    steps = np.maximum(1, np.rint(np.linalg.norm(b - a, axis=1) / max(spacing, 1e-6)).astype(np.int64))
+    steps = _sample_steps(a, b, spacing)
     segment = np.repeat(np.arange(len(steps)), steps)
     k = (np.arange(segment.size) - np.repeat(np.cumsum(steps) - steps, steps)).astype(np.float64)
     delta = (b - a) / steps[:, None]
@@ -117,6 +127,106 @@ def sample_flat_rings(coords, ring_of_vertex, spacing):
     closing = coords[np.searchsorted(ring_of_vertex, point_ring[ends])]
     insert_at = ends + 1
     return (np.insert(points, insert_at, closing, axis=0), np.insert(point_ring, insert_at, point_ring[ends]))
+
+
+def _sample_steps(a, b, spacing):
+    """Steps :func:`sample_flat_rings` splits each segment ``a→b`` into."""
+    return np.maximum(1, np.rint(np.linalg.norm(b - a, axis=1) / max(spacing, 1e-6)).astype(np.int64))
+
+
+def vertex_counts(ring_sets):
+    """Vertices of each ring set.
+
+    Examples
+    --------
+    >>> vertex_counts([[np.zeros((4, 2)), np.zeros((3, 2))], []]).tolist()
+    [7, 0]
+    """
+    return np.fromiter((sum(len(ring) for ring in rings) for rings in ring_sets), dtype=np.int64,
+                       count=len(ring_sets))
+
+
+def sample_counts(ring_sets, spacing):
+    """Samples :func:`sample_flat_rings` takes of each ring set every ``spacing`` px.
+
+    Counted in batches of at most :data:`PAIR_BATCH_POINTS` vertices.
+
+    Examples
+    --------
+    >>> square = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
+    >>> sample_counts([[square], []], 2.0).tolist()
+    [21, 0]
+    """
+    counts = np.zeros(len(ring_sets), dtype=np.int64)
+    for part in pair_batches(vertex_counts(ring_sets)):
+        coords, vertex_ring, ring_owner = flatten_rings(ring_sets[part])
+        a, b, ring = ring_segments(coords, vertex_ring)
+        # Every segment's steps, plus the closing sample of each ring.
+        per_ring = np.bincount(ring, weights=_sample_steps(a, b, spacing), minlength=len(ring_owner)) + 1
+        counts[part] = np.rint(np.bincount(ring_owner, weights=per_ring, minlength=part.stop - part.start))
+    return counts
+
+
+def pair_batches(points, budget=None):
+    """Consecutive slices of pairs holding at most ``budget`` points each; a larger pair is alone.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        Points (vertices or samples) of each pair.
+    budget : float, optional
+        Most points per batch; :data:`PAIR_BATCH_POINTS` by default, ``math.inf`` for one
+        batch of all pairs.
+
+    Returns
+    -------
+    list of slice
+
+    Examples
+    --------
+    >>> pair_batches(np.array([3, 3, 5, 1, 1]), 6)
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    budget = PAIR_BATCH_POINTS if budget is None else budget
+    end = np.cumsum(points)
+    batches, start = [], 0
+    while start < len(end):
+        base = end[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(end, base + budget, side="right")))
+        batches.append(slice(start, stop))
+        start = stop
+    return batches
+
+
+def map_pair_batches(kernel, points, *per_pair, budget=None):
+    """Run ``kernel`` on batches of pairs (:func:`pair_batches`); its results in pair order.
+
+    Parameters
+    ----------
+    kernel : callable
+        Called with the batch's slice of each of ``per_pair``; returns one value per pair.
+    points : numpy.ndarray
+        Points of each pair, the measure of the budget.
+    *per_pair : sequence
+        Equally long per-pair sequences (lists of ring sets, arrays).
+    budget : float, optional
+        Points per batch (:func:`pair_batches`).
+
+    Notes
+    -----
+    Progress goes to the reporter of :func:`reporting` after each batch, counted in
+    ``points``; the kernels' own reports inside a batch are muted.
+    """
+    callback = _REPORTER.get()
+    points = np.asarray(points, dtype=np.int64)
+    results, done = [], 0
+    with reporting(None):
+        for part in pair_batches(points, budget):
+            results.append(np.asarray(kernel(*(values[part] for values in per_pair)), dtype=float))
+            done += int(points[part].sum())
+            if callback is not None:
+                callback(done, int(points.sum()))
+    return np.concatenate(results) if results else np.zeros(0)
 
 
 def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
@@ -324,7 +434,8 @@ class _SeparatedTree:
 def reporting(callback):
     """Context manager: long kernels inside the block call ``callback(done, total)``.
 
-    ``done`` and ``total`` count the query points of the current kernel call.
+    ``done`` and ``total`` count the query points of the current kernel call, or the points
+    of the pairs of the current :func:`map_pair_batches` call. ``callback`` None mutes them.
 
     Examples
     --------

@@ -8,12 +8,15 @@ whose length ratio ``|dp| / |dq|`` is not strictly inside ``(1 / max_stretch, ma
 are left out, and pairs whose precision ``|P ∩ G| / |P|`` does not exceed
 ``min_precision`` (strictly, as the FFL code; or at least reaches it, with
 ``precision_inclusive``) get NaN. MTA is the largest remaining angle, in degrees; NaN when no segment remains.
+Pairs are measured in batches of bounded size (:func:`.kernels.map_pair_batches`), with the
+same results at any batch size.
 """
 
 import numpy as np
 import shapely
 
-from .kernels import flatten_rings, grouped_reduce, nearest_segments, ring_segments, sample_flat_rings
+from .kernels import (flatten_rings, grouped_reduce, map_pair_batches, nearest_segments, ring_segments,
+                      sample_counts, sample_flat_rings, vertex_counts)
 
 __all__ = ["max_tangent_angle", "region_precision"]
 
@@ -40,7 +43,7 @@ def region_precision(pred_regions, gt_regions, intersection=None):
 
 
 def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_precision=0.5, max_stretch=2.0,
-                      precision_inclusive=False):
+                      precision_inclusive=False, batch_points=None):
     """Element-wise MTA in degrees between predicted and ground-truth ring sets.
 
     Parameters
@@ -57,6 +60,9 @@ def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_prec
         Also measure pairs whose precision equals ``min_precision``.
     max_stretch : float
         Limit on the length ratio of a sampled segment and its projection.
+    batch_points : float, optional
+        Most points (predicted samples plus ground-truth vertices) per batch of pairs;
+        :data:`.kernels.PAIR_BATCH_POINTS` by default.
 
     Returns
     -------
@@ -73,8 +79,10 @@ def max_tangent_angle(pred_sets, gt_sets, precision, *, spacing_px=2.0, min_prec
     result = np.full(len(precision), np.nan)
     index = np.flatnonzero(precision >= min_precision if precision_inclusive else precision > min_precision)
     if index.size:
-        result[index] = _angles([pred_sets[i] for i in index], [gt_sets[i] for i in index], spacing_px,
-                                max_stretch)
+        pred, gt = [pred_sets[i] for i in index], [gt_sets[i] for i in index]
+        points = sample_counts(pred, spacing_px) + vertex_counts(gt)
+        result[index] = map_pair_batches(lambda p, g: _angles(p, g, spacing_px, max_stretch), points, pred, gt,
+                                         budget=batch_points)
     return result
 
 

@@ -51,7 +51,8 @@ import shapely
 
 from .average_precision import interpolated_ap
 from .detection import capped_order
-from .kernels import flatten_rings, grouped_reduce, nearest_segments, ring_segments, sample_flat_rings
+from .kernels import (flatten_rings, grouped_reduce, nearest_segments, pair_batches, ring_segments, sample_counts,
+                      sample_flat_rings)
 from .matching import greedy_match, iou_candidates
 from .paper import evaluate_paper
 from .stats import nanmean
@@ -222,22 +223,15 @@ def tile_ap_ar(cand, scores, pred_image, gt_image, n_tiles, thresholds, max_dete
 
 
 def _sample_chunks(source_sets, spacing_px):
-    """Samples of consecutive sets, about ``_SAMPLES_PER_CHUNK`` at a time.
+    """Samples of consecutive sets, at most ``_SAMPLES_PER_CHUNK`` at a time (a larger set alone).
 
     Yields ``(start, stop, points, owner, ring)``: sets ``start:stop``, their samples, the set
     (relative to ``start``) and the ring of each sample.
     """
-    perimeter = np.array([sum(float(np.linalg.norm(np.diff(np.vstack([r, r[:1]]), axis=0), axis=1).sum())
-                              for r in rings) for rings in source_sets])
-    estimate = np.cumsum(perimeter / spacing_px)
-    start = 0
-    while start < len(source_sets):
-        base = estimate[start - 1] if start else 0.0
-        stop = max(start + 1, int(np.searchsorted(estimate, base + _SAMPLES_PER_CHUNK, side="right")))
-        coords, vertex_ring, ring_owner = flatten_rings(source_sets[start:stop])
+    for part in pair_batches(sample_counts(source_sets, spacing_px), _SAMPLES_PER_CHUNK):
+        coords, vertex_ring, ring_owner = flatten_rings(source_sets[part])
         points, ring = sample_flat_rings(coords, vertex_ring, spacing_px)
-        yield start, stop, points, ring_owner[ring], ring
-        start = stop
+        yield part.start, part.stop, points, ring_owner[ring], ring
 
 
 def _directed(source_sets, target_sets, spacing_px):

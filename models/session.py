@@ -27,6 +27,7 @@ __all__ = [
     "choose_providers",
     "import_onnxruntime",
     "open_session",
+    "preload_gpu_libraries",
 ]
 
 PROVIDER_CHOICES = ("auto", "cuda", "cpu")
@@ -191,6 +192,11 @@ class ModelSession:
         self.signature = signature_from_session(session)
         self.metadata = dict(session.get_modelmeta().custom_metadata_map)
 
+    @property
+    def onnx_session(self):
+        """The ``onnxruntime.InferenceSession`` itself, e.g. for IO binding in benchmarks."""
+        return self._session
+
     def run(self, output_names, feeds):
         """Run the graph.
 
@@ -232,6 +238,37 @@ def check_external_data(path):
             )
 
 
+def preload_gpu_libraries(ort, providers):
+    """Load the CUDA and cuDNN libraries of the ``nvidia-*`` wheels before a GPU session starts.
+
+    ``onnxruntime-gpu`` 1.21 and later find CUDA and cuDNN installed from PyPI (the
+    ``cuda`` and ``cudnn`` extras, ``requirements-gpu.txt``) only after
+    ``onnxruntime.preload_dlls()``; libraries of the system (``LD_LIBRARY_PATH``) work
+    either way. Nothing is loaded for a CPU session or an onnxruntime without the call.
+
+    Parameters
+    ----------
+    ort : module
+        :mod:`onnxruntime`.
+    providers : sequence of str
+        The providers the session will be asked for, the first one running the graph.
+
+    Returns
+    -------
+    bool
+        Whether the libraries were preloaded.
+
+    Examples
+    --------
+    >>> preload_gpu_libraries(object(), ["CPUExecutionProvider"])
+    False
+    """
+    if providers[0] == _CPU or not hasattr(ort, "preload_dlls"):
+        return False
+    ort.preload_dlls()
+    return True
+
+
 def open_session(path, params=SessionParams()):
     """Create a :class:`ModelSession` for the ONNX file ``path``.
 
@@ -258,6 +295,7 @@ def open_session(path, params=SessionParams()):
         raise ModelFileError(f"Expected an ONNX model file at {path} but there is no such file; check the path.")
     check_external_data(path)
     providers, reason = choose_providers(params.provider, ort.get_available_providers(), params.use_tensorrt)
+    preload_gpu_libraries(ort, providers)
     options = ort.SessionOptions()
     options.intra_op_num_threads = params.intra_op_threads
     options.log_severity_level = 3
