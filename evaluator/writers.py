@@ -736,10 +736,10 @@ def _insert_features(path, plans, tables):
             if names:
                 quoted = ", ".join(f'"{_sql_name(name)}"' for name in names)
                 connection.executemany(
-                    f'INSERT INTO "{_sql_name(table)}" ({quoted}) VALUES ({", ".join("?" * len(names))})',
+                    f'INSERT INTO "{_sql_name(table)}" ({quoted}) VALUES ({", ".join("?" * len(names))})',  # nosec B608: quoted identifiers from OGR, values bound
                     zip(*columns))
             else:
-                connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))
+                connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))  # nosec B608
             if not len(plan.table):
                 continue  # GDAL leaves an empty layer's count and extent NULL
             connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?",
@@ -748,7 +748,7 @@ def _insert_features(path, plans, tables):
             # the same conversion here stores the same doubles
             side = "CAST(printf('%.18g', ?) AS REAL)" if extent else "?"
             connection.execute(
-                f"UPDATE gpkg_contents SET min_x = {side}, min_y = {side}, max_x = {side}, max_y = {side}, "
+                f"UPDATE gpkg_contents SET min_x = {side}, min_y = {side}, max_x = {side}, max_y = {side}, "  # nosec B608: fixed placeholders
                 "last_change = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE table_name = ?",
                 (*(extent or (None,) * 4), table))
         connection.execute("COMMIT")
