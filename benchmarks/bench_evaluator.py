@@ -8,32 +8,37 @@ and then:
    (ground-truth plus predicted instances), peak resident memory and how the time
    grows with the size of the set;
 2. with ``--reference-evaluator PATH`` (the public PolyTopoBench script
-   ``evaluate_vector_polygons.py``, kept outside the project), runs the
-   ``reference-code`` profile and the public evaluator with one worker on the 1x
-   set, prints both times and the speed-up, and compares every metric the
-   reference reports.
+   ``evaluate_vector_polygons.py``, kept outside the project), runs the whole command
+   lines side by side on the 1x set: the public evaluator with one worker, and our
+   ``python -m polytopo.evaluator ... --out DIR`` in the ``paper`` and
+   ``reference-code`` profiles with every output written (summary, CSV tables,
+   GeoPackage, plots), interleaved, ``--repeats`` times (order reversed every other
+   round). It prints each run's wall and CPU time, the medians, the speed-ups (public
+   over ours, wall and CPU), the share of our runs spent writing the outputs
+   (``write_report``, timed inside the process) and the load average, and compares
+   every metric the public evaluator reports with the ``reference-code`` profile's.
 
-It exits with status 1 when a metric differs by more than ``--tolerance``, when the
-speed-up is below ``--min-speedup``, when the time grows clearly faster than the
-set or when the evaluator fails; with status 2 when the evaluator's command line
-is missing; and with status 0, after a message, when the shared data folder is
-absent.
+It exits with status 1 when a metric differs by more than ``--tolerance``, when a
+median speed-up is below ``--min-speedup``, when writing takes more than
+``--max-write-share`` of a run, when the time grows clearly faster than the set or
+when the evaluator fails; with status 2 when the evaluator's command line is missing;
+and with status 0, after a message, when the shared data folder is absent.
 
 Run ``python benchmarks/bench_evaluator.py --help``.
 """
 
 import argparse
-import hashlib
 import json
 import math
 import os
 import platform
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import osm_benchmark_set
@@ -47,24 +52,36 @@ __all__ = [
     "run_measured",
     "run_our_evaluator",
     "run_reference_evaluator",
+    "side_by_side_summary",
 ]
 
 EVALUATOR_MODULE = "polytopo.evaluator"
 
 
-_PEAK_LAUNCHER = """
-import atexit, os, runpy, sys
-peak_file, kind, target, *rest = sys.argv[1:]
-def _report_peak():
+_LAUNCHER = """
+import atexit, json, os, runpy, sys, time
+report_file, kind, target, *rest = sys.argv[1:]
+timings = {}
+def _report():
     try:
         with open("/proc/self/status") as status:
             kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     except (OSError, StopIteration):
         import resource
         kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(peak_file, "w") as handle:
-        handle.write(str(kib))
-atexit.register(_report_peak)
+    with open(report_file, "w") as handle:
+        json.dump({"peak_kib": kib, **timings}, handle)
+atexit.register(_report)
+if kind == "module" and target == "polytopo.evaluator":
+    import polytopo.evaluator.report as report
+    inner = report.write_report
+    def write_report(*args, **kwargs):
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            timings.update(write_cpu_s=time.process_time() - cpu, write_wall_s=time.perf_counter() - wall)
+    report.write_report = write_report
 sys.argv = [target, *rest]
 if kind == "module":
     runpy.run_module(target, run_name="__main__", alter_sys=True)
@@ -72,7 +89,8 @@ else:
     sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
     runpy.run_path(target, run_name="__main__")
 """
-"""Runs a module or script and writes the process's peak resident memory (KiB) at exit.
+"""Runs a module or script and writes, at exit, the process's peak resident memory (KiB)
+and, for the evaluator's command line, the CPU and wall time of ``write_report``.
 
 The peak is the process's own high-water mark (``VmHWM``), which a new process
 image starts afresh; ``ru_maxrss`` of a child would include the parent's memory at
@@ -93,6 +111,14 @@ class ProcessRun:
         Peak resident set size of the process, in MiB (nan when it did not say).
     stdout_tail, stderr_tail : str
         The last 2,000 characters of the process's output.
+    cpu_s : float
+        User plus system CPU time of the process and the children it waited for, in
+        seconds, interpreter start-up included.
+    write_cpu_s, write_wall_s : float
+        CPU and wall seconds of the evaluator's ``write_report`` (every output file);
+        nan for other commands.
+    load_average : float
+        The 1-minute load average when the process ended.
     """
 
     returncode: int
@@ -100,6 +126,10 @@ class ProcessRun:
     peak_rss_mib: float
     stdout_tail: str
     stderr_tail: str
+    cpu_s: float = math.nan
+    write_cpu_s: float = math.nan
+    write_wall_s: float = math.nan
+    load_average: float = math.nan
 
 
 def run_measured(python, kind, target, args, cwd=None):
@@ -123,18 +153,24 @@ def run_measured(python, kind, target, args, cwd=None):
     ProcessRun
     """
     with tempfile.TemporaryDirectory() as scratch:
-        peak_file = Path(scratch) / "peak_kib"
-        argv = [python, "-c", _PEAK_LAUNCHER, str(peak_file), kind, str(target), *map(str, args)]
+        report_file = Path(scratch) / "report.json"
+        argv = [python, "-c", _LAUNCHER, str(report_file), kind, str(target), *map(str, args)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, capture_output=True)
         wall_s = time.perf_counter() - start
-        peak = int(peak_file.read_text()) / 1024.0 if peak_file.is_file() else math.nan
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        measured = json.loads(report_file.read_text()) if report_file.is_file() else {}
     return ProcessRun(
         returncode=done.returncode,
         wall_s=wall_s,
-        peak_rss_mib=peak,
+        peak_rss_mib=measured.get("peak_kib", math.nan) / 1024.0,
         stdout_tail=done.stdout.decode("utf-8", "replace")[-2000:],
         stderr_tail=done.stderr.decode("utf-8", "replace")[-2000:],
+        cpu_s=(after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        write_cpu_s=measured.get("write_cpu_s", math.nan),
+        write_wall_s=measured.get("write_wall_s", math.nan),
+        load_average=os.getloadavg()[0],
     )
 
 
@@ -159,7 +195,8 @@ def run_our_evaluator(python, files, profile, out_dir, extra_args=()):
     out_dir : pathlib.Path
         Output folder given to ``--out``; it must not exist yet.
     extra_args : sequence of str
-        More arguments for the evaluator.
+        More arguments for the evaluator (``--no-plots``, ``--no-gpkg``, ...); without
+        them every output is written.
 
     Returns
     -------
@@ -176,7 +213,6 @@ def run_our_evaluator(python, files, profile, out_dir, extra_args=()):
         profile,
         "--out",
         out_dir,
-        "--no-plots",
         "--quiet",
         *extra_args,
     ]
@@ -187,20 +223,8 @@ def run_our_evaluator(python, files, profile, out_dir, extra_args=()):
     return run, json.loads(summary_path.read_text(encoding="utf-8"))
 
 
-def _file_digest(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:12]
-
-
-def run_reference_evaluator(python, script, files, rerun=False):
-    """Run the public evaluator with one worker, or reuse its cached result.
-
-    The result is cached next to the set, keyed by the script's content and the
-    interpreter, so that the slow reference run is done once per set, script and
-    interpreter (its Corner-F1 depends on the GEOS version the interpreter loads).
+def run_reference_evaluator(python, script, files, output_path):
+    """Run the public evaluator with one worker on a set and read its output.
 
     Parameters
     ----------
@@ -209,23 +233,15 @@ def run_reference_evaluator(python, script, files, rerun=False):
         The public ``evaluate_vector_polygons.py``; its helper module must lie next
         to it.
     files : osm_benchmark_set.BenchmarkSetFiles
-    rerun : bool
-        Run it again even when a cached result exists.
+    output_path : pathlib.Path
+        Its ``--output`` JSON file.
 
     Returns
     -------
-    dict
-        ``wall_s``, ``peak_rss_mib``, ``load_average_1min`` (at its end),
-        ``measured_at``, ``python``, ``cached`` and ``output`` (the reference's JSON
-        output), or ``error`` when it failed.
+    run : ProcessRun
+    output : dict or None
+        The public evaluator's JSON output, or None when the run failed.
     """
-    key = hashlib.sha256(f"{_file_digest(script)} {python}".encode("utf-8")).hexdigest()[:12]
-    cache_path = files.folder / f"reference_{key}.json"
-    if cache_path.is_file() and not rerun:
-        cached = json.loads(cache_path.read_text(encoding="utf-8"))
-        cached["cached"] = True
-        return cached
-    output_path = files.folder / f"reference_output_{key}.json"
     args = [
         "--gt",
         files.gt_path,
@@ -238,19 +254,61 @@ def run_reference_evaluator(python, script, files, rerun=False):
         output_path,
     ]
     run = run_measured(python, "script", script, args, cwd=Path(script).parent)
-    if run.returncode != 0 or not output_path.is_file():
-        return {"error": run.stderr_tail or run.stdout_tail, "returncode": run.returncode}
-    result = {
-        "wall_s": run.wall_s,
-        "peak_rss_mib": run.peak_rss_mib,
-        "load_average_1min": os.getloadavg()[0],
-        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "python": python,
-        "output": json.loads(output_path.read_text(encoding="utf-8")),
-    }
-    cache_path.write_text(json.dumps(result), encoding="utf-8")
-    result["cached"] = False
-    return result
+    if run.returncode != 0 or not Path(output_path).is_file():
+        return run, None
+    return run, json.loads(Path(output_path).read_text(encoding="utf-8"))
+
+
+def side_by_side_summary(runs):
+    """Medians of interleaved runs, the speed-ups over the public evaluator and the write shares.
+
+    Parameters
+    ----------
+    runs : dict
+        ``{"public": [ProcessRun, ...], profile: [ProcessRun, ...], ...}``, the runs of
+        each command in the order made.
+
+    Returns
+    -------
+    dict
+        Per command: ``wall_s`` and ``cpu_s`` (medians), ``peak_rss_mib`` (largest),
+        ``load_average`` (``[lowest, highest]``), ``runs``; for our profiles also
+        ``write_cpu_s`` and ``write_wall_s`` (medians), ``write_share_cpu`` and
+        ``write_share_wall`` (medians of each run's write time over its whole time) and
+        ``speedup_wall`` and ``speedup_cpu`` (the public evaluator's median over this
+        profile's median).
+
+    Examples
+    --------
+    >>> one = ProcessRun(0, 2.0, 100.0, "", "", cpu_s=1.0, write_cpu_s=0.1, write_wall_s=0.2, load_average=1.0)
+    >>> public = ProcessRun(0, 100.0, 100.0, "", "", cpu_s=90.0, load_average=2.0)
+    >>> table = side_by_side_summary({"public": [public], "paper": [one]})
+    >>> table["paper"]["speedup_cpu"], table["paper"]["write_share_wall"]
+    (90.0, 0.1)
+    """
+    table = {}
+    for name, made in runs.items():
+        row = {
+            "runs": len(made),
+            "wall_s": statistics.median(run.wall_s for run in made),
+            "cpu_s": statistics.median(run.cpu_s for run in made),
+            "peak_rss_mib": max(run.peak_rss_mib for run in made),
+            "load_average": [min(run.load_average for run in made), max(run.load_average for run in made)],
+        }
+        if name != "public":
+            row.update(
+                write_cpu_s=statistics.median(run.write_cpu_s for run in made),
+                write_wall_s=statistics.median(run.write_wall_s for run in made),
+                write_share_cpu=statistics.median(run.write_cpu_s / run.cpu_s for run in made),
+                write_share_wall=statistics.median(run.write_wall_s / run.wall_s for run in made),
+            )
+        table[name] = row
+    public = table.get("public")
+    for name, row in table.items():
+        if name != "public" and public is not None:
+            row["speedup_wall"] = public["wall_s"] / row["wall_s"]
+            row["speedup_cpu"] = public["cpu_s"] / row["cpu_s"]
+    return table
 
 
 def compare_metrics(ours, reference, path=""):
@@ -334,7 +392,7 @@ def _scaling_part(args, sets, report):
     times = {}
     for scale, files in sets.items():
         out_dir = Path(tempfile.mkdtemp(prefix=f"paper_x{scale}_", dir=args.work_dir)) / "out"
-        run, summary = run_our_evaluator(args.python, files, "paper", out_dir, args.evaluator_arg)
+        run, summary = run_our_evaluator(args.python, files, "paper", out_dir, ["--no-plots", *args.evaluator_arg])
         if summary is None:
             print(f"  {scale}x: the evaluator failed (exit {run.returncode}):\n{run.stderr_tail}")
             report["failures"].append(f"paper suite failed on the {scale}x set")
@@ -375,8 +433,14 @@ def _scaling_part(args, sets, report):
                 )
 
 
-def _reference_part(args, files, report):
-    print("\n== reference-code profile against the public evaluator (1x set, 1 worker) ==")
+_SIDE_BY_SIDE = ("public", "paper", "reference-code")
+
+
+def _side_by_side_part(args, files, report):
+    print(
+        f"\n== whole command lines side by side: 1x set, one worker, every output written, "
+        f"{args.repeats} interleaved rounds =="
+    )
     if args.reference_evaluator is None:
         print(
             "  skipped: give --reference-evaluator PATH to the public evaluate_vector_polygons.py"
@@ -387,50 +451,72 @@ def _reference_part(args, files, report):
         report["failures"].append(f"no reference evaluator at {script}")
         print(f"  Expected the public evaluator at {script} but there is no such file.")
         return
-    reference = run_reference_evaluator(args.reference_python, script, files, args.rerun_reference)
-    if "error" in reference:
-        print(
-            f"  the reference evaluator failed (exit {reference['returncode']}):\n{reference['error']}"
-        )
-        report["failures"].append("reference evaluator failed")
-        return
-    origin = (
-        f"cached, measured {reference['measured_at']}" if reference["cached"] else "measured now"
-    )
-    load = reference.get("load_average_1min")
-    origin += f", load average {load:.1f}" if load is not None else ", load not recorded"
+    names = _SIDE_BY_SIDE if not args.skip_ours else _SIDE_BY_SIDE[:1]
+    runs = {name: [] for name in names}
+    public_output = summaries = None
+    print(f"  {'round':>5} {'command':<15} {'wall s':>8} {'CPU s':>8} {'write s':>8} {'peak MiB':>9} {'load':>5}")
+    for repeat in range(args.repeats):
+        summaries = {}
+        for name in names if repeat % 2 == 0 else names[::-1]:
+            work = Path(tempfile.mkdtemp(prefix=f"{name}_{repeat}_", dir=args.work_dir))
+            if name == "public":
+                run, public_output = run_reference_evaluator(
+                    args.reference_python, script, files, work / "metrics.json"
+                )
+                ok = public_output is not None
+            else:
+                run, summaries[name] = run_our_evaluator(
+                    args.python, files, name, work / "out", args.evaluator_arg
+                )
+                ok = summaries[name] is not None
+            if not ok:
+                print(f"  {name} failed (exit {run.returncode}):\n{run.stderr_tail or run.stdout_tail}")
+                report["failures"].append(f"{name} failed")
+                return
+            runs[name].append(run)
+            write = f"{run.write_cpu_s:8.2f}" if name != "public" else f"{'-':>8}"
+            print(
+                f"  {repeat + 1:>5} {name:<15} {run.wall_s:8.2f} {run.cpu_s:8.2f} {write} "
+                f"{run.peak_rss_mib:9.0f} {run.load_average:5.1f}"
+            )
+    table = side_by_side_summary(runs)
+    report["side_by_side"] = table
     print(
-        f"  public evaluator: {reference['wall_s']:.2f} s, peak {reference['peak_rss_mib']:.0f} MiB ({origin})"
+        f"\n  medians of {args.repeats} rounds: {'command':<15} {'wall s':>8} {'CPU s':>8} {'x wall':>7} "
+        f"{'x CPU':>7} {'write % CPU':>11} {'write % wall':>12}"
     )
-    report["reference"] = {k: v for k, v in reference.items() if k != "output"}
-    if args.skip_ours:
-        return
-    out_dir = Path(tempfile.mkdtemp(prefix="reference_code_", dir=args.work_dir)) / "out"
-    run, summary = run_our_evaluator(
-        args.python, files, "reference-code", out_dir, args.evaluator_arg
-    )
-    if summary is None:
-        print(f"  the evaluator failed (exit {run.returncode}):\n{run.stderr_tail}")
-        report["failures"].append("reference-code profile failed")
-        return
-    own = _in_process_seconds(summary)
-    speedup = reference["wall_s"] / run.wall_s
-    own_text = f", {own:.2f} s in-process" if own is not None else ""
-    print(
-        f"  reference-code:   {run.wall_s:.2f} s{own_text}, peak {run.peak_rss_mib:.0f} MiB, "
-        f"load average {os.getloadavg()[0]:.1f}"
-    )
-    print(f"  speed-up: {speedup:.1f}x (wall time against wall time)")
-    report["reference_code"] = {
-        "wall_s": run.wall_s,
-        "own_s": own,
-        "peak_rss_mib": run.peak_rss_mib,
-        "speedup": speedup,
-    }
-    if speedup < args.min_speedup:
-        report["failures"].append(
-            f"speed-up {speedup:.1f}x is below the required {args.min_speedup}x"
-        )
+    for name, row in table.items():
+        extra = ""
+        if name != "public":
+            extra = (
+                f" {row['speedup_wall']:7.1f} {row['speedup_cpu']:7.1f} "
+                f"{100 * row['write_share_cpu']:11.1f} {100 * row['write_share_wall']:12.1f}"
+            )
+        print(f"  {'':<19}{name:<15} {row['wall_s']:8.2f} {row['cpu_s']:8.2f}{extra}")
+    low = min(row["load_average"][0] for row in table.values())
+    high = max(row["load_average"][1] for row in table.values())
+    print(f"  load average (1 min) at the end of the runs: {low:.1f} .. {high:.1f} on {os.cpu_count()} CPUs")
+    for name, row in table.items():
+        if name == "public":
+            continue
+        for basis in ("wall", "cpu"):
+            if row[f"speedup_{basis}"] < args.min_speedup:
+                report["failures"].append(
+                    f"{name}: median {basis} speed-up {row[f'speedup_{basis}']:.1f}x is below "
+                    f"the required {args.min_speedup}x"
+                )
+        for basis in ("cpu", "wall"):
+            if row[f"write_share_{basis}"] > args.max_write_share:
+                report["failures"].append(
+                    f"{name}: writing the outputs takes {100 * row[f'write_share_{basis}']:.1f} % of the "
+                    f"{basis} time, more than {100 * args.max_write_share:.0f} %"
+                )
+    if "reference-code" in summaries:
+        _compare_with_public(args, summaries["reference-code"], public_output, report)
+
+
+def _compare_with_public(args, summary, public_output, report):
+    """Compare the reference-code profile's ``reference_metrics`` with the public evaluator's metrics."""
     if "reference_metrics" not in summary:
         print(
             "  Expected summary.json to hold 'reference_metrics' but it has only "
@@ -438,19 +524,19 @@ def _reference_part(args, files, report):
         )
         report["failures"].append("summary.json has no reference_metrics")
         return
-    rows = compare_metrics(summary["reference_metrics"], reference["output"]["metrics"])
+    rows = compare_metrics(summary["reference_metrics"], public_output["metrics"])
     worst = sorted(rows, key=lambda row: row[3], reverse=True)
     max_diff = worst[0][3] if worst else 0.0
     bad = [row for row in worst if row[3] > args.tolerance]
     print(
-        f"  metrics compared: {len(rows)}, max abs difference {max_diff:.3g}, "
-        f"above {args.tolerance:g}: {len(bad)}"
+        f"  reference-code against the public evaluator: {len(rows)} metrics compared, "
+        f"max abs difference {max_diff:.3g}, above {args.tolerance:g}: {len(bad)}"
     )
     for leaf, left, right, diff in bad[:25]:
         print(f"    {leaf}: ours {left!r}, reference {right!r} (difference {diff:.3g})")
-    report["reference_code"].update(
-        {"metrics_compared": len(rows), "max_abs_difference": max_diff, "mismatches": len(bad)}
-    )
+    report["reference_code_metrics"] = {
+        "metrics_compared": len(rows), "max_abs_difference": max_diff, "mismatches": len(bad)
+    }
     if bad:
         report["failures"].append(
             f"{len(bad)} metrics differ from the reference by more than {args.tolerance:g}"
@@ -516,16 +602,23 @@ def _parse_args(argv):
     parser.add_argument(
         "--min-speedup",
         type=float,
-        default=10.0,
-        help="Smallest accepted speed-up over the public evaluator.",
+        default=50.0,
+        help="Smallest accepted median speed-up (wall and CPU) over the public evaluator.",
+    )
+    parser.add_argument(
+        "--max-write-share",
+        type=float,
+        default=0.15,
+        help="Largest accepted median share of a run spent writing the outputs (wall and CPU).",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="Interleaved rounds of the side-by-side comparison (medians are reported).",
     )
     parser.add_argument(
         "--max-growth", type=float, default=1.5, help="Largest accepted t(Kx) / (K t(1x))."
-    )
-    parser.add_argument(
-        "--rerun-reference",
-        action="store_true",
-        help="Run the public evaluator again instead of using its cached result.",
     )
     parser.add_argument(
         "--skip-scaling", action="store_true", help="Skip the 1x/4x/16x paper runs."
@@ -533,7 +626,7 @@ def _parse_args(argv):
     parser.add_argument(
         "--skip-ours",
         action="store_true",
-        help="Only build the sets and time the public evaluator.",
+        help="Only build the sets and time the public evaluator (side by side with nothing).",
     )
     parser.add_argument("--json-out", type=Path, default=None, help="Also write the results here.")
     return parser.parse_args(argv)
@@ -599,7 +692,7 @@ def _run(args, vectors_dir):
             ours_missing = args.skip_ours = True
     if not args.skip_ours and not args.skip_scaling:
         _scaling_part(args, {s: sets[s] for s in scales}, report)
-    _reference_part(args, sets[1], report)
+    _side_by_side_part(args, sets[1], report)
     if ours_missing:
         report["failures"].append(f"{EVALUATOR_MODULE} is not available")
     if args.json_out is not None:

@@ -70,7 +70,8 @@ def build_parser():
                          "did not write, or one holding an input, is never replaced)")
     io.add_argument("--gt-layer", help="layer name inside a multi-layer reference file")
     io.add_argument("--pred-layer", help="layer name inside a multi-layer prediction file")
-    io.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    io.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True,
+                    help="draw the PNG plots (default; --no-plots skips them, and Matplotlib is then not imported)")
     io.add_argument("--no-gpkg", action="store_true", help="skip the GeoPackage of scored and error layers")
     io.add_argument("--quiet", action="store_true", help="no progress bar and no table on stdout")
     io.add_argument("--debug", action="store_true", help="show the full traceback on failure")
@@ -189,13 +190,13 @@ def run(args):
                                   client=client, **overrides)
         progress("write")
         files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
-                             inputs=(args.gt, args.pred), plots=not args.no_plots, geopackage=not args.no_gpkg)
+                             inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)
     finally:
         progress.close()
     if not args.quiet:
         print(format_table(evaluation.summary))
         print(f"\nwrote {len(files)} files to {args.out}/ (summary.json, per-feature CSV, "
-              f"{'evaluation.gpkg, ' if not args.no_gpkg else ''}{'plots' if not args.no_plots else ''})")
+              f"{'evaluation.gpkg, ' if not args.no_gpkg else ''}{'plots' if args.plots else ''})")
     return files
 
 

@@ -310,9 +310,19 @@ def save_png(figure, path, *, overwrite=False, protect=()):
     -------
     Path
         The written file.
+
+    Notes
+    -----
+    The figure is drawn once on its Agg canvas and the canvas encoded as PNG with the
+    DPI and metadata ``savefig`` writes, giving the same bytes as
+    ``figure.savefig(path, format="png")`` under Matplotlib's default settings, which
+    lays a constrained-layout figure out twice.
     """
+    from matplotlib.image import imsave
+
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
-        figure.savefig(temporary, format="png")
+        figure.canvas.draw()
+        imsave(temporary, figure.canvas.buffer_rgba(), format="png", origin="upper", dpi=figure.dpi)
     return Path(path)
 
 

@@ -19,6 +19,7 @@ from .output_safety import check_folder_output, partial_name, probe_folder, publ
 
 __all__ = ["write_report", "check_report_folder", "format_table", "staged_folder", "HEADLINE"]
 
+_RECORD_TABLES = ("predictions", "references", "missed_holes", "hallucinated_holes")
 HEADLINE = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS",
             "O-MTA", "E-MTA", "H-MTA", "Hole-F1", "Topo-EM")
 
@@ -87,6 +88,10 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     sweeps ran, ``min_hole_area_sweep.png`` and ``ring_threshold_sweep.png``; and the
     marker :data:`~.output_safety.MARKER_NAME` that lists them.
 
+    Each record list is turned into columns once (:class:`~.writers.RecordTable`) and
+    its CSV table and GeoPackage layers are written from them. Matplotlib is imported
+    only when ``plots`` is true.
+
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
     previous output removes only the files it lists.
@@ -102,20 +107,19 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         See :func:`check_report_folder`; a full disk while writing is named as such.
     """
     from .records import FIELD_KINDS
-    from .writers import error_layers, write_csv, write_geopackage, write_summary_json
+    from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
-        records = evaluation.records
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
-        for name in ("predictions", "references", "missed_holes", "hallucinated_holes"):
+        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in _RECORD_TABLES}
+        for name, table in tables.items():
             files[f"{name}_csv"] = staging / f"{name}.csv"
-            write_csv(records[name], files[f"{name}_csv"])
+            write_csv(table, files[f"{name}_csv"])
         if geopackage:
             files["geopackage"] = staging / "evaluation.gpkg"
-            layers = error_layers(records["predictions"], records["references"], records["missed_holes"],
-                                  records["hallucinated_holes"])
-            write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
+            write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
+                             field_kinds=FIELD_KINDS)
         if plots:
             files.update(_plots(evaluation.summary, staging))
     return {name: Path(out_dir) / path.name for name, path in files.items()}

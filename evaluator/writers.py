@@ -9,7 +9,9 @@ as such (:class:`~.output_safety.OutputWriteError`).
 
 Records are lists of flat dicts with the same keys. Values may be ``int``, ``float``,
 ``str``, ``bool``, None or their NumPy scalar types; NaN and None are written as empty
-(CSV), NULL (GeoPackage) or ``null`` (JSON). A record's ``"geometry"`` is a shapely
+(CSV), NULL (GeoPackage) or ``null`` (JSON). A :class:`RecordTable` holds records as
+columns, built once and shared by the CSV table and the GeoPackage layers of the same
+records. A record's ``"geometry"`` is a shapely
 geometry in pixels; the GeoPackage writer converts it to map units with a
 :class:`~.io_vector.PixelFrame`.
 """
@@ -19,7 +21,10 @@ import csv
 import json
 import math
 import os
+import sqlite3
+import struct
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +36,7 @@ from .output_safety import check_file_output, partial_name, write_failure
 
 __all__ = [
     "GEOMETRY_TYPES",
+    "RecordTable",
     "atomic_output",
     "write_csv",
     "write_geopackage",
@@ -43,6 +49,9 @@ _GEOMETRY_KEY = "geometry"
 _RESERVED_GPKG_FIELDS = ("fid",)
 _SIDE_SUFFIXES = ("", "-journal", "-wal", "-shm")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_GPKG_HEADER = struct.Struct("<2sBBi")  # magic, version, flags, srs_id (GeoPackage 1.2, clause 2.1.3)
+_ENVELOPE = struct.Struct("<4d")  # min_x, max_x, min_y, max_y
+_FLAG_LITTLE_ENDIAN, _FLAG_XY_ENVELOPE, _FLAG_EMPTY = 0x01, 0x02, 0x10
 
 
 @contextlib.contextmanager
@@ -108,18 +117,89 @@ def atomic_output(path, *, overwrite=False, protect=()):
                 side.unlink()
 
 
+class RecordTable:
+    """Records held as columns: each field's values once, in plain Python types, and the geometries.
+
+    Built once per record list (:meth:`from_records`) and shared by the CSV table and the
+    GeoPackage layers written from it, so no value is converted twice. Values are None
+    (for None and NaN), ``bool``, ``int``, ``float`` or ``str`` (NumPy scalars become
+    the Python type).
+
+    Parameters
+    ----------
+    fields : tuple of str
+        Field names in order (``"geometry"`` is not a field).
+    columns : tuple of list
+        One list of plain values per field, all as long as ``geometries``.
+    geometries : numpy.ndarray
+        One object per record: a shapely geometry in pixels, None, or whatever the
+        record held (checked by the GeoPackage writer).
+
+    Examples
+    --------
+    >>> table = RecordTable.from_records([{"id": np.int64(1), "ok": np.True_, "iou": float("nan")}])
+    >>> table.fields, table.columns, [sorted(table.kinds(field)) for field in table.fields]
+    (('id', 'ok', 'iou'), ([1], [True], [None]), [['int'], ['bool'], []])
+    """
+
+    def __init__(self, fields, columns, geometries):
+        self.fields, self.columns, self.geometries = tuple(fields), tuple(columns), geometries
+
+    @classmethod
+    def from_records(cls, records, fields=None):
+        """The table of a list of flat dicts with the same keys.
+
+        Parameters
+        ----------
+        records : list of dict
+        fields : sequence of str, optional
+            Field order; defaults to the first record's keys (needed for an empty table's fields).
+
+        Raises
+        ------
+        InvalidParameterError
+            Records with different keys, or a value that is not a number, string, bool or None.
+        """
+        records = list(records)
+        names = _columns(records, fields)
+        columns = [_plain_column([record[name] for record in records], name) for name in names]
+        geometries = np.fromiter((record.get(_GEOMETRY_KEY) for record in records), dtype=object, count=len(records))
+        return cls(names, columns, geometries)
+
+    def __len__(self):
+        return len(self.geometries)
+
+    def kinds(self, field):
+        """The kinds of the field's non-null values, a subset of {"bool", "int", "float", "str"}."""
+        return frozenset(_KIND_OF_TYPE[kind] for kind in set(map(type, self.columns[self.fields.index(field)]))) - {
+            "none"}
+
+    def where(self, field, value):
+        """The table of the records whose ``field`` equals ``value`` (empty when there is no such field)."""
+        if field not in self.fields:
+            return self.take([])
+        column = self.columns[self.fields.index(field)]
+        return self.take([index for index, item in enumerate(column) if item == value])
+
+    def take(self, indices):
+        """The table of the records at ``indices`` (a sequence of int), in that order."""
+        indices = list(indices)
+        columns = [[column[index] for index in indices] for column in self.columns]
+        return RecordTable(self.fields, columns, self.geometries[np.asarray(indices, dtype=np.intp)])
+
+
 def write_csv(records, path, *, fields=None, overwrite=False, protect=()):
     """Write records as a CSV table (UTF-8, header row, ``"geometry"`` dropped).
 
     Parameters
     ----------
-    records : list of dict
-        Rows with the same keys.
+    records : list of dict or RecordTable
+        Rows with the same keys, or their :class:`RecordTable`.
     path : str or Path
         The CSV file.
     fields : sequence of str, optional
-        Column order; defaults to the first record's keys. Needed to write the header of
-        an empty table.
+        Column order of a list of records; defaults to the first record's keys. Needed to
+        write the header of an empty table. A :class:`RecordTable` has its own order.
     overwrite : bool
         Replace an existing file.
     protect : iterable of str or Path
@@ -132,7 +212,8 @@ def write_csv(records, path, *, fields=None, overwrite=False, protect=()):
 
     Notes
     -----
-    Booleans are written as 1/0 like in the GeoPackage; floats with full precision.
+    Booleans are written as 1/0 like in the GeoPackage; floats with full precision
+    (their ``repr``), NaN and None as empty cells.
 
     Examples
     --------
@@ -142,13 +223,13 @@ def write_csv(records, path, *, fields=None, overwrite=False, protect=()):
     ...     write_csv(rows, Path(folder) / "features.csv").read_text().splitlines()
     ['id,iou', '1,0.5', '2,']
     """
-    columns = _columns(records, fields)
+    table = _as_table(records, fields)
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
         with temporary.open("x", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(columns)
-            for index, record in enumerate(records):
-                writer.writerow([_csv_value(record[name], name, index) for name in columns])
+            writer.writerow(table.fields)
+            columns = [_csv_column(column) for column in table.columns]
+            writer.writerows(zip(*columns) if columns else [()] * len(table))
     return Path(path)
 
 
@@ -195,10 +276,11 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     path : str or Path
         The ``.gpkg`` file.
     layers : list of tuple
-        ``(layer_name, records, geometry_type)``: a unique name, a list of records whose
-        ``"geometry"`` is a shapely geometry in pixels (or None), and one of
-        :data:`GEOMETRY_TYPES` (None for a table without geometry). A Polygon written
-        to a MultiPolygon layer (likewise for points and lines) is promoted.
+        ``(layer_name, records, geometry_type)``: a unique name, a list of records (or
+        their :class:`RecordTable`) whose ``"geometry"`` is a shapely geometry in pixels
+        (or None), and one of :data:`GEOMETRY_TYPES` (None for a table without
+        geometry). A Polygon written to a MultiPolygon layer (likewise for points and
+        lines) is promoted.
     frame : PixelFrame, optional
         Converts pixels to map units and gives the CRS; without it geometries are
         written as they are, without CRS.
@@ -207,28 +289,45 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     protect : iterable of str or Path
         Input paths that must not be written.
     field_kinds : dict, optional
-        ``{field: "bool" | "int" | "float" | "str"}`` for fields whose values are all None
-        in a layer (otherwise they become String fields).
+        The declared schema: ``{field: "bool" | "int" | "float" | "str"}``. A declared
+        field gets that type whatever its values (all None included); its values must be
+        of that kind (integers are accepted for ``"float"``, booleans for ``"int"``).
 
     Returns
     -------
     Path
         The written file.
 
+    Raises
+    ------
+    InvalidParameterError
+        A bad layer tuple, a field named ``fid``, a value that is not a number, string,
+        bool or None, strings mixed with numbers, an integer beyond 64 bits, a value
+        unlike its declared kind, or a geometry unlike the layer's type; raised before the
+        file is created.
+
     Notes
     -----
-    Field types follow the values: all-bool fields become Integer (boolean subtype),
-    integer fields Integer64, fields with any float Real, strings String; a field with
-    only None values is a String field. Field names are kept as given; ``fid`` is the
-    feature-id column and cannot be a field. The geometry column is ``geometry``.
-    Each layer is written in one transaction; writing costs about 10 µs per feature.
+    Undeclared fields take their type from their values: all-bool fields become Integer
+    (boolean subtype), integer fields Integer64, fields with any float Real, strings
+    String; a field with only None values is a String field. Field names are kept as
+    given; ``fid`` is the feature-id column and cannot be a field. The geometry column
+    is ``geometry``, with an R-tree spatial index.
+
+    OGR creates the file, the layers and their fields; the features of all layers are
+    then inserted in one SQLite transaction, each layer's columns bound at once
+    (geometry as GeoPackage blobs built from shapely's WKB, the envelope and the
+    header GDAL writes); OGR then builds each spatial index in bulk, and the file is
+    reopened to check that every feature is there.
     """
     _check_layers(layers)
+    plans = [_layer_plan(name, records, geometry_type, frame, field_kinds or {})
+             for name, records, geometry_type in layers]
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
         with ogr_exceptions() as (gdal, ogr, osr):
             try:
-                _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds)
-            except RuntimeError as exc:  # GDAL and SQLite report a full disk as a RuntimeError
+                _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame)
+            except (RuntimeError, sqlite3.Error) as exc:  # GDAL and SQLite report a full disk this way
                 failure = write_failure(exc, path)
                 if failure.disk_full:
                     raise failure from exc
@@ -241,19 +340,20 @@ def error_layers(pred_records, gt_records, missed_holes, hallucinated_holes):
 
     Parameters
     ----------
-    pred_records, gt_records : list of dict
+    pred_records, gt_records : list of dict or RecordTable
         Per-feature records of predictions and references, with ``"error_class"``.
-    missed_holes, hallucinated_holes : list of dict
+    missed_holes, hallucinated_holes : list of dict or RecordTable
         Records of reference holes no prediction matched and predicted holes no
         reference matched, geometry in pixels.
 
     Returns
     -------
     list of tuple
-        ``(name, records, geometry_type)`` for ``predictions``, ``references``,
-        ``missed_holes``, ``hallucinated_holes``, ``unmatched_predictions`` (error class
-        ``"unmatched"``) and ``missed_references`` (error class ``"missed"``); the type
-        is MultiPolygon when any record of the layer is one, else Polygon.
+        ``(name, table, geometry_type)`` with a :class:`RecordTable` for ``predictions``,
+        ``references``, ``missed_holes``, ``hallucinated_holes``,
+        ``unmatched_predictions`` (error class ``"unmatched"``) and
+        ``missed_references`` (error class ``"missed"``); the type is MultiPolygon when
+        any record of the layer is one, else Polygon.
 
     Examples
     --------
@@ -262,16 +362,26 @@ def error_layers(pred_records, gt_records, missed_holes, hallucinated_holes):
     >>> [(name, len(records), kind) for name, records, kind in layers][-2:]
     [('unmatched_predictions', 1, 'Polygon'), ('missed_references', 0, 'Polygon')]
     """
-    pred_records, gt_records = list(pred_records), list(gt_records)
+    pred, gt, missed, hallucinated = (_as_table(records, None)
+                                      for records in (pred_records, gt_records, missed_holes, hallucinated_holes))
     named = [
-        ("predictions", pred_records),
-        ("references", gt_records),
-        ("missed_holes", list(missed_holes)),
-        ("hallucinated_holes", list(hallucinated_holes)),
-        ("unmatched_predictions", [r for r in pred_records if r.get("error_class") == "unmatched"]),
-        ("missed_references", [r for r in gt_records if r.get("error_class") == "missed"]),
+        ("predictions", pred),
+        ("references", gt),
+        ("missed_holes", missed),
+        ("hallucinated_holes", hallucinated),
+        ("unmatched_predictions", pred.where("error_class", "unmatched")),
+        ("missed_references", gt.where("error_class", "missed")),
     ]
-    return [(name, records, _polygon_type(records)) for name, records in named]
+    return [(name, table, _polygon_type(table)) for name, table in named]
+
+
+def _as_table(records, fields):
+    if not isinstance(records, RecordTable):
+        return RecordTable.from_records(records, fields)
+    if fields is not None:
+        raise InvalidParameterError("Expected fields=None with a RecordTable, which has its own field order; "
+                                    "pass the records as a list of dicts to choose the columns")
+    return records
 
 
 def _columns(records, fields):
@@ -289,30 +399,57 @@ def _columns(records, fields):
     return columns
 
 
-def _scalar(value, name, index):
-    """A value as None, bool, int, float or str; raises on any other type."""
-    if value is None or isinstance(value, (bool, str)):
+_KIND_OF_TYPE = {type(None): "none", bool: "bool", int: "int", float: "float", str: "str"}
+
+
+def _value_kind(value_type):
+    """The kind of values of one Python type: "none", "bool", "int", "float", "str", or None (unwritable)."""
+    if value_type is type(None):
+        return "none"
+    if issubclass(value_type, (bool, np.bool_)):
+        return "bool"
+    if issubclass(value_type, (int, np.integer)):
+        return "int"
+    if issubclass(value_type, (float, np.floating)):
+        return "float"
+    return "str" if issubclass(value_type, str) else None
+
+
+def _plain_column(values, name):
+    """One field's values as None, bool, int, float or str (NaN as None)."""
+    types = set(map(type, values))
+    for value_type in types:
+        if _value_kind(value_type) is None:
+            index = next(i for i, value in enumerate(values) if type(value) is value_type)
+            raise InvalidParameterError(
+                f"record {index} field {name!r}: expected a number, string, bool or None but got "
+                f"{value_type.__name__}; flatten the value before writing"
+            )
+    if types <= {type(None), bool, int, str}:
+        return values
+    if types <= {type(None), float}:
+        return [None if value != value else value for value in values]  # NaN is the one value unequal to itself
+    return [_plain(value) for value in values]
+
+
+def _plain(value):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return str(value)
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return None if math.isnan(value) else value
-    raise InvalidParameterError(
-        f"record {index} field {name!r}: expected a number, string, bool or None but got "
-        f"{type(value).__name__}; flatten the value before writing"
-    )
+    value = float(value)
+    return None if math.isnan(value) else value
 
 
-def _csv_value(value, name, index):
-    value = _scalar(value, name, index)
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return int(value)
-    return repr(value) if isinstance(value, float) else value
+def _csv_column(column):
+    """A column for the CSV writer: booleans as 1/0 (the writer prints floats with their repr)."""
+    if bool in set(map(type, column)):
+        return [int(value) if type(value) is bool else value for value in column]
+    return column
 
 
 def _json_ready(value, where):
@@ -335,8 +472,8 @@ def _json_ready(value, where):
     )
 
 
-def _polygon_type(records):
-    multi = any(isinstance(record.get(_GEOMETRY_KEY), shapely.MultiPolygon) for record in records)
+def _polygon_type(table):
+    multi = any(isinstance(geometry, shapely.MultiPolygon) for geometry in table.geometries)
     return "MultiPolygon" if multi else "Polygon"
 
 
@@ -359,75 +496,160 @@ def _check_layers(layers):
         names.append(name)
 
 
-def _field_kinds(records, columns, layer_name, hints):
-    """OGR field kind per column: "bool", "int", "float" or "str"."""
-    kinds = {}
-    for name in columns:
-        if name.lower() in _RESERVED_GPKG_FIELDS:
+@dataclass(frozen=True)
+class _LayerPlan:
+    """One layer ready to write: its table, the OGR kind of each field, its geometries in map units."""
+
+    name: str
+    geometry_type: str
+    table: RecordTable
+    kinds: list
+    geometries: object
+
+
+def _layer_plan(name, records, geometry_type, frame, declared):
+    """Check one layer and prepare it (before any file is created)."""
+    table = _as_table(records, None)
+    kinds = [_field_kind(name, field, table.kinds(field), column, declared.get(field))
+             for field, column in zip(table.fields, table.columns)]
+    geometries = None
+    if geometry_type is not None:
+        geometries = _geometry_array(table.geometries, name)
+        geometries = _promoted(frame.to_map(geometries) if frame is not None else geometries, geometry_type, name)
+    return _LayerPlan(name, geometry_type, table, kinds, geometries)
+
+
+_ACCEPTED = {"bool": {"bool"}, "int": {"int", "bool"}, "float": {"float", "int"}, "str": {"str"}}
+
+
+def _field_kind(layer_name, name, seen, column, declared):
+    """OGR field kind of one column: "bool", "int", "float" or "str"."""
+    if name.lower() in _RESERVED_GPKG_FIELDS:
+        raise InvalidParameterError(
+            f"layer {layer_name!r}: expected no field named {name!r}, the GeoPackage feature-id "
+            "column; rename it (e.g. source_fid)"
+        )
+    if "str" in seen and len(seen) > 1:
+        raise InvalidParameterError(
+            f"layer {layer_name!r} field {name!r}: expected values of one kind but got strings mixed "
+            "with numbers; convert them to one type"
+        )
+    if declared is not None:
+        if declared not in _ACCEPTED:
+            raise InvalidParameterError(f"field {name!r}: expected a declared kind of {sorted(_ACCEPTED)} but got "
+                                        f"{declared!r}")
+        if not seen <= _ACCEPTED[declared]:
             raise InvalidParameterError(
-                f"layer {layer_name!r}: expected no field named {name!r}, the GeoPackage feature-id "
-                "column; rename it (e.g. source_fid)"
+                f"layer {layer_name!r} field {name!r}: expected {declared} values as its schema declares but got "
+                f"{'/'.join(sorted(seen))} values; fix the records or the declared kind"
             )
-        seen = set()
-        for index, record in enumerate(records):
-            value = _scalar(record[name], name, index)
-            if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
-                raise InvalidParameterError(
-                    f"layer {layer_name!r} record {index} field {name!r}: expected an integer that fits "
-                    f"in 64 bits but got {value}; store it as a string or float"
-                )
-            if value is not None:
-                seen.add("bool" if isinstance(value, bool) else type(value).__name__)
-        if "str" in seen and len(seen) > 1:
+        kind = declared
+    elif not seen or seen == {"str"}:
+        kind = "str"
+    elif "float" in seen:
+        kind = "float"
+    else:
+        kind = "bool" if seen == {"bool"} else "int"
+    if kind == "int" and "int" in seen:
+        numbers = [value for value in column if value is not None]
+        if not (_INT64_MIN <= min(numbers) and max(numbers) <= _INT64_MAX):
+            index = next(i for i, value in enumerate(column)
+                         if value is not None and not _INT64_MIN <= value <= _INT64_MAX)
             raise InvalidParameterError(
-                f"layer {layer_name!r} field {name!r}: expected values of one kind but got strings mixed "
-                "with numbers; convert them to one type"
+                f"layer {layer_name!r} record {index} field {name!r}: expected an integer that fits "
+                f"in 64 bits but got {column[index]}; store it as a string or float"
             )
-        kinds[name] = hints[name] if not seen and name in hints else _kind_of(seen)
-    return kinds
+    return kind
 
 
-def _kind_of(seen):
-    """The field kind for the set of value kinds seen in a column."""
-    if not seen or seen == {"str"}:
-        return "str"
-    if "float" in seen:
-        return "float"
-    return "bool" if seen == {"bool"} else "int"
-
-
-def _map_geometries(records, frame, layer_name):
-    geometries = np.empty(len(records), dtype=object)
-    for index, record in enumerate(records):
-        geometry = record.get(_GEOMETRY_KEY)
-        if geometry is not None and not isinstance(geometry, shapely.Geometry):
-            raise InvalidParameterError(
-                f"layer {layer_name!r} record {index}: expected a shapely geometry or None under "
-                f"'geometry' but got {type(geometry).__name__}"
-            )
-        geometries[index] = geometry
-    return frame.to_map(geometries) if frame is not None else geometries
+def _geometry_array(geometries, layer_name):
+    """The geometries as an object array, checked to be shapely geometries or None."""
+    bad = ~(shapely.is_geometry(geometries) | np.equal(geometries, None))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise InvalidParameterError(
+            f"layer {layer_name!r} record {index}: expected a shapely geometry or None under "
+            f"'geometry' but got {type(geometries[index]).__name__}"
+        )
+    return geometries
 
 
 def _promoted(geometries, geometry_type, layer_name):
     """Geometries checked against the layer type, single parts promoted to Multi-types."""
+    wanted = shapely.GeometryType[geometry_type.upper()]
+    type_ids = shapely.get_type_id(geometries)
     single = geometry_type[len("Multi"):] if geometry_type.startswith("Multi") else None
     promote = {"Polygon": shapely.MultiPolygon, "Point": shapely.MultiPoint, "LineString": shapely.MultiLineString}
-    result = geometries.copy()
-    for index, geometry in enumerate(geometries):
-        if geometry is None or geometry.geom_type == geometry_type:
-            continue
-        if geometry.geom_type == single:
-            result[index] = promote[single]([geometry]) if not geometry.is_empty else promote[single]()
-            continue
+    single_id = shapely.GeometryType[single.upper()] if single else None
+    fits = (type_ids == wanted) | (type_ids == -1) | ((type_ids == single_id) if single else False)
+    if not fits.all():
+        index = int(np.flatnonzero(~fits)[0])
         raise InvalidParameterError(
             f"layer {layer_name!r} record {index}: expected a {geometry_type} geometry but got "
-            f"{geometry.geom_type}; choose a matching geometry type for the layer"
+            f"{geometries[index].geom_type}; choose a matching geometry type for the layer"
         )
+    result = geometries.copy()
+    if single:
+        for index in np.flatnonzero(type_ids == single_id):
+            geometry = geometries[index]
+            result[index] = promote[single]([geometry]) if not geometry.is_empty else promote[single]()
     return result
 
 
-def _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds):
+def _gpkg_blobs(geometries, srs_id):
+    """GeoPackage geometry blobs (header, envelope, WKB) as GDAL writes them, and the layer extent.
+
+    Points and empty geometries carry no envelope; other geometries the x/y envelope.
+
+    Returns
+    -------
+    blobs : list of bytes or None
+    extent : tuple of float or None
+        ``(min_x, min_y, max_x, max_y)`` of the non-empty geometries.
+    """
+    wkbs = shapely.to_wkb(geometries).tolist()
+    bounds = _envelopes(geometries)
+    points = (shapely.get_type_id(geometries) == shapely.GeometryType.POINT).tolist()
+    empty = shapely.is_empty(geometries).tolist()
+    with_envelope = _GPKG_HEADER.pack(b"GP", 0, _FLAG_LITTLE_ENDIAN | _FLAG_XY_ENVELOPE, srs_id)
+    bare = _GPKG_HEADER.pack(b"GP", 0, _FLAG_LITTLE_ENDIAN, srs_id)
+    empty_header = _GPKG_HEADER.pack(b"GP", 0, _FLAG_LITTLE_ENDIAN | _FLAG_EMPTY, srs_id)
+    blobs = []
+    for wkb, (min_x, min_y, max_x, max_y), is_point, is_empty in zip(wkbs, bounds.tolist(), points, empty):
+        if wkb is None:
+            blobs.append(None)
+        elif is_empty:
+            blobs.append(empty_header + wkb)
+        elif is_point:
+            blobs.append(bare + wkb)
+        else:
+            blobs.append(with_envelope + _ENVELOPE.pack(min_x, max_x, min_y, max_y) + wkb)
+    known = bounds[np.isfinite(bounds).all(axis=1)]
+    extent = None
+    if len(known):
+        extent = (float(known[:, 0].min()), float(known[:, 1].min()), float(known[:, 2].max()),
+                  float(known[:, 3].max()))
+    return blobs, extent
+
+
+def _envelopes(geometries):
+    """Per geometry ``(min_x, min_y, max_x, max_y)`` over every vertex, NaN when it has none.
+
+    Unlike GEOS bounds, which take a polygon's exterior only, every ring counts, as in
+    the envelopes GDAL writes (an invalid polygon's hole may reach outside its exterior).
+    """
+    coordinates, owners = shapely.get_coordinates(geometries, return_index=True)
+    envelopes = np.full((len(geometries), 4), np.nan)
+    if len(owners):
+        counts = np.bincount(owners, minlength=len(geometries))
+        present = np.flatnonzero(counts)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))[present]
+        envelopes[present, :2] = np.minimum.reduceat(coordinates, starts, axis=0)
+        envelopes[present, 2:] = np.maximum.reduceat(coordinates, starts, axis=0)
+    return envelopes
+
+
+def _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame):
     srs = None
     if frame is not None and frame.crs_wkt:
         srs = osr.SpatialReference()
@@ -435,30 +657,116 @@ def _write_gpkg_file(gdal, ogr, osr, temporary, layers, frame, field_kinds):
         srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
     dataset = ogr.GetDriverByName("GPKG").CreateDataSource(str(temporary))
     try:
-        for name, records, geometry_type in layers:
-            _write_layer(ogr, dataset, srs, name, list(records), geometry_type, frame, field_kinds or {})
+        tables = [_create_layer(ogr, dataset, srs, plan) for plan in plans]
         dataset.SyncToDisk()
     except BaseException as exc:
         # Drop the OGR objects the traceback holds so the file is closed before it is removed.
         traceback.clear_frames(exc.__traceback__)
         raise
     finally:
-        # closing commits; a failure there (full disk) is found by _check_complete, not raised from a destructor
-        # (exceptions are switched off in the reverse order of ogr_exceptions, as GDAL's handler stack needs)
-        raising = [module for module in (osr, ogr, gdal) if module.GetUseExceptions()]
-        for module in raising:
-            module.DontUseExceptions()
-        gdal.PushErrorHandler("CPLQuietErrorHandler")
-        try:
+        with _errors_quiet(gdal, ogr, osr):
             del dataset
-        finally:
-            gdal.PopErrorHandler()
-            for module in reversed(raising):
-                module.UseExceptions()
-    _check_complete(ogr, temporary, layers)
+    _insert_features(temporary, plans, tables)
+    dataset = ogr.Open(str(temporary), 1)
+    try:
+        for plan, table in zip(plans, tables):
+            if plan.geometry_type is not None:
+                dataset.ReleaseResultSet(dataset.ExecuteSQL(
+                    f"SELECT CreateSpatialIndex('{_sql_text(table)}', '{_GEOMETRY_KEY}')"))
+    finally:
+        with _errors_quiet(gdal, ogr, osr):
+            del dataset
+    _check_complete(ogr, temporary, plans)
 
 
-def _check_complete(ogr, path, layers):
+@contextlib.contextmanager
+def _errors_quiet(gdal, ogr, osr):
+    """GDAL errors neither raised nor printed inside the block, where a dataset is closed.
+
+    Closing commits; a failure there (full disk) is found by :func:`_check_complete`, not
+    raised from a destructor. Exceptions are switched off in the reverse order of
+    ogr_exceptions, as GDAL's handler stack needs.
+    """
+    raising = [module for module in (osr, ogr, gdal) if module.GetUseExceptions()]
+    for module in raising:
+        module.DontUseExceptions()
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        yield
+    finally:
+        gdal.PopErrorHandler()
+        for module in reversed(raising):
+            module.UseExceptions()
+
+
+def _create_layer(ogr, dataset, srs, plan):
+    """Create the layer and its fields with OGR (no features yet); returns its table name."""
+    options = ["FID=fid"] + ([f"GEOMETRY_NAME={_GEOMETRY_KEY}", "SPATIAL_INDEX=NO"]
+                             if plan.geometry_type is not None else [])
+    ogr_type = ogr.wkbNone if plan.geometry_type is None else getattr(ogr, f"wkb{plan.geometry_type}")
+    layer = dataset.CreateLayer(plan.name, srs if plan.geometry_type is not None else None, ogr_type,
+                                options=options)
+    for field, kind in zip(plan.table.fields, plan.kinds):
+        definition = ogr.FieldDefn(field, getattr(ogr, _OGR_FIELD_TYPES[kind]))
+        if kind == "bool":
+            definition.SetSubType(ogr.OFSTBoolean)
+        layer.CreateField(definition)
+    return layer.GetName()
+
+
+def _insert_features(path, plans, tables):
+    """Insert every layer's features in one SQLite transaction, a layer's columns bound at once."""
+    connection = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        # the file is a temporary that is discarded on any failure: no rollback journal or fsync needed
+        connection.execute("PRAGMA journal_mode = OFF")
+        connection.execute("PRAGMA synchronous = OFF")
+        srs_ids = dict(connection.execute("SELECT table_name, srs_id FROM gpkg_geometry_columns"))
+        connection.execute("BEGIN")
+        for plan, table in zip(plans, tables):
+            names = [row[1] for row in connection.execute(f'PRAGMA table_info("{_sql_name(table)}")')][1:]
+            columns = list(plan.table.columns)
+            extent = None
+            if plan.geometry_type is not None:
+                blobs, extent = _gpkg_blobs(plan.geometries, srs_ids[table])
+                columns.insert(0, blobs)
+            if len(names) != len(columns):
+                raise RuntimeError(f"Expected {len(columns)} columns in layer {plan.name!r} of {path} but OGR "
+                                   f"created {names}")
+            if names:
+                quoted = ", ".join(f'"{_sql_name(name)}"' for name in names)
+                connection.executemany(
+                    f'INSERT INTO "{_sql_name(table)}" ({quoted}) VALUES ({", ".join("?" * len(names))})',  # nosec B608: quoted identifiers from OGR, values bound
+                    zip(*columns))
+            else:
+                connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))  # nosec B608
+            if not len(plan.table):
+                continue  # GDAL leaves an empty layer's count and extent NULL
+            connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?",
+                               (len(plan.table), table))
+            # GDAL writes the extent through sqlite3_mprintf("%.18g"), whose text keeps 16 significant digits;
+            # the same conversion here stores the same doubles
+            side = "CAST(printf('%.18g', ?) AS REAL)" if extent else "?"
+            connection.execute(
+                f"UPDATE gpkg_contents SET min_x = {side}, min_y = {side}, max_x = {side}, max_y = {side}, "  # nosec B608: fixed placeholders
+                "last_change = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE table_name = ?",
+                (*(extent or (None,) * 4), table))
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+def _sql_name(name):
+    """A name for inside double quotes in SQL."""
+    return name.replace('"', '""')
+
+
+def _sql_text(text):
+    """A string for inside single quotes in SQL."""
+    return text.replace("'", "''")
+
+
+def _check_complete(ogr, path, plans):
     """Reopen a written GeoPackage and check every layer and feature is there.
 
     Closing a dataset commits its last transaction; a failure there (a full disk) is
@@ -466,55 +774,14 @@ def _check_complete(ogr, path, layers):
     """
     dataset = ogr.Open(str(path))
     try:
-        for name, records, _ in layers:
-            layer = dataset.GetLayerByName(name)
+        for plan in plans:
+            layer = dataset.GetLayerByName(plan.name)
             count = layer.GetFeatureCount() if layer is not None else -1
-            if count != len(records):
-                raise RuntimeError(f"Expected {len(records)} features in layer {name!r} of {path} after writing "
-                                   f"but found {max(count, 0)}: the file is incomplete")
+            if count != len(plan.table):
+                raise RuntimeError(f"Expected {len(plan.table)} features in layer {plan.name!r} of {path} after "
+                                   f"writing but found {max(count, 0)}: the file is incomplete")
     finally:
         del dataset
 
 
-def _write_layer(ogr, dataset, srs, name, records, geometry_type, frame, hints):
-    columns = _columns(records, None)
-    kinds = _field_kinds(records, columns, name, hints)
-    wkbs = [None] * len(records)
-    if geometry_type is not None:
-        geometries = _promoted(_map_geometries(records, frame, name), geometry_type, name)
-        wkbs = shapely.to_wkb(geometries).tolist()
-    options = ["FID=fid"] + (["GEOMETRY_NAME=geometry"] if geometry_type is not None else [])
-    ogr_type = ogr.wkbNone if geometry_type is None else getattr(ogr, f"wkb{geometry_type}")
-    layer = dataset.CreateLayer(name, srs if geometry_type is not None else None, ogr_type, options=options)
-    for column in columns:
-        definition = ogr.FieldDefn(column, _ogr_field_type(ogr, kinds[column]))
-        if kinds[column] == "bool":
-            definition.SetSubType(ogr.OFSTBoolean)
-        layer.CreateField(definition)
-    definition = layer.GetLayerDefn()
-    setters = [_setter(kinds[column]) for column in columns]
-    layer.StartTransaction()
-    for index, (record, wkb) in enumerate(zip(records, wkbs)):
-        feature = ogr.Feature(definition)
-        for field_index, (column, setter) in enumerate(zip(columns, setters)):
-            value = _scalar(record[column], column, index)
-            if value is None:
-                feature.SetFieldNull(field_index)
-            else:
-                setter(feature, field_index, value)
-        if wkb is not None:
-            feature.SetGeometryDirectly(ogr.CreateGeometryFromWkb(wkb))
-        layer.CreateFeature(feature)
-    layer.CommitTransaction()
-
-
-def _ogr_field_type(ogr, kind):
-    return {"bool": ogr.OFTInteger, "int": ogr.OFTInteger64, "float": ogr.OFTReal, "str": ogr.OFTString}[kind]
-
-
-def _setter(kind):
-    if kind in ("bool", "int"):
-        return lambda feature, index, value: feature.SetFieldInteger64(index, int(value))
-    if kind == "float":
-        return lambda feature, index, value: feature.SetField(index, float(value))
-    return lambda feature, index, value: feature.SetFieldString(index, value)
+_OGR_FIELD_TYPES = {"bool": "OFTInteger", "int": "OFTInteger64", "float": "OFTReal", "str": "OFTString"}
