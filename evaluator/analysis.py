@@ -10,7 +10,7 @@ import numpy as np
 from .average_precision import interpolated_ap
 from .stats import f1_score, nanmean
 
-__all__ = ["hole_bucket", "simple_to_complex", "wrong_topo", "bootstrap_intervals", "per_image_statistics",
+__all__ = ["simple_to_complex", "wrong_topo", "bootstrap_intervals", "per_image_statistics",
            "resample_weights", "resample_metrics", "percentile_intervals", "WRONG_TOPO_THRESHOLDS",
            "BOOTSTRAP_METRICS"]
 
@@ -21,11 +21,6 @@ WRONG_TOPO_THRESHOLDS = {
 }
 BOOTSTRAP_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
 _BUCKETS = ("0", "1", "2", ">=3")
-
-
-def hole_bucket(count):
-    """Simple-to-complex bucket of a hole count: ``"0"``, ``"1"``, ``"2"`` or ``">=3"``."""
-    return _BUCKETS[min(int(count), 3)]
 
 
 def simple_to_complex(outcome):

@@ -6,14 +6,13 @@
     ├── InputFormatError (also ValueError)      unreadable file, wrong schema, bad record
     ├── InvalidParameterError (also ValueError) a parameter outside its domain
     ├── MissingDependencyError (also ImportError) an optional library (GDAL, matplotlib) is missing
-    ├── ClusterError (also RuntimeError)        a Dask scheduler, worker or partition failed
-    └── PhaseOrderError (also RuntimeError)     a result asked for before it was computed
+    └── ClusterError (also RuntimeError)        a Dask scheduler, worker or partition failed
 
 Every message names what was expected, what was found and, where it helps, how to fix it.
 Invalid polygon geometry is *not* an error: it is evaluated and counted as a topology failure.
 """
 
-__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "MissingDependencyError", "PhaseOrderError",
+__all__ = ["EvaluatorError", "InputFormatError", "InvalidParameterError", "MissingDependencyError",
            "ClusterError"]
 
 
@@ -31,10 +30,6 @@ class InvalidParameterError(EvaluatorError, ValueError):
 
 class MissingDependencyError(EvaluatorError, ImportError):
     """An optional library needed for this input or output cannot be imported."""
-
-
-class PhaseOrderError(EvaluatorError, RuntimeError):
-    """A phase of the evaluation was run before the phase it depends on."""
 
 
 class ClusterError(EvaluatorError, RuntimeError):

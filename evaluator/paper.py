@@ -34,7 +34,7 @@ from .stats import f1_score, nanmean
 from .validity import validity_reasons
 
 __all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "select_instances",
-           "prepare_rings", "image_codes"]
+           "prepare_rings", "image_codes", "topology_exact"]
 
 
 def image_codes(gt, pred, image_ids):
@@ -191,6 +191,28 @@ def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_
     return summarize_paper(match_paper(gt_set, pred_set, params, progress), params, detection)
 
 
+def topology_exact(pairs, gt_table, pred_table, pred_reasons, params):
+    """Exterior match at γ and topology exactness (Definition 16) of each matched pair.
+
+    A pair is topology-exact when the prediction is valid (or validity is not checked), its
+    exterior matches (E-BIoU against γ), both sides have the same hole count and every
+    hole is matched.
+
+    Returns
+    -------
+    ext_matched, topo : numpy.ndarray of bool
+        One value per pair of ``pairs``.
+    """
+    gamma = params.ring_match_threshold
+    ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
+    gt_h = np.diff(gt_table.hole_start)[pairs.gt_index]
+    pred_h = np.diff(pred_table.hole_start)[pairs.pred_index]
+    valid = np.array([pred_reasons[p] == "" for p in pairs.pred_index], dtype=bool)
+    if not params.check_validity:
+        valid[:] = True
+    return ext_matched, valid & ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+
+
 def summarize_paper(match, params, detection=detection_metrics):
     """The dataset-wide phase of the ``paper`` profile: AP/AR, Topo-EM and the metric means.
 
@@ -214,14 +236,9 @@ def summarize_paper(match, params, detection=detection_metrics):
                             params.max_detections)
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
 
-    gamma = params.ring_match_threshold
-    ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
+    ext_matched, topo = topology_exact(pairs, gt_table, pred_table, pred_reasons, params)
     gt_h = np.diff(gt_table.hole_start)[pairs_gt]
     pred_h = np.diff(pred_table.hole_start)[pairs_pred]
-    valid = np.array([pred_reasons[p] == "" for p in pairs_pred], dtype=bool)
-    if not params.check_validity:
-        valid[:] = True
-    topo = valid & ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
 
     hole_tp = int(pairs.hole_tp.sum())
     hole_fp = len(pred_table.holes) - hole_tp

@@ -20,7 +20,7 @@ import shapely
 from .construct import polygons_of
 from .repair import occupied_region
 
-__all__ = ["REASONS", "validity_reasons", "is_valid_polygon"]
+__all__ = ["REASONS", "validity_reasons"]
 
 REASONS = {
     "exterior": "exterior not simple",
@@ -109,8 +109,3 @@ def validity_reasons(instances, polygons=None):
     for index in np.flatnonzero(~valid):
         result[index] = "; ".join(_reasons(instances[index]))
     return result
-
-
-def is_valid_polygon(instance):
-    """True when the instance satisfies all five conditions of Definition 15."""
-    return validity_reasons([instance])[0] == ""

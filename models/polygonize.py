@@ -34,9 +34,6 @@ from scipy.sparse.csgraph import connected_components
 __all__ = ["PixelPolygons", "label_components", "polygonize_mask", "polygons_from_rings", "trace_rings"]
 
 _FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)
-# Direction codes: 0 east (+x), 1 south (+y), 2 west, 3 north.
-_DX = np.array([1, 0, -1, 0], np.int64)
-_DY = np.array([0, 1, 0, -1], np.int64)
 
 
 @dataclass(frozen=True)

@@ -150,3 +150,22 @@ def test_checker_trusts_a_module_getattr_for_lazy_names():
     """Names a module-level ``__getattr__`` can supply need not be bound."""
     source = "__all__ = ['Session']\ndef __getattr__(name): ...\n"
     assert surface_problems(source, "models/__init__.py") == []
+
+
+EVALUATOR_SURFACE = (
+    "ClusterError", "Evaluation", "EvaluationParams", "EvaluatorError", "InputFormatError", "Instance",
+    "InstanceSet", "InvalidParameterError", "MissingDependencyError", "PROFILES", "PixelFrame", "SCORE_FIELD",
+    "assign_images", "atomic_output", "error_layers", "evaluate", "format_table", "frame_for_bounds",
+    "implied_score_field", "instances_from_geometries", "instances_from_geometry", "load_coco_ground_truth",
+    "load_coco_predictions", "load_inputs", "load_vector_layer", "map_partitions", "open_client", "params_for",
+    "write_geopackage", "write_report", "write_summary_json",
+    "boundary_iou", "polis", "mta", "hole_f1", "topo_em",
+)
+
+
+def test_evaluator_package_exports_exactly_the_pinned_surface():
+    """``polytopo.evaluator`` exports what the plugin and models use from it, and nothing dead."""
+    import polytopo.evaluator as evaluator
+
+    assert sorted(evaluator.__all__) == sorted(EVALUATOR_SURFACE)
+    assert all(hasattr(evaluator, name) for name in EVALUATOR_SURFACE)
