@@ -15,9 +15,10 @@ or iterate :class:`Prediction` to get :class:`MapPolygon` objects without a file
 See docs/models.md for the model card, the decoder families and the memory bound.
 """
 
-from .card import FAMILIES, SEG_THRESHOLD_FAMILIES, ModelCard, card_to_props, example_card, parse_card
+from .card import ModelCard, card_to_props, example_card, parse_card
 from .card_io import describe_model, format_description, read_card, write_card
 from .card_validation import GraphSignature, ModelIO, TensorSpec, check_card
+from .decoders.families import FAMILIES, SEG_THRESHOLD_FAMILIES
 from .errors import (
     InferenceCancelled,
     InferenceError,

@@ -20,79 +20,19 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
+from .decoders.families import FAMILIES, SAM_PROMPT_INPUTS, SAM_PROMPT_OUTPUTS, family_row
 from .errors import ModelCardError
 
 __all__ = [
     "DEEPNESS_KEYS",
     "FAMILIES",
-    "FAMILY_ROLES",
-    "FAMILY_TABLE",
-    "Family",
     "ModelCard",
     "POLYTOPO_KEYS",
-    "SEG_THRESHOLD_FAMILIES",
     "card_to_props",
     "example_card",
     "format_example",
     "parse_card",
 ]
-
-@dataclass(frozen=True)
-class Family:
-    """A decoder family as cards declare it: one row of :data:`FAMILY_TABLE`.
-
-    Attributes
-    ----------
-    name : str
-        Value of ``polytopo.family``.
-    required, optional : tuple of str
-        Output roles of ``polytopo.outputs``.
-    companion : str or None
-        Card key naming the second ONNX file the family runs (its path
-        relative to the model), required when set.
-    companion_kind : str
-        What that file is, for messages.
-    """
-
-    name: str
-    required: tuple
-    optional: tuple = ()
-    companion: object = None
-    companion_kind: str = ""
-
-
-FAMILY_TABLE = (
-    Family("semantic", ("probabilities",)),
-    Family("instance", ("boxes", "scores", "masks"), ("labels",)),
-    Family("vertex-mask", ("mask", "vertices")),
-    Family("frame-field", ("seg", "frame_field")),
-    Family("rings", ("rings", "scores"), ("labels", "vertex_valid")),
-    Family("vertex-graph", ("vertices", "successors"), ("vertex_scores",)),
-    Family("vertex-sequence", ("memory",), (), "polytopo.sequence_decoder", "token decoder"),
-    Family("promptable", ("embedding",), ("high_res_0", "high_res_1"), "polytopo.prompt_decoder", "prompt decoder"),
-)
-"""The decoder families, one row each (their decoders: :data:`polytopo.models.decoders.DECODERS`)."""
-
-FAMILIES = tuple(family.name for family in FAMILY_TABLE)
-
-SEG_THRESHOLD_FAMILIES = ("semantic", "vertex-mask", "frame-field")
-"""The families whose decoders threshold a probability map at ``seg_thresh``
-(:attr:`ModelCard.seg_threshold`); the others threshold masks, scores or vertices."""
-"""Decoder families the engine runs."""
-
-FAMILY_ROLES = {family.name: (family.required, family.optional) for family in FAMILY_TABLE}
-"""Required and optional output roles of each family: ``{family: (required, optional)}``."""
-
-_FAMILY = {family.name: family for family in FAMILY_TABLE}
-
-PROMPT_INPUT_ROLES = ("embedding", "point_coords", "point_labels")
-"""Prompt-decoder inputs every promptable card needs (SAM's names by default)."""
-PROMPT_FEATURE_ROLES = ("high_res_0", "high_res_1")
-"""Optional encoder outputs passed on to the prompt decoder (SAM 2's high-resolution features)."""
-PROMPT_OUTPUT_ROLES = ("masks", "scores")
-"""Prompt-decoder outputs every promptable card needs."""
-_SAM_PROMPT_INPUTS = {"embedding": "image_embeddings", "point_coords": "point_coords", "point_labels": "point_labels"}
-_SAM_PROMPT_OUTPUTS = {"masks": "masks", "scores": "iou_predictions"}
 
 DEEPNESS_KEYS = (
     "model_type",
@@ -145,115 +85,6 @@ _LAYOUTS = ("NCHW", "NHWC")
 _FIELD_AXES = ("ij", "xy")
 _TOKEN_ORDERS = ("yx", "xy")
 
-_EXAMPLES = {
-    "semantic": {
-        "model_type": "Segmentor",
-        "class_names": {"0": "background", "1": "building"},
-        "resolution": 30,
-        "tile_size": 512,
-        "tiles_overlap": 15,
-        "standardization_mean": [0.485, 0.456, 0.406],
-        "standardization_std": [0.229, 0.224, 0.225],
-        "seg_thresh": 0.5,
-        "polytopo.family": "semantic",
-        "polytopo.outputs": {"probabilities": "output"},
-        "polytopo.input_range": [0, 255],
-        "polytopo.bands": [1, 2, 3],
-        "polytopo.simplify_tolerance_px": 1.0,
-        "polytopo.min_area_px": 16,
-        "polytopo.min_hole_area_px": 4,
-        "polytopo.baseline": "U-Net + Poly.",
-    },
-    "instance": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 512,
-        "tiles_overlap": 20,
-        "det_conf": 0.05,
-        "det_iou_thresh": 0.5,
-        "polytopo.family": "instance",
-        "polytopo.outputs": {"boxes": "boxes", "scores": "scores", "masks": "masks", "labels": "labels"},
-        "polytopo.mask_threshold": 0.5,
-        "polytopo.baseline": "Mask R-CNN + Poly.",
-    },
-    "vertex-mask": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 512,
-        "tiles_overlap": 15,
-        "polytopo.family": "vertex-mask",
-        "polytopo.outputs": {"mask": "mask", "vertices": "junctions"},
-        "polytopo.vertex_threshold": 0.5,
-        "polytopo.vertex_snap_radius_px": 3,
-        "polytopo.baseline": "HiSup",
-    },
-    "frame-field": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 512,
-        "tiles_overlap": 15,
-        "standardization_mean": [0.485, 0.456, 0.406],
-        "standardization_std": [0.229, 0.224, 0.225],
-        "seg_thresh": 0.5,
-        "polytopo.family": "frame-field",
-        "polytopo.outputs": {"seg": "seg", "frame_field": "crossfield"},
-        "polytopo.input_range": [0, 255],
-        "polytopo.frame_field_axes": "ij",
-        "polytopo.simplify_tolerance_px": 1.0,
-        "polytopo.min_area_px": 10,
-        "polytopo.baseline": "FFL",
-    },
-    "rings": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 224,
-        "tiles_overlap": 20,
-        "det_conf": 0.5,
-        "det_iou_thresh": 0.5,
-        "polytopo.family": "rings",
-        "polytopo.outputs": {"rings": "rings", "scores": "scores"},
-        "polytopo.baseline": "Pix2Poly",
-    },
-    "vertex-graph": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 320,
-        "tiles_overlap": 20,
-        "det_conf": 0.5,
-        "det_iou_thresh": 0.5,
-        "polytopo.family": "vertex-graph",
-        "polytopo.outputs": {"vertices": "vertices", "successors": "scores", "vertex_scores": "vertex_scores"},
-        "polytopo.vertex_threshold": 0.5,
-        "polytopo.baseline": "PolyWorld",
-    },
-    "vertex-sequence": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 224,
-        "tiles_overlap": 20,
-        "det_conf": 0.0,
-        "det_iou_thresh": 0.5,
-        "polytopo.family": "vertex-sequence",
-        "polytopo.outputs": {"memory": "memory"},
-        "polytopo.sequence_decoder": "pix2poly_decoder.onnx",
-        "polytopo.token_bins": 224,
-        "polytopo.token_order": "yx",
-        "polytopo.baseline": "Pix2Poly",
-    },
-    "promptable": {
-        "class_names": {"0": "building"},
-        "resolution": 30,
-        "tile_size": 1024,
-        "polytopo.family": "promptable",
-        "polytopo.outputs": {"embedding": "image_embeddings"},
-        "polytopo.prompt_decoder": "sam_decoder.onnx",
-        "polytopo.prompt_inputs": _SAM_PROMPT_INPUTS,
-        "polytopo.prompt_outputs": _SAM_PROMPT_OUTPUTS,
-        "polytopo.mask_threshold": 0.0,
-        "polytopo.baseline": "SAM2 + Poly.",
-    },
-}
-
 
 def example_card(family="semantic"):
     """Return a valid example card for ``family`` as a dict of key to Python value.
@@ -274,7 +105,7 @@ def example_card(family="semantic"):
     >>> example_card("rings")["polytopo.outputs"]
     {'rings': 'rings', 'scores': 'scores'}
     """
-    return json.loads(json.dumps(_EXAMPLES[family if family in _EXAMPLES else "semantic"]))
+    return json.loads(json.dumps(family_row(family if family in FAMILIES else "semantic").example))
 
 
 def format_example(family="semantic"):
@@ -422,8 +253,8 @@ class ModelCard:
     token_bins: int = 224
     token_order: str = "yx"
     prompt_decoder: object = None
-    prompt_inputs: tuple = tuple(_SAM_PROMPT_INPUTS.items())
-    prompt_outputs: tuple = tuple(_SAM_PROMPT_OUTPUTS.items())
+    prompt_inputs: tuple = tuple(SAM_PROMPT_INPUTS.items())
+    prompt_outputs: tuple = tuple(SAM_PROMPT_OUTPUTS.items())
     baseline: object = None
     training_data: object = None
     licence: object = None
@@ -551,16 +382,17 @@ def _role_map(props, key, family, default):
 def _outputs(props, family):
     key = "polytopo.outputs"
     outputs = _role_map(props, key, family, {})
-    required, optional = FAMILY_ROLES[family]
+    row = family_row(family)
+    required = row.required
     roles = dict(outputs)
-    unknown = sorted(set(roles) - set(required) - set(optional))
+    unknown = sorted(set(roles) - set(row.roles))
     if unknown:
-        _fail(key, f"roles among {list(required + optional)} for family {family!r}", f"unknown roles {unknown}", family)
-    if roles and family != "semantic":
+        _fail(key, f"roles among {list(row.roles)} for family {family!r}", f"unknown roles {unknown}", family)
+    if roles and row.default_role is None:
         missing = [role for role in required if role not in roles]
         if missing:
             _fail(key, f"the roles {list(required)} for family {family!r}", f"no {missing}", family)
-    if not roles and family != "semantic":
+    if not roles and row.default_role is None:
         _fail(key, f"the roles {list(required)} for family {family!r}", "no polytopo.outputs key", family)
     return outputs
 
@@ -622,9 +454,9 @@ def parse_card(props):
         thresholds = _number_list(props, "polytopo.class_thresholds", family, None)
         if any(not 0.0 <= v <= 1.0 for v in thresholds):
             _fail("polytopo.class_thresholds", "numbers in [0, 1], one per class", repr(props["polytopo.class_thresholds"]), family)
-    companion = _FAMILY[family]
-    if companion.companion is not None and companion.companion not in props:
-        _fail(companion.companion, f"the {companion.companion_kind}'s ONNX file name, relative to this model", "no such key", family)
+    companion = family_row(family).companion
+    if companion is not None and companion.key not in props:
+        _fail(companion.key, f"the {companion.kind}'s ONNX file name, relative to this model", "no such key", family)
     bands = _number_list(props, "polytopo.bands", family, None, integer=True, low=1)
     layout = props.get("polytopo.input_layout")
     known = set(DEEPNESS_KEYS) | set(POLYTOPO_KEYS) | {"names"}
@@ -661,8 +493,8 @@ def parse_card(props):
         token_bins=_number(props, "polytopo.token_bins", family, 224, low=2, integer=True),
         token_order=_choice(props, "polytopo.token_order", family, _TOKEN_ORDERS, "yx"),
         prompt_decoder=_text(props, "polytopo.prompt_decoder", family),
-        prompt_inputs=_role_map(props, "polytopo.prompt_inputs", family, _SAM_PROMPT_INPUTS),
-        prompt_outputs=_role_map(props, "polytopo.prompt_outputs", family, _SAM_PROMPT_OUTPUTS),
+        prompt_inputs=_role_map(props, "polytopo.prompt_inputs", family, SAM_PROMPT_INPUTS),
+        prompt_outputs=_role_map(props, "polytopo.prompt_outputs", family, SAM_PROMPT_OUTPUTS),
         baseline=_text(props, "polytopo.baseline", family),
         training_data=_text(props, "polytopo.training_data", family),
         licence=_text(props, "polytopo.licence", family),

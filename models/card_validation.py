@@ -9,7 +9,8 @@ naming the key and showing a valid example.
 
 from dataclasses import dataclass
 
-from .card import FAMILY_ROLES, format_example
+from .card import format_example
+from .decoders.families import family_row
 from .errors import ModelCardError
 
 __all__ = ["GraphSignature", "ModelIO", "TensorSpec", "check_card", "signature_from_session"]
@@ -135,7 +136,7 @@ def _layout(card, shape):
 
 def _image_input(card, signature):
     family = card.family
-    if family == "promptable":
+    if family_row(family).image_among_inputs:
         candidates = [spec for spec in signature.inputs if len(spec.shape) == 4]
     else:
         candidates = list(signature.inputs)
@@ -193,14 +194,15 @@ def _check_frame_field(card, signature, outputs):
 def _dense_class_count(card, signature, outputs):
     if card.family == "frame-field":
         _check_frame_field(card, signature, outputs)
-    if card.family not in ("semantic", "vertex-mask"):
+    row = family_row(card.family)
+    role = row.class_role
+    if role is None:
         return None
-    role = "probabilities" if card.family == "semantic" else "mask"
     spec = signature.output(dict(outputs)[role])
     if len(spec.shape) not in (3, 4):
         _fail("polytopo.outputs", f"output {spec.name!r} ({role}) of rank 4 (batch, classes, height, width) or 3", f"rank {len(spec.shape)}", card.family)
     count = 1 if len(spec.shape) == 3 else spec.shape[1]
-    if card.family == "semantic" and count is not None and card.class_names:
+    if row.class_names_per_channel and count is not None and card.class_names:
         names = len(card.class_names)
         if not (names == count or (count == 1 and names in (1, 2))):
             _fail("class_names", f"{count} class names (one per channel of output {spec.name!r})", f"{names} names {list(card.class_names)}", card.family)
@@ -211,20 +213,25 @@ def _dense_class_count(card, signature, outputs):
 
 def _outputs(card, signature):
     family = card.family
+    row = family_row(family)
     outputs = dict(card.outputs)
-    if family == "semantic" and not outputs:
+    if row.default_role is not None and not outputs:
         if len(signature.outputs) != 1:
             names = [spec.name for spec in signature.outputs]
-            _fail("polytopo.outputs", 'a polytopo.outputs entry such as {"probabilities": "NAME"} when the graph has several outputs', f"outputs {names}", family)
-        outputs = {"probabilities": signature.outputs[0].name}
+            _fail(
+                "polytopo.outputs",
+                f'a polytopo.outputs entry such as {{"{row.default_role}": "NAME"}} when the graph has several outputs',
+                f"outputs {names}",
+                family,
+            )
+        outputs = {row.default_role: signature.outputs[0].name}
     missing = {role: name for role, name in outputs.items() if signature.output(name) is None}
     if missing:
         names = [spec.name for spec in signature.outputs]
         _fail("polytopo.outputs", f"output names among {names}", f"{missing}", family)
-    required, _optional = FAMILY_ROLES[family]
-    absent = [role for role in required if role not in outputs]
+    absent = [role for role in row.required if role not in outputs]
     if absent:
-        _fail("polytopo.outputs", f"the roles {list(required)}", f"no {absent}", family)
+        _fail("polytopo.outputs", f"the roles {list(row.required)}", f"no {absent}", family)
     return tuple(outputs.items())
 
 

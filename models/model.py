@@ -3,9 +3,10 @@
 import os
 from dataclasses import dataclass
 
-from .card import FAMILY_TABLE, PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, parse_card
+from .card import parse_card
 from .card_validation import check_card
 from .confinement import inside_model_folder
+from .decoders.families import PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, family_row
 from .errors import ModelCardError
 from .onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
@@ -169,15 +170,13 @@ def _prompt_io(card, signature):
     )
 
 
-_COMPANION_LOADING = {"promptable": ("prompt_session", _prompt_io), "vertex-sequence": ("sequence_session", _sequence_io)}
-"""Families with a second ONNX file (see :data:`~polytopo.models.card.FAMILY_TABLE`): its LoadedModel field and I/O check."""
-
-_COMPANIONS = {family.name: family for family in FAMILY_TABLE if family.companion is not None}
+_COMPANION_IO = {"prompt_session": ("prompt_io", _prompt_io), "sequence_session": ("sequence_io", _sequence_io)}
+"""Each second session's :class:`LoadedModel` field (a family row's ``companion.session_field``): its I/O field and check."""
 
 
 def _companion_path(card, path):
     """The second ONNX file of ``card``'s family, confined to the folder of ``path``."""
-    key = _COMPANIONS[card.family].companion
+    key = family_row(card.family).companion.key
     name = getattr(card, key.removeprefix("polytopo."))
     companion = inside_model_folder(path, name)
     if companion is None:
@@ -189,17 +188,22 @@ def _companion_path(card, path):
     return companion
 
 
-def _companion_io(card, path, session):
-    family = _COMPANIONS[card.family]
+def _companion_io(card, path, sessions):
+    """``{io field: I/O}`` of the second session of ``card``'s family (empty without one)."""
+    companion = family_row(card.family).companion
+    if companion is None:
+        return {}
+    session = sessions.get(companion.session_field)
     if session is None:
         raise ModelCardError(
-            f"Expected a {family.companion_kind} session for the {card.family} model {path} but got none; "
-            f"set {family.companion} to the {family.companion_kind}'s ONNX file."
+            f"Expected a {companion.kind} session for the {card.family} model {path} but got none; "
+            f"set {companion.key} to the {companion.kind}'s ONNX file."
         )
-    return _COMPANION_LOADING[card.family][1](card, session.signature)
+    io_field, check = _COMPANION_IO[companion.session_field]
+    return {io_field: check(card, session.signature)}
 
 
-def model_from_session(path, session, prompt_session=None, sequence_session=None):
+def model_from_session(path, session, prompt_session=None, sequence_session=None, card=None):
     """Build a :class:`LoadedModel` from already-open session objects.
 
     Parameters
@@ -212,16 +216,19 @@ def model_from_session(path, session, prompt_session=None, sequence_session=None
         The prompt decoder predictor (promptable family).
     sequence_session : object, optional
         The token decoder predictor (vertex-sequence family).
+    card : ModelCard, optional
+        The card already parsed from ``session.metadata``; parsed here when None.
 
     Returns
     -------
     LoadedModel
     """
-    card = parse_card(session.metadata)
+    if card is None:
+        card = parse_card(session.metadata)
     io = check_card(card, session.signature)
-    prompt_io = _companion_io(card, path, prompt_session) if card.family == "promptable" else None
-    sequence_io = _companion_io(card, path, sequence_session) if card.family == "vertex-sequence" else None
-    return LoadedModel(os.fspath(path), card, io, session, prompt_session, prompt_io, sequence_session, sequence_io)
+    sessions = {"prompt_session": prompt_session, "sequence_session": sequence_session}
+    companion_io = _companion_io(card, path, sessions)
+    return LoadedModel(os.fspath(path), card, io, session, **sessions, **companion_io)
 
 
 def load_model(path, params=SessionParams()):
@@ -248,12 +255,12 @@ def load_model(path, params=SessionParams()):
         ``cuda`` requested and not usable.
     """
     path = os.fspath(path)
-    parse_card(read_metadata_props(path))
+    card = parse_card(read_metadata_props(path))
     session = open_session(path, params)
     companions = {}
-    card = parse_card(session.metadata)
-    if card.family in _COMPANIONS:
+    companion = family_row(card.family).companion
+    if companion is not None:
         decoder_path = _companion_path(card, path)
         read_metadata_props(decoder_path)
-        companions[_COMPANION_LOADING[card.family][0]] = open_session(decoder_path, params)
-    return model_from_session(path, session, **companions)
+        companions[companion.session_field] = open_session(decoder_path, params)
+    return model_from_session(path, session, card=card, **companions)

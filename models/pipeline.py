@@ -29,10 +29,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import shapely
 
-from .card import SEG_THRESHOLD_FAMILIES
 from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
+from .decoders.families import SEG_THRESHOLD_FAMILIES
 from .errors import InferenceCancelled, InferenceError, ModelCardError, RasterError
 from .grid_blocks import whole_rows
 from .memory import check_memory, estimate_memory

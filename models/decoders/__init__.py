@@ -1,6 +1,10 @@
-"""Decoder families; :func:`decoder_for` picks the one a model's card names."""
+"""Decoder families; :func:`decoder_for` picks the one a model's card names.
+
+Each family is one row of :data:`~polytopo.models.decoders.families.FAMILY_TABLE`.
+"""
 
 from .base import DecodeContext, Decoder, PolygonRecord
+from .families import FAMILY_TABLE, Family, family_row
 from .frame_field import FrameFieldDecoder
 from .instance import InstanceDecoder
 from .promptable import PromptableDecoder
@@ -11,8 +15,10 @@ from .vertex_sequence import VertexSequenceDecoder
 
 __all__ = [
     "DECODERS",
+    "FAMILY_TABLE",
     "DecodeContext",
     "Decoder",
+    "Family",
     "FrameFieldDecoder",
     "InstanceDecoder",
     "PolygonRecord",
@@ -23,16 +29,11 @@ __all__ = [
     "VertexMaskDecoder",
     "VertexSequenceDecoder",
     "decoder_for",
+    "family_row",
 ]
 
-DECODERS = {
-    decoder.family: decoder
-    for decoder in (
-        SemanticDecoder, InstanceDecoder, VertexMaskDecoder, FrameFieldDecoder, RingsDecoder, VertexGraphDecoder,
-        VertexSequenceDecoder, PromptableDecoder,
-    )
-}
-"""Family name to decoder class."""
+DECODERS = {family.name: family.decoder for family in FAMILY_TABLE}
+"""Family name to decoder class (read from :data:`FAMILY_TABLE`)."""
 
 
 def decoder_for(model, context, prompts=None):
@@ -43,14 +44,10 @@ def decoder_for(model, context, prompts=None):
     model : LoadedModel
     context : DecodeContext
     prompts : sequence of Prompt, optional
-        Required by the promptable family, ignored otherwise.
+        Required by the families that need prompts (promptable), ignored otherwise.
 
     Returns
     -------
     Decoder
     """
-    if model.card.family == "promptable":
-        return PromptableDecoder(context, model, prompts)
-    if model.card.family == "vertex-sequence":
-        return VertexSequenceDecoder(context, model)
-    return DECODERS[model.card.family](context)
+    return family_row(model.card.family).decoder.for_model(context, model, prompts)

@@ -102,6 +102,19 @@ class Decoder:
         self.context = context
         self.card = context.card
 
+    @classmethod
+    def for_model(cls, context, model, prompts=None):
+        """Create the decoder of ``model`` (families with a second session or prompts override this).
+
+        Parameters
+        ----------
+        context : DecodeContext
+        model : LoadedModel
+        prompts : sequence of Prompt, optional
+            Used only by families whose row sets ``needs_prompts``.
+        """
+        return cls(context)
+
     def class_label(self, class_id):
         """Name written to the ``class_name`` field for ``class_id``."""
         return self.card.class_name(class_id)

@@ -67,6 +67,11 @@ class PromptableDecoder(Decoder):
             else:
                 self._by_tile.setdefault(tile, []).append((prompt, box))
 
+    @classmethod
+    def for_model(cls, context, model, prompts=None):
+        """Create the decoder with ``model``'s prompt session and the run's ``prompts``."""
+        return cls(context, model, prompts)
+
     def _grid_box(self, prompt):
         gt = self.context.grid.geotransform
         if prompt.kind == "box":

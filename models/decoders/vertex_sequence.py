@@ -129,6 +129,11 @@ class VertexSequenceDecoder(RingsDecoder):
         self._io = model.sequence_io
         self.decoder_runs = 0
 
+    @classmethod
+    def for_model(cls, context, model, prompts=None):
+        """Create the decoder with ``model``'s token decoder session."""
+        return cls(context, model)
+
     def _step(self, memory, tokens):
         self.decoder_runs += 1
         logits, successors = self._session.run(["logits", "successors"], {"memory": memory, "tokens": tokens})
