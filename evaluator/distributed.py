@@ -33,7 +33,7 @@ from .reference_code import (ReferenceMatch, RoleMatches, image_grouped_order, m
 from .rings import RingTable
 
 __all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "merge_reference_matches",
-           "merge_p3_code_parts", "run_profile_on",
+           "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
            "sweep_on", "bootstrap_on", "resample_metrics_on"]
 
 PARTITIONS_PER_WORKER = 4
@@ -252,17 +252,27 @@ def _match_task(task):
     """Worker side: filters and per-image work of one partition of the unfiltered sets.
 
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
-    order of :mod:`.ordering` within the partition, and for ``p3-code`` the partition's
+    order of :mod:`.ordering` within the partition (its ring tables without their bands,
+    polygons and regions: nothing after the per-image work reads them, and they would
+    double what goes back), and for ``p3-code`` the partition's
     :class:`.p3_code.P3CodeParts` (else None).
     """
     gt_raw, pred_raw, params = task
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
     match = match_paper(gt_set, pred_set, params)
-    if params.profile != "p3-code":
-        return match, None
-    from .p3_code import p3_code_parts
+    extra = None
+    if params.profile == "p3-code":
+        from .p3_code import p3_code_parts
 
-    return match, p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids)
+        extra = p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids)
+    return _without_geometry(match), extra
+
+
+def _without_geometry(match):
+    """The match with its ring tables' derived geometry dropped (the client makes it again if it needs it)."""
+    match.gt_table.drop_geometry()
+    match.pred_table.drop_geometry()
+    return match
 
 
 def merge_p3_code_parts(parts, image_ids):
@@ -325,7 +335,7 @@ def _filtered(whole, matches, side):
 def _reference_task(task):
     """Worker side: the per-image work of the ``reference-code`` profile on one partition."""
     gt_set, pred_set, params = task
-    return match_reference_code(gt_set, pred_set, params)
+    return _without_geometry(match_reference_code(gt_set, pred_set, params))
 
 
 def run_profile_on(client, gt_set, pred_set, params, progress=None):
@@ -353,24 +363,49 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     step = progress or (lambda name: None)
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
-    names = [_partition_name(p) for p in parts]
-    if params.profile == "reference-code":
-        matches = map_partitions(client, _reference_task, [(p.gt_set, p.pred_set, params) for p in parts],
-                                 names=names, progress=_counting(step, "partition"))
-        step("merge")
-        match = merge_reference_matches(gt_set, pred_set, parts, matches)
-        del matches
-        return summarize_reference_code(match, params, progress)
-    results = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
-                             names=names, progress=_counting(step, "partition"))
+    results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
+                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
+    return merge_partitions(gt_set, pred_set, params, parts, results, progress)
+
+
+def partition_task(params):
+    """The worker function of one partition ``(gt_set, pred_set, params)`` for the profile of ``params``."""
+    return _reference_task if params.profile == "reference-code" else _match_task
+
+
+def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
+    """The client side of :func:`run_profile_on`: merge the partitions' results, then the dataset-wide phase.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole unfiltered inputs.
+    params : EvaluationParams
+    parts : list of Partition
+        From :func:`partition_images`.
+    results : list
+        :func:`partition_task` of each partition, in the order of ``parts``.
+    progress : callable, optional
+        Called with ``"merge"`` and ``"summary"`` as those phases start.
+
+    Returns
+    -------
+    Outcome
+    """
+    step = progress or (lambda name: None)
     step("merge")
+    if params.profile == "reference-code":
+        match = merge_reference_matches(gt_set, pred_set, parts, results)
+        step("summary")
+        return summarize_reference_code(match, params)
     matches = [match for match, _ in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
     match = merge_matches(gt, pred, placed, matches)
     p3_code = [extra for _, extra in results]
-    del results, matches
+    del matches
+    step("summary")
     if params.profile in ("coco", "p3-code"):
         from .coco import coco_detection
 
