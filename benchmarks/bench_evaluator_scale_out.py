@@ -1,31 +1,41 @@
-"""Scale-out benchmark of the evaluator on Dask: 1 vs 2 workers, the cost of each part, a projection.
+"""Scale-out benchmark of the evaluator on Dask: 1 process vs 2 workers, memory per process, part costs, a projection.
 
-On the ``--scale`` x version (default 4) of the set of ``osm_benchmark_set.py`` it
+On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
+``osm_benchmark_set.py`` it
 
-1. runs the evaluator's command line (``paper`` profile, default bootstrap, no plots,
-   no GeoPackage) in fresh processes in one process (``--workers 0``) and on a local
-   cluster of 2 workers (``--workers 2``), checks that every number of both
-   ``summary.json`` agrees within 1e-9 and the per-feature CSVs are identical, and
-   prints both wall times (interpreter start and cluster start-up included), the
-   speed-up and the client's peak resident memory;
+1. runs the evaluator's command line (``--profile``, default ``paper`` with the default
+   bootstrap; no plots, no GeoPackage) in fresh processes in one process
+   (``--workers 0``) and on a local cluster of 2 workers (``--workers 2``), checks that
+   every number of both ``summary.json`` agrees within 1e-9 and the per-feature CSVs are
+   identical, and prints both wall times (interpreter and cluster start-up included), the
+   speed-up, and the peak resident memory of the single process, of the 2-worker run's
+   client and of each of its workers (each worker records its own ``VmHWM`` when it
+   closes, through the preload of ``peak_memory.py``), with the largest of the three
+   against the single process;
 2. measures in this process, without a cluster, what a cluster run is made of: the
    client's serial parts (loading, partitioning, pickling the partitions out and the
    results back, merge, the dataset-wide summary, analyses, records), the work of each
-   of the ``4 x 2`` partitions of a 2-worker run (filters and per-image work), one
-   bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
+   of the ``4 x 2`` partitions of a 2-worker run (``distributed.partition_task``: filters
+   and per-image work), one bootstrap chunk, and the scheduler's cost per task (empty
+   tasks on a 2-worker cluster);
 3. projects the evaluation time to 16 and 64 workers with the model
 
-       T(N) = S + I * W / N + B(N) + k * P(N)
+       T(N) = S + I * W / N + ceil(chunks / N) * b + k * (4N + chunks)
 
-   where S is the serial client time, W the summed per-partition work, I the measured
-   imbalance (largest partition over the mean), B(N) the bootstrap chunks
-   (``ceil(chunks / N)`` chunk times), k the scheduler cost per task and P(N) = 4N + chunks
-   the number of tasks. It assumes workers on their own cores and the client's network
-   and memory bandwidth not limiting (the inputs are pickled once, serially, on the client).
+   where S is the serial client time (everything of step 2 that runs on the client,
+   merge included, measured for 8 partitions and taken as independent of N: it is linear
+   in the instances, not in the partitions), W the summed per-partition work, I the
+   measured imbalance (largest partition over the mean, assumed to stay the same with 4N
+   partitions), b the time of one bootstrap chunk, k the scheduler cost per task and
+   4N + chunks the number of tasks (for N = 1 the partition term is W). It assumes every worker on a core of its own and the
+   client's network and memory bandwidth not limiting (the partitions are pickled once,
+   serially, on the client). The speed-up it prints is T(1) / T(N); ``S / T(1)`` bounds it
+   (Amdahl).
 
-The machine's load average is printed: ratios are only meaningful on an idle machine
-with at least 3 cores (client + 2 workers). Exits 0 after a message when the shared data
-folder is absent; 1 when the two runs disagree or one fails.
+The machine's load average is printed before and after each part: on a machine shared
+with other jobs the measured 1-vs-2-worker ratio says little; the per-part costs, taken
+one after the other in one process, are steadier. Exits 0 after a message when the
+shared data folder is absent; 1 when the two runs disagree or one fails.
 
 Run ``python benchmarks/bench_evaluator_scale_out.py --help``.
 """
@@ -42,6 +52,7 @@ from pathlib import Path
 
 import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
+from peak_memory import preload_environment, read_worker_peaks
 
 __all__ = ["main", "project", "part_costs"]
 
@@ -74,54 +85,53 @@ def _noop(value):
     return value
 
 
-def part_costs(gt_path, pred_path, n_parts):
+def part_costs(gt_path, pred_path, profile, n_parts):
     """Seconds of every part of a cluster evaluation, measured in this process.
 
     Returns
     -------
     dict
         ``serial`` (name → seconds on the client), ``partitions`` (seconds of each
-        partition's per-image work), ``bootstrap_chunk_s``, ``bootstrap_chunks``.
+        partition's work), ``partition_mib`` (pickled size of each partition sent out),
+        ``result_mib`` (pickled size of each result sent back), ``bootstrap_chunk_s``,
+        ``bootstrap_chunks``.
     """
     from polytopo.evaluator import load_inputs
     from polytopo.evaluator.analysis import (per_image_statistics, resample_metrics, resample_weights,
                                              simple_to_complex, wrong_topo)
-    from polytopo.evaluator.distributed import Partition, _filtered, _match_task, merge_matches, partition_images
-    from polytopo.evaluator.paper import summarize_paper
+    from polytopo.evaluator.distributed import merge_partitions, partition_images, partition_task
     from polytopo.evaluator.params import params_for
     from polytopo.evaluator.records import build_records
 
-    params = params_for("paper")
+    params = params_for(profile)
     serial = {}
     (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
     parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
     tasks = [(p.gt_set, p.pred_set, params) for p in parts]
     blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
-    partitions, results = [], []
-    for task in tasks:
-        result, seconds = _timed(_match_task, task)
+    task = partition_task(params)
+    partitions, results, result_blobs = [], [], []
+    for blob in blobs:
+        result, seconds = _timed(lambda: task(pickle.loads(blob)))
         partitions.append(seconds)
-        results.append(result)
-    results, serial["unpickle results"] = _timed(
-        lambda: [pickle.loads(pickle.dumps(r, protocol=5)) for r in results])
-    serial["unpickle results"] /= 2  # the measured round trip counts the worker's pickling too
-
-    def merge():
-        matches = [match for _, match in results]
-        whole_gt, gt_at = _filtered(gt, parts, [k[0] for k, _ in results], matches, "gt")
-        whole_pred, pred_at = _filtered(pred, parts, [k[1] for k, _ in results], matches, "pred")
-        return merge_matches(whole_gt, whole_pred, [Partition(None, None, g, q) for g, q in zip(gt_at, pred_at)],
-                             matches)
-
-    merged, serial["merge"] = _timed(merge)
-    outcome, serial["summary"] = _timed(summarize_paper, merged, params)
+        result_blobs.append(pickle.dumps(result, protocol=5))
+        del result
+    results, serial["unpickle results"] = _timed(lambda: [pickle.loads(b) for b in result_blobs])
+    phases = {}
+    outcome, _ = _timed(merge_partitions, gt, pred, params, parts, results,
+                        lambda name: phases.setdefault(name, time.perf_counter()))
+    done = time.perf_counter()
+    serial["merge"] = phases["summary"] - phases["merge"]
+    serial["summary"] = done - phases["summary"]
     _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
     _, serial["records"] = _timed(build_records, outcome)
-    stats = per_image_statistics(outcome)
-    chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
-    _, chunk_s = _timed(resample_metrics, chunks[0], stats, outcome.ranking)
-    return {"serial": serial, "partitions": partitions, "bootstrap_chunk_s": chunk_s,
-            "bootstrap_chunks": len(chunks), "partition_bytes": sum(len(b) for b in blobs)}
+    chunk_s, chunks = 0.0, []
+    if params.bootstrap_resamples and profile != "reference-code":
+        stats = per_image_statistics(outcome)
+        chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
+        _, chunk_s = _timed(resample_metrics, chunks[0], stats, outcome.ranking)
+    return {"serial": serial, "partitions": partitions, "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": len(chunks),
+            "partition_mib": [len(b) / 2**20 for b in blobs], "result_mib": [len(b) / 2**20 for b in result_blobs]}
 
 
 def task_overhead_s(workers=2, tasks=200):
@@ -142,18 +152,41 @@ def project(costs, overhead_s, workers):
     imbalance = max(costs["partitions"]) / mean if mean else 1.0
     chunks = costs["bootstrap_chunks"]
     bootstrap = math.ceil(chunks / workers) * costs["bootstrap_chunk_s"]
-    return serial + imbalance * work / workers + bootstrap + overhead_s * (4 * workers + chunks)
+    spread = imbalance * work / workers if workers > 1 else work
+    return serial + spread + bootstrap + overhead_s * (4 * workers + chunks)
 
 
-def _cli(python, files, out, workers):
-    args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--no-plots", "--no-gpkg", "--quiet",
-            "--workers", str(workers)]
-    return run_measured(python, "module", EVALUATOR_MODULE, args)
+def _cli(python, files, out, workers, profile):
+    """One command-line run in a fresh process; with workers, each worker's peak is recorded too.
+
+    Returns the run and the workers' peak resident memory (MiB, by process id).
+    """
+    args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--profile", profile, "--no-plots",
+            "--no-gpkg", "--quiet", "--workers", str(workers)]
+    with tempfile.TemporaryDirectory(prefix="polytopo_peaks_") as peaks:
+        environment = preload_environment(peaks)
+        saved = {name: os.environ.get(name) for name in environment}
+        os.environ.update(environment)
+        try:
+            run = run_measured(python, "module", EVALUATOR_MODULE, args)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        return run, read_worker_peaks(peaks)
+
+
+def _load():
+    return os.getloadavg()[0]
 
 
 def _parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=int, default=4, help="size of the set, in copies of the 1x set (>= 4)")
+    parser.add_argument("--profile", default="paper", choices=("paper", "reference-code"),
+                        help="evaluation profile (default paper)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with polytopo installed")
     parser.add_argument("--cache", type=Path, help="cache folder of the built sets")
     parser.add_argument("--json", type=Path, help="also write the measurements to this JSON file")
@@ -176,9 +209,12 @@ def main(argv=None):
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     print(f"set {args.scale}x: {c['images']} images, {c['gt_instances']} GT and {c['predictions']} predicted "
           "instances")
-    report = {"scale": args.scale, "counts": c}
+    report = {"scale": args.scale, "profile": args.profile, "counts": c, "load_average": {"start": _load()}}
     with tempfile.TemporaryDirectory(prefix="polytopo_scale_out_") as scratch:
-        runs = {n: _cli(args.python, files, Path(scratch) / f"w{n}", n) for n in (0, 2)}
+        runs, worker_peaks = {}, {}
+        for n in (0, 2):
+            runs[n], worker_peaks[n] = _cli(args.python, files, Path(scratch) / f"w{n}", n, args.profile)
+            report["load_average"][f"after --workers {n}"] = _load()
         failed = [n for n, r in runs.items() if r.returncode != 0]
         if failed:
             print(f"the run with --workers {failed[0]} failed:\n{runs[failed[0]].stderr_tail}")
@@ -188,29 +224,42 @@ def main(argv=None):
         csv_same = all((Path(scratch) / "w0" / name).read_bytes() == (Path(scratch) / "w2" / name).read_bytes()
                        for name in ("predictions.csv", "references.csv", "missed_holes.csv",
                                     "hallucinated_holes.csv"))
-    print(f"load average after the runs {os.getloadavg()[0]:.1f}")
-    print(f"end to end (command line, fresh processes): 1 process {runs[0].wall_s:.2f} s "
-          f"(peak {runs[0].peak_rss_mib:.0f} MiB), 2 workers {runs[2].wall_s:.2f} s (client peak "
-          f"{runs[2].peak_rss_mib:.0f} MiB): speed-up {runs[0].wall_s / runs[2].wall_s:.2f}x")
+    print(f"load average after the runs {report['load_average']['after --workers 0']:.1f} (after --workers 0), "
+          f"{report['load_average']['after --workers 2']:.1f} (after --workers 2)")
+    print(f"end to end (command line, fresh processes, --profile {args.profile}): 1 process {runs[0].wall_s:.2f} s, "
+          f"2 workers {runs[2].wall_s:.2f} s: speed-up {runs[0].wall_s / runs[2].wall_s:.2f}x")
+    workers = sorted(worker_peaks[2].values())
+    largest = max([runs[2].peak_rss_mib, *workers])
+    print(f"peak resident memory: 1 process {runs[0].peak_rss_mib:.0f} MiB; 2 workers: client "
+          f"{runs[2].peak_rss_mib:.0f} MiB, workers {', '.join(f'{w:.0f}' for w in workers) or 'not recorded'} MiB; "
+          f"largest process {largest:.0f} MiB = {largest / runs[0].peak_rss_mib:.2f} x the single process")
     print(f"summary numbers within 1e-9: {not differences}; per-feature CSVs identical: {csv_same}")
     report["end_to_end"] = {"1 process": runs[0].wall_s, "2 workers": runs[2].wall_s,
                             "speedup": runs[0].wall_s / runs[2].wall_s, "peak_mib_1": runs[0].peak_rss_mib,
-                            "peak_mib_client_2": runs[2].peak_rss_mib, "identical": not differences and csv_same}
+                            "peak_mib_client_2": runs[2].peak_rss_mib, "peak_mib_workers_2": workers,
+                            "identical": not differences and csv_same}
 
-    costs = part_costs(files.gt_path, files.pred_path, 4 * 2)
+    costs = part_costs(files.gt_path, files.pred_path, args.profile, 4 * 2)
     overhead = task_overhead_s()
+    report["load_average"]["after the part costs"] = _load()
     parts = costs["partitions"]
-    print("\nparts of a 2-worker run, measured in one process:")
+    print(f"\nparts of a 2-worker run, measured one after the other in one process "
+          f"(load average {report['load_average']['after the part costs']:.1f} after):")
     for name, seconds in costs["serial"].items():
         print(f"  client  {name:<20} {seconds:8.3f} s")
+    for k, (seconds, out_mib, back_mib) in enumerate(zip(parts, costs["partition_mib"], costs["result_mib"])):
+        print(f"  worker  partition {k + 1} of {len(parts):<8} {seconds:8.3f} s  ({out_mib:.1f} MiB out, "
+              f"{back_mib:.1f} MiB back)")
     print(f"  workers {len(parts)} partitions        {sum(parts):8.3f} s in all (largest {max(parts):.3f} s, "
-          f"mean {sum(parts) / len(parts):.3f} s); {costs['partition_bytes'] / 2**20:.1f} MiB pickled out")
-    print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
+          f"mean {sum(parts) / len(parts):.3f} s)")
+    if costs["bootstrap_chunks"]:
+        print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
     print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms")
     serial = sum(costs["serial"].values())
-    print(f"  serial client share of a 1-process evaluation: "
-          f"{serial / (serial + sum(parts) + costs['bootstrap_chunk_s'] * costs['bootstrap_chunks']):.0%}")
-    print("\nprojection T(N) = S + I*W/N + ceil(chunks/N)*b + k*(4N + chunks):")
+    total = serial + sum(parts) + costs["bootstrap_chunk_s"] * costs["bootstrap_chunks"]
+    print(f"  serial client share of a 1-process evaluation: {serial / total:.0%} (so no N gives more than "
+          f"{total / serial:.1f}x)")
+    print("\nprojection T(N) = S + I*W/N + ceil(chunks/N)*b + k*(4N + chunks), every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["projection_s"] = costs, overhead, {}
     for n in (1, 2, *PROJECTED_WORKERS):
         seconds = project(costs, overhead, n)

@@ -31,28 +31,16 @@ Usage::
 import argparse
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
 
 import numpy as np
+from peak_memory import peak_rss_mib
 
 __all__ = ["main"]
 
 _TILE_PX = 4096
-
-
-def _peak_rss_mb():
-    """Peak resident memory of the calling process, MiB (``VmHWM`` where /proc has it, else ``ru_maxrss``)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _layer(path):
@@ -101,7 +89,7 @@ def main(argv=None):
         start = time.perf_counter()
         report = run_to_file(load_model(model_path, SessionParams(provider="cpu")), raster, os.path.join(folder, "single.gpkg"), params)
         results["single"] = {"seconds": round(time.perf_counter() - start, 2), "tiles_run": report.tiles_run,
-                             "peak_rss_mb": round(_peak_rss_mb())}
+                             "peak_rss_mb": round(peak_rss_mib())}
         start = time.perf_counter()
         report = run_blocks(model_path, raster, os.path.join(folder, "in_process.gpkg"), None, params,
                             SessionParams(provider="cpu"), args.block_px)
@@ -118,11 +106,11 @@ def main(argv=None):
                         os.unlink(out)
                     report = run_blocks(model_path, raster, out, client, params, session, args.block_px)
                     seconds = time.perf_counter() - started
-                    peaks = client.run(_peak_rss_mb)
+                    peaks = client.run(peak_rss_mib)
                 runs[workers].append({
                     "seconds": round(seconds, 2), "cluster_start_seconds": round(started - start, 2),
                     "tiles_run": report.tiles_run, "tiles_rerun": report.tiles_rerun,
-                    "worker_peak_rss_mb": sorted(round(v) for v in peaks.values()), "client_peak_rss_mb": round(_peak_rss_mb())})
+                    "worker_peak_rss_mb": sorted(round(v) for v in peaks.values()), "client_peak_rss_mb": round(peak_rss_mib())})
         for workers, done in runs.items():
             results[f"workers={workers}"] = done
         results["equality_workers2_vs_single"] = _compare(_layer(os.path.join(folder, "workers2.gpkg")),

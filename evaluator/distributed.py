@@ -8,12 +8,14 @@ counts (:func:`partition_images`), runs the filters and :func:`.paper.match_pape
 each group on a worker, and merges the partial matches on the client back into the order
 of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
-the same code as in one process, so the numbers are the same.
+the same code as in one process, so the numbers are the same. ``reference-code`` runs
+its own per-image phase (:func:`.reference_code.match_reference_code`) on the groups,
+merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
+(:func:`.p3_code.p3_code_parts`), merged by :func:`merge_p3_code_parts`.
 
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
 chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
-in one process. The profiles of :data:`WHOLE_RUN_PROFILES` are not partitioned: their
-evaluation runs as one task on a worker.
+in one process.
 """
 
 from dataclasses import fields, replace
@@ -26,9 +28,12 @@ from .instances import InstanceSet
 from .matching import Candidates
 from .ordering import image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances, summarize_paper
+from .reference_code import (ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code,
+                             summarize_reference_code)
 from .rings import RingTable
 
-__all__ = ["PARTITIONS_PER_WORKER", "WHOLE_RUN_PROFILES", "Partition", "partition_images", "merge_matches", "run_profile_on",
+__all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "merge_reference_matches",
+           "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
            "sweep_on", "bootstrap_on", "resample_metrics_on"]
 
 PARTITIONS_PER_WORKER = 4
@@ -90,14 +95,14 @@ def _take(record, order):
                               if isinstance(getattr(record, f.name), np.ndarray)})
 
 
-def _merge_pairs(matches, parts, gt_holes, pred_holes):
-    """Pair metrics of the whole set: pairs sorted by prediction, hole matches by pair."""
+def _merge_pairs(matches, parts, gt_holes, pred_holes, by="pred_index"):
+    """Pair metrics of the whole set: pairs sorted by ``by`` (an index field), hole matches by pair."""
     pairs = [m.pairs for m in matches]
     arrays = {f.name: np.concatenate([getattr(p, f.name) for p in pairs]) for f in fields(pairs[0])
               if f.name != "holes"}
     arrays["gt_index"] = np.concatenate([part.gt_index[p.gt_index] for part, p in zip(parts, pairs)])
     arrays["pred_index"] = np.concatenate([part.pred_index[p.pred_index] for part, p in zip(parts, pairs)])
-    order = np.argsort(arrays["pred_index"], kind="stable")
+    order = np.argsort(arrays[by], kind="stable")
     new_pair = np.empty(len(order), dtype=np.int64)
     new_pair[order] = np.arange(len(order))
     offsets = np.cumsum([0] + [len(p.gt_index) for p in pairs])
@@ -108,6 +113,15 @@ def _merge_pairs(matches, parts, gt_holes, pred_holes):
     hole_arrays["pred_hole"] = np.concatenate([p[h.pred_hole] for h, p in zip(holes, pred_holes)])
     merged_holes = _take(replace(holes[0], **hole_arrays), np.argsort(hole_arrays["pair"], kind="stable"))
     return _take(replace(pairs[0], holes=merged_holes, **arrays), order)
+
+
+def _merge_candidates(parts, matches, n_gt):
+    """The candidates of the whole set, sorted by prediction then ground truth as :func:`.matching.iou_candidates`."""
+    cand_gt = np.concatenate([p.gt_index[m.cand.gt_index] for p, m in zip(parts, matches)])
+    cand_pred = np.concatenate([p.pred_index[m.cand.pred_index] for p, m in zip(parts, matches)])
+    order = np.lexsort((cand_gt, cand_pred))
+    return Candidates(cand_gt[order], cand_pred[order], np.concatenate([m.cand.iou for m in matches])[order],
+                      np.concatenate([m.cand.intersection for m in matches])[order], n_gt)
 
 
 def _by_position(parts, values, index, size):
@@ -141,12 +155,7 @@ def merge_matches(gt_set, pred_set, parts, matches):
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], [p.gt_index for p in parts])
     pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], [p.pred_index for p in parts])
-    cand_gt = np.concatenate([p.gt_index[m.cand.gt_index] for p, m in zip(parts, matches)])
-    cand_pred = np.concatenate([p.pred_index[m.cand.pred_index] for p, m in zip(parts, matches)])
-    order = np.lexsort((cand_gt, cand_pred))
-    cand = Candidates(cand_gt[order], cand_pred[order],
-                      np.concatenate([m.cand.iou for m in matches])[order],
-                      np.concatenate([m.cand.intersection for m in matches])[order], len(gt))
+    cand = _merge_candidates(parts, matches, len(gt))
     return PaperMatch(
         gt, pred, ids, gt_image, pred_image, gt_table, pred_table,
         list(_by_position(parts, [m.gt_reasons for m in matches], "gt_index", len(gt))),
@@ -157,6 +166,84 @@ def merge_matches(gt_set, pred_set, parts, matches):
         np.sum([m.corner_counts for m in matches], axis=0))
 
 
+def _reference_order(parts, matches, side):
+    """The kept instances of one side in the order of one process, and where they come from.
+
+    Ground truth stays in input order; predictions are grouped by image in order of first
+    appearance (:func:`.reference_code.image_grouped_order`), as one process groups them.
+    Returns the instances, their indices in the whole input set, and each part's
+    positions in that order.
+    """
+    source = np.concatenate([getattr(part, f"{side}_index")[getattr(m, f"{side}_source")]
+                             for part, m in zip(parts, matches)])
+    local = [instance for m in matches for instance in getattr(m, side)]
+    order = np.argsort(source, kind="stable")
+    if side == "pred":
+        order = order[image_grouped_order([local[n] for n in order])]
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    bounds = np.cumsum([0] + [len(getattr(m, side)) for m in matches])
+    return [local[n] for n in order], source[order], [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _merge_roles(roles, codes):
+    """One :class:`.reference_code.RoleMatches` from those of the parts, in the order of image codes.
+
+    ``codes[k]`` maps part ``k``'s image codes to the whole set's.
+    """
+    image = np.concatenate([code[role.image] for role, code in zip(roles, codes)])
+    order = np.argsort(image, kind="stable")
+    corners = None if roles[0].corner_counts is None else np.sum([r.corner_counts for r in roles], axis=0)
+    return RoleMatches(image[order], *(np.concatenate([getattr(r, name) for r in roles])[order]
+                                       for name in ("biou", "polis", "hd95", "mta")),
+                       sum(r.gt_rings for r in roles), sum(r.pred_rings for r in roles), corners)
+
+
+def _summed_counts(dicts):
+    """Hole-filter counts of the whole set: the parts' counts added, the filter's area kept."""
+    return {key: dicts[0][key] if key == "min_hole_area" else sum(d[key] for d in dicts) for key in dicts[0]}
+
+
+def merge_reference_matches(gt_set, pred_set, parts, matches):
+    """The :class:`.reference_code.ReferenceMatch` of the whole sets from those of their partitions.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole unfiltered sets.
+    parts : list of Partition
+        ``gt_index`` / ``pred_index``: positions in ``gt_set`` / ``pred_set`` of each
+        partition's instances.
+    matches : list of ReferenceMatch
+        ``match_reference_code`` of each partition's instances, in the order of ``parts``.
+
+    Returns
+    -------
+    ReferenceMatch
+        Equal to ``match_reference_code(gt_set, pred_set, params)``: instances, rings,
+        pairs, candidates and ring matches in the same order.
+    """
+    gt, gt_source, gt_at = _reference_order(parts, matches, "gt")
+    pred, pred_source, pred_at = _reference_order(parts, matches, "pred")
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    code_of = {image: code for code, image in enumerate(ids)}
+    codes = [np.array([code_of.get(image, -1) for image in m.image_ids], dtype=np.int64) for m in matches]
+    placed = [Partition(None, None, g, p) for g, p in zip(gt_at, pred_at)]
+    gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], gt_at)
+    pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], pred_at)
+    return ReferenceMatch(
+        gt, pred, gt_source, pred_source,
+        list(_by_position(placed, [m.gt_reasons for m in matches], "gt_index", len(gt))),
+        list(_by_position(placed, [m.pred_reasons for m in matches], "pred_index", len(pred))),
+        _by_position(placed, [m.gt_regions for m in matches], "gt_index", len(gt)),
+        _by_position(placed, [m.pred_regions for m in matches], "pred_index", len(pred)),
+        ids, gt_image, pred_image, _merge_candidates(placed, matches, len(gt)), gt_table, pred_table,
+        _merge_pairs(matches, placed, gt_holes, pred_holes, by="gt_index"),
+        _merge_roles([m.exterior for m in matches], codes), _merge_roles([m.hole for m in matches], codes),
+        tuple(sum(m.input_counts[k] for m in matches) for k in range(2)),
+        tuple(_summed_counts([m.hole_filter[k] for m in matches]) for k in range(2)))
+
+
 def _worker_count(client):
     return max(1, len(client.scheduler_info()["workers"]))
 
@@ -165,11 +252,64 @@ def _match_task(task):
     """Worker side: filters and per-image work of one partition of the unfiltered sets.
 
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
-    order of :mod:`.ordering` within the partition.
+    order of :mod:`.ordering` within the partition (its ring tables without their bands,
+    polygons and regions: nothing after the per-image work reads them, and they would
+    double what goes back), and for ``p3-code`` the partition's
+    :class:`.p3_code.P3CodeParts` (else None).
     """
     gt_raw, pred_raw, params = task
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
-    return match_paper(gt_set, pred_set, params)
+    match = match_paper(gt_set, pred_set, params)
+    extra = None
+    if params.profile == "p3-code":
+        from .p3_code import p3_code_parts
+
+        extra = p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids)
+    return _without_geometry(match), extra
+
+
+def _without_geometry(match):
+    """The match with its ring tables' derived geometry dropped (the client makes it again if it needs it)."""
+    match.gt_table.drop_geometry()
+    match.pred_table.drop_geometry()
+    return match
+
+
+def merge_p3_code_parts(parts, image_ids):
+    """One :class:`.p3_code.P3CodeParts` of the whole set from those of its partitions.
+
+    Parameters
+    ----------
+    parts : list of P3CodeParts
+        Of disjoint groups of images, each with its own image codes.
+    image_ids : list
+        Image id of each code of the whole set; every one is in some part.
+
+    Returns
+    -------
+    P3CodeParts
+        Per-image arrays indexed by the whole set's codes; per-pair and per-polygon
+        arrays ordered by image code, each image's values in their order in its part.
+    """
+    from .p3_code import P3CodeParts
+
+    code_of = {image: code for code, image in enumerate(image_ids)}
+    codes = [np.array([code_of.get(image, -1) for image in part.image_ids], dtype=np.int64) for part in parts]
+    per_image = {}
+    for name in ("iou", "nr"):
+        values = np.full(len(image_ids), np.nan)
+        for part, code in zip(parts, codes):
+            known = code >= 0
+            values[code[known]] = getattr(part, name)[known]
+        per_image[name] = values
+
+    def by_image(image_field, names):
+        image = np.concatenate([code[getattr(part, image_field)] for part, code in zip(parts, codes)])
+        order = np.argsort(image, kind="stable")
+        return [image[order]] + [np.concatenate([getattr(part, n) for part in parts])[order] for n in names]
+
+    return P3CodeParts(list(image_ids), per_image["iou"], per_image["nr"],
+                       *by_image("pair_image", ("polis", "hd", "cd")), *by_image("mta_image", ("mta",)))
 
 
 def _filtered(whole, matches, side):
@@ -192,18 +332,10 @@ def _filtered(whole, matches, side):
     return InstanceSet(instances, image_ids, whole.skipped, whole.source), positions
 
 
-def _profile_task(task):
-    """Worker side: one whole evaluation (``reference-code``), as in one process."""
-    from .api import run_profile
-
+def _reference_task(task):
+    """Worker side: the per-image work of the ``reference-code`` profile on one partition."""
     gt_set, pred_set, params = task
-    return run_profile(gt_set, pred_set, params)
-
-
-WHOLE_RUN_PROFILES = ("reference-code", "p3-code")
-"""Profiles run as one task on one worker: ``reference-code`` pools rings per image inside
-its own model, ``p3-code`` adds dataset-level metrics to the ``coco`` outcome that the
-per-image merge does not rebuild (their sweeps are still parallel)."""
+    return _without_geometry(match_reference_code(gt_set, pred_set, params))
 
 
 def run_profile_on(client, gt_set, pred_set, params, progress=None):
@@ -229,26 +361,61 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
         A partition failed on its worker; the message names its first image.
     """
     step = progress or (lambda name: None)
-    if params.profile in WHOLE_RUN_PROFILES:
-        step("partitions")
-        return map_partitions(client, _profile_task, [(gt_set, pred_set, params)], names=["the evaluation"],
-                              progress=_counting(step, "partition"))[0]
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
-    results = map_partitions(client, _match_task, [(p.gt_set, p.pred_set, params) for p in parts],
+    results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
                              names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
+    return merge_partitions(gt_set, pred_set, params, parts, results, progress)
+
+
+def partition_task(params):
+    """The worker function of one partition ``(gt_set, pred_set, params)`` for the profile of ``params``."""
+    return _reference_task if params.profile == "reference-code" else _match_task
+
+
+def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
+    """The client side of :func:`run_profile_on`: merge the partitions' results, then the dataset-wide phase.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole unfiltered inputs.
+    params : EvaluationParams
+    parts : list of Partition
+        From :func:`partition_images`.
+    results : list
+        :func:`partition_task` of each partition, in the order of ``parts``.
+    progress : callable, optional
+        Called with ``"merge"`` and ``"summary"`` as those phases start.
+
+    Returns
+    -------
+    Outcome
+    """
+    step = progress or (lambda name: None)
     step("merge")
-    matches = results
+    if params.profile == "reference-code":
+        match = merge_reference_matches(gt_set, pred_set, parts, results)
+        step("summary")
+        return summarize_reference_code(match, params)
+    matches = [match for match, _ in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
-    del results
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
     match = merge_matches(gt, pred, placed, matches)
+    p3_code = [extra for _, extra in results]
     del matches
-    if params.profile == "coco":
+    step("summary")
+    if params.profile in ("coco", "p3-code"):
         from .coco import coco_detection
 
-        return summarize_paper(match, params, coco_detection(gt, pred, params))
+        outcome = summarize_paper(match, params, coco_detection(gt, pred, params))
+        if params.profile == "coco":
+            return outcome
+        from .p3_code import add_p3_code_metrics
+
+        step("P3 code metrics")
+        return add_p3_code_metrics(outcome, merge_p3_code_parts(p3_code, outcome.image_ids), gt.image_ids)
     outcome = summarize_paper(match, params)
     if params.profile == "p3":
         from .p3 import add_p3_metrics

@@ -44,7 +44,7 @@ which can move AP when predictions share a score; rings keep their vertex order 
 computed (their code runs an external program; see ``docs/evaluator.md``).
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import shapely
@@ -56,14 +56,45 @@ from .p3 import tile_means
 from .raster_iou import instance_masks
 from .stats import nanmean
 
-__all__ = ["P3_CODE_METRICS", "evaluate_p3_code", "union_iou_nr", "box_iou", "box_pairs", "polis_p3_code",
-           "hausdorff_chamfer_points", "merged_prediction_mta"]
+__all__ = ["P3_CODE_METRICS", "P3CodeParts", "evaluate_p3_code", "p3_code_parts", "add_p3_code_metrics",
+           "union_iou_nr", "box_iou", "box_pairs", "polis_p3_code", "hausdorff_chamfer_points", "merged_prediction_mta"]
 
 P3_CODE_METRICS = ("IoU", "C-IoU", "N-ratio", "AP", "AR", "POLIS", "HD", "CD", "MTA")
 _DENSIFY_PX = 0.1
 _MTA_SPACING_PX = 2.0
 _MTA_MIN_PRECISION = 0.5
 _MTA_MAX_STRETCH = 2.0
+
+
+@dataclass(frozen=True)
+class P3CodeParts:
+    """The per-image values behind the ``P3code-`` metrics, before any mean over images.
+
+    Every value is a function of one image's instances, so the parts of a set of images
+    are the concatenation of the parts of its subsets (see :mod:`.distributed`).
+
+    Attributes
+    ----------
+    image_ids : list
+        Image id of each image code.
+    iou, nr : numpy.ndarray
+        Per image code: IoU of the mask unions and the complexity factor NR.
+    pair_image, polis, hd, cd : numpy.ndarray
+        Per box pair (grouped by image): its image code, POLIS, HD and CD (px).
+    mta_image, mta : numpy.ndarray
+        Per merged prediction polygon that passes the precision filter: its image code
+        and MTA (degrees).
+    """
+
+    image_ids: list
+    iou: np.ndarray
+    nr: np.ndarray
+    pair_image: np.ndarray
+    polis: np.ndarray
+    hd: np.ndarray
+    cd: np.ndarray
+    mta_image: np.ndarray
+    mta: np.ndarray
 
 
 def evaluate_p3_code(gt_set, pred_set, params, progress=None):
@@ -84,20 +115,60 @@ def evaluate_p3_code(gt_set, pred_set, params, progress=None):
         The ``coco`` outcome with ``P3code-*`` metrics added and ``details["p3_code"]``
         holding the number of images behind each metric.
     """
-    step = progress or (lambda name: None)
     base = evaluate_coco(gt_set, pred_set, params, progress)
-    step("P3 code metrics")
-    gt, pred = base.gt, base.pred
-    gt_image, pred_image = base.image_codes
-    gt_images = _gt_image_codes(base.image_ids, gt_set.image_ids)
-    iou, nr = union_iou_nr(gt, pred, gt_image, pred_image, gt_images)
+    (progress or (lambda name: None))("P3 code metrics")
+    return add_p3_code_metrics(base, p3_code_parts(base.gt, base.pred, *base.image_codes, base.image_ids),
+                               gt_set.image_ids)
+
+
+def p3_code_parts(gt, pred, gt_image, pred_image, image_ids):
+    """The per-image values of the ``P3code-`` metrics (see the module docstring).
+
+    Parameters
+    ----------
+    gt, pred : list of Instance
+        Filtered instances in canonical order, in pixels.
+    gt_image, pred_image : numpy.ndarray
+        Image code of each instance.
+    image_ids : list
+        Image id of each code.
+
+    Returns
+    -------
+    P3CodeParts
+    """
+    iou, nr = union_iou_nr(gt, pred, gt_image, pred_image, np.arange(len(image_ids)))
     pairs_gt, pairs_pred = box_pairs(gt, pred, gt_image, pred_image)
     polis = np.array([polis_p3_code(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
     hd_cd = np.array([hausdorff_chamfer_points(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
     hd_cd = hd_cd.reshape(-1, 2)
-    per_image = {name: tile_means(values, gt_image[pairs_gt], len(base.image_ids))
-                 for name, values in (("POLIS", polis), ("HD", hd_cd[:, 0]), ("CD", hd_cd[:, 1]))}
-    mta = merged_prediction_mta(gt, pred, gt_image, pred_image, len(base.image_ids))
+    mta_image, mta = merged_prediction_mta(gt, pred, gt_image, pred_image, len(image_ids))
+    return P3CodeParts(list(image_ids), iou, nr, gt_image[pairs_gt], polis.reshape(-1), hd_cd[:, 0], hd_cd[:, 1],
+                       mta_image, mta)
+
+
+def add_p3_code_metrics(base, parts, gt_image_ids):
+    """The ``coco`` outcome ``base`` with the ``P3code-`` metrics of ``parts`` added.
+
+    Parameters
+    ----------
+    base : Outcome
+        The ``coco`` outcome of the filtered sets.
+    parts : P3CodeParts
+        Their per-image values, with the image codes of ``base``.
+    gt_image_ids : sequence
+        The ground-truth file's images (those the IoU means run over).
+
+    Returns
+    -------
+    Outcome
+    """
+    n_images = len(base.image_ids)
+    gt_images = _gt_image_codes(base.image_ids, gt_image_ids)
+    iou, nr = parts.iou[gt_images], parts.nr[gt_images]
+    per_image = {name: tile_means(values, parts.pair_image, n_images)
+                 for name, values in (("POLIS", parts.polis), ("HD", parts.hd), ("CD", parts.cd))}
+    mta = parts.mta
     values = {"IoU": float(np.mean(iou)) if len(iou) else float("nan"),
               "C-IoU": float(np.mean(iou * nr)) if len(iou) else float("nan"),
               "N-ratio": float(np.mean(nr)) if len(nr) else float("nan"),
@@ -108,7 +179,7 @@ def evaluate_p3_code(gt_set, pred_set, params, progress=None):
     details = {**base.details, "p3_code": {
         "images": int(len(gt_images)),
         "images_with_box_pairs": int(np.count_nonzero(~np.isnan(per_image["POLIS"]))),
-        "box_pairs": int(len(pairs_gt)),
+        "box_pairs": int(len(parts.pair_image)),
         "mta_polygons": int(len(mta)),
     }}
     return replace(base, metrics=metrics, details=details)
@@ -286,8 +357,14 @@ def _polygon_mta(polygon, a, b):
 
 
 def merged_prediction_mta(gt, pred, gt_image, pred_image, n_images):
-    """MTA (degrees) of every merged prediction polygon that passes the precision filter."""
-    values = []
+    """MTA (degrees) of every merged prediction polygon that passes the precision filter.
+
+    Returns
+    -------
+    image, mta : numpy.ndarray
+        Image code and MTA of each such polygon, by image code.
+    """
+    images, values = [], []
     for image in range(n_images):
         gt_rings = [ring for i, c in zip(gt, gt_image) if c == image for ring in i.rings]
         pred_rings = [ring for i, c in zip(pred, pred_image) if c == image for ring in i.rings]
@@ -302,5 +379,6 @@ def merged_prediction_mta(gt, pred, gt_image, pred_image, n_images):
                 continue
             value = _polygon_mta(polygon, a, b)
             if value is not None:
+                images.append(image)
                 values.append(value)
-    return np.array(values)
+    return np.array(images, dtype=np.int64), np.array(values, dtype=float)

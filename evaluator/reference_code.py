@@ -17,6 +17,8 @@ It differs from the paper on purpose (see ``docs/evaluator.md``):
 The output mirrors the reference evaluator's ``metrics`` JSON object.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import shapely
 
@@ -35,7 +37,8 @@ from .rings import RingTable
 from .validity import validity_reasons
 from .stats import nanmean, prf_summary
 
-__all__ = ["normalize_like_reference", "evaluate_reference_code", "image_grouped_order", "flat_metrics"]
+__all__ = ["RoleMatches", "ReferenceMatch", "normalize_like_reference", "evaluate_reference_code",
+           "match_reference_code", "summarize_reference_code", "image_grouped_order", "flat_metrics"]
 
 
 def _from_polygon(instance, polygon):
@@ -131,6 +134,88 @@ def _ap_by_threshold(order, cand, thresholds, n_gt, n_pred):
     return values, outcomes
 
 
+@dataclass(frozen=True)
+class RoleMatches:
+    """The accepted ring matches of one role (exteriors or holes), pooled per image.
+
+    Attributes
+    ----------
+    image : numpy.ndarray
+        Image code of each accepted match, in the order of images then of the per-image
+        Hungarian assignment.
+    biou, polis, hd95, mta : numpy.ndarray
+        Per accepted match: BIoU, POLIS (px), HD95 (px), MTA (degrees, NaN when undefined).
+    gt_rings, pred_rings : int
+        Rings of the role on each side.
+    corner_counts : numpy.ndarray or None
+        ``(len(corner_thresholds_px), 3)`` corner ``[tp, fp, fn]`` counts (exteriors only).
+    """
+
+    image: np.ndarray
+    biou: np.ndarray
+    polis: np.ndarray
+    hd95: np.ndarray
+    mta: np.ndarray
+    gt_rings: int
+    pred_rings: int
+    corner_counts: object = None
+
+
+@dataclass(frozen=True)
+class ReferenceMatch:
+    """The per-image work of the ``reference-code`` profile, before any dataset-wide aggregation.
+
+    Every field is a function of each image's instances alone (repairs, IoU, the
+    per-image Hungarian assignments, ring pooling), so the match of a set of images is
+    the concatenation of the matches of its parts (see :mod:`.distributed`).
+
+    Attributes
+    ----------
+    gt, pred : list of Instance
+        Repaired instances; ``gt`` in input order, ``pred`` grouped by image
+        (:func:`image_grouped_order`).
+    gt_source, pred_source : numpy.ndarray
+        Index of each in the input sets (``pred_source`` before the score threshold).
+    gt_reasons, pred_reasons : list of str
+        Definition 15 reasons of the input polygons, before the repair.
+    gt_regions, pred_regions : numpy.ndarray
+        The repaired polygons.
+    image_ids : list
+        Image id of each image code.
+    gt_image, pred_image : numpy.ndarray
+        Image code of each instance.
+    cand : Candidates
+    gt_table, pred_table : RingTable
+    pairs : PairMetrics
+        The per-image Hungarian pairs at β, sorted by ground-truth index.
+    exterior, hole : RoleMatches
+    input_counts : tuple of int
+        Ground-truth annotations and predictions above the score threshold, as given.
+    hole_filter : tuple of dict
+        The ground truth's and the predictions' hole-filter counts.
+    """
+
+    gt: list
+    pred: list
+    gt_source: np.ndarray
+    pred_source: np.ndarray
+    gt_reasons: list
+    pred_reasons: list
+    gt_regions: np.ndarray
+    pred_regions: np.ndarray
+    image_ids: list
+    gt_image: np.ndarray
+    pred_image: np.ndarray
+    cand: object
+    gt_table: object
+    pred_table: object
+    pairs: object
+    exterior: RoleMatches
+    hole: RoleMatches
+    input_counts: tuple
+    hole_filter: tuple
+
+
 def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     """Evaluate like the public PolyTopoBench evaluator.
 
@@ -149,8 +234,28 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
         ``details["reference_metrics"]`` is the reference's ``metrics`` object;
         ``details["ground_truth"]`` / ``["predictions"]`` its loader counts.
     """
+    return summarize_reference_code(match_reference_code(gt_set, pred_set, params, progress), params, progress)
+
+
+def match_reference_code(gt_set, pred_set, params, progress=None):
+    """The per-image phases of the ``reference-code`` profile: repair, IoU, Hungarian pairs, ring pools.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        Ground truth and predictions in pixels (not yet filtered).
+    params : EvaluationParams
+    progress : callable, optional
+        Called with a short phase name as each phase starts.
+
+    Returns
+    -------
+    ReferenceMatch
+    """
     step = progress or (lambda name: None)
     step("repair")
+    above = np.array([i for i, p in enumerate(pred_set.instances) if p.score >= params.score_threshold],
+                     dtype=np.int64)
     pred_set = apply_score_threshold(pred_set, params.score_threshold)
     raw_gt_reasons = validity_reasons(gt_set.instances)
     raw_pred_reasons = validity_reasons(pred_set.instances)
@@ -160,19 +265,9 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     pred = [pred[i] for i in grouped]
     pred_regions, pred_kept = pred_regions[grouped], pred_kept[grouped]
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
-    n_gt, n_pred = len(gt), len(pred)
 
     step("instance IoU")
     cand = iou_candidates(gt_regions, pred_regions, gt_image, pred_image)
-    scores = np.array([p.score for p in pred], dtype=float)
-    order = score_order(scores)
-    ap, tp_at = _ap_by_threshold(order, cand, params.ap_iou_thresholds, n_gt, n_pred)
-    ap_values = list(ap.values())
-    ap["AP"] = float(np.mean(ap_values)) if ap_values else float("nan")
-    for name, key in (("AP50", "AP@0.50"), ("AP75", "AP@0.75")):
-        if key in ap:
-            ap[name] = ap[key]
-
     step("instance pairs")
     pairs_gt, pairs_pred, pairs_iou = _hungarian_per_image(cand, gt_image, pred_image, params.iou_threshold)
     _, pairs_inter = cand.lookup(pairs_gt, pairs_pred)
@@ -182,24 +277,60 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     step("pair metrics")
     pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, pairs_iou,
                            pairs_inter, params)
-    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
-    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
-    ext_matched = pairs.e_biou >= params.ring_match_threshold
-    topo = ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
-    topo_count = n_gt + n_pred - len(pairs_gt)
-
     step("exterior rings")
-    exterior = _role_metrics(
+    exterior = _match_role(
         gt_table.exterior_bands, pred_table.exterior_bands, [s[0] for s in gt_table.exterior_sets],
         [s[0] for s in pred_table.exterior_sets], gt_table.exterior_regions, pred_table.exterior_regions,
         gt_image, pred_image, params, corners=True,
         known=(pairs_gt, pairs_pred, {"biou": pairs.e_biou, "polis": pairs.e_polis, "hd95": pairs.e_hd95,
                                       "mta": pairs.e_mta}))
     step("hole rings")
-    hole = _role_metrics(
+    hole = _match_role(
         gt_table.hole_bands, pred_table.hole_bands, gt_table.holes, pred_table.holes,
         gt_table.hole_regions, pred_table.hole_regions,
         gt_image[gt_table.hole_owner], pred_image[pred_table.hole_owner], params, corners=False)
+    return ReferenceMatch(gt, pred, gt_kept, above[pred_kept], [raw_gt_reasons[i] for i in gt_kept],
+                          [raw_pred_reasons[i] for i in pred_kept], gt_regions, pred_regions, ids, gt_image,
+                          pred_image, cand, gt_table, pred_table, pairs, exterior, hole,
+                          (len(gt_set), len(pred_set)), (gt_holes, pred_holes))
+
+
+def summarize_reference_code(match, params, progress=None):
+    """The dataset-wide phase of the ``reference-code`` profile: AP, Topo-EM, pooled means.
+
+    Parameters
+    ----------
+    match : ReferenceMatch
+        The per-image work (of the whole set, or merged from its parts).
+    params : EvaluationParams
+    progress : callable, optional
+        Called with a short phase name as each phase starts.
+
+    Returns
+    -------
+    Outcome
+    """
+    (progress or (lambda name: None))("summary")
+    gt, pred, cand, pairs = match.gt, match.pred, match.cand, match.pairs
+    gt_table, pred_table, gt_image, pred_image = match.gt_table, match.pred_table, match.gt_image, match.pred_image
+    n_gt, n_pred = len(gt), len(pred)
+    scores = np.array([p.score for p in pred], dtype=float)
+    order = score_order(scores)
+    ap, tp_at = _ap_by_threshold(order, cand, params.ap_iou_thresholds, n_gt, n_pred)
+    ap_values = list(ap.values())
+    ap["AP"] = float(np.mean(ap_values)) if ap_values else float("nan")
+    for name, key in (("AP50", "AP@0.50"), ("AP75", "AP@0.75")):
+        if key in ap:
+            ap[name] = ap[key]
+
+    pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
+    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
+    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
+    ext_matched = pairs.e_biou >= params.ring_match_threshold
+    topo = ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+    topo_count = n_gt + n_pred - len(pairs_gt)
+    exterior = _role_summary(match.exterior, params)
+    hole = _role_summary(match.hole, params)
     hole["count_mae"] = float(np.mean(np.abs(gt_h - pred_h))) if len(gt_h) else float("nan")
     hole["count_mae_aggregation"] = "matched_building_pairs_only"
 
@@ -220,16 +351,17 @@ def evaluate_reference_code(gt_set, pred_set, params, progress=None):
     }
     closest = min(tp_at, key=lambda t: abs(t - params.iou_threshold))
     ranking = DetectionRanking(closest, scores[order], tp_at[closest], pred_image[order],
-                               np.bincount(gt_image, minlength=len(ids)))
+                               np.bincount(gt_image, minlength=len(match.image_ids)))
+    (gt_annotations, predictions), (gt_holes, pred_holes) = match.input_counts, match.hole_filter
     details = {
         "reference_metrics": reference,
-        "ground_truth": {"num_annotations": len(gt_set), "num_kept": n_gt, "hole_area_filter": gt_holes},
-        "predictions": {"num_predictions": len(pred_set), "num_kept_predictions": n_pred,
+        "ground_truth": {"num_annotations": gt_annotations, "num_kept": n_gt, "hole_area_filter": gt_holes},
+        "predictions": {"num_predictions": predictions, "num_kept_predictions": n_pred,
                         "hole_area_filter": pred_holes},
     }
-    return Outcome(params, gt, pred, gt_regions, pred_regions, gt_table, pred_table, pairs, ext_matched,
-                   topo.astype(bool), [raw_pred_reasons[i] for i in pred_kept], [raw_gt_reasons[i] for i in gt_kept],
-                   (gt_image, pred_image), ids, flat_metrics(reference), ranking, details)
+    return Outcome(params, gt, pred, match.gt_regions, match.pred_regions, gt_table, pred_table, pairs, ext_matched,
+                   topo.astype(bool), match.pred_reasons, match.gt_reasons, (gt_image, pred_image),
+                   match.image_ids, flat_metrics(reference), ranking, details)
 
 
 def flat_metrics(reference):
@@ -279,13 +411,17 @@ def _hungarian_per_image(cand, gt_image, pred_image, threshold):
             np.array(out_iou, dtype=float)[order])
 
 
-def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_regions,
-                  gt_image, pred_image, params, corners, known=None):
+def _match_role(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_regions,
+                gt_image, pred_image, params, corners, known=None):
     """Rings of one role pooled per image and matched by Hungarian on ``1 - BIoU``.
 
     ``known`` optionally gives metrics already computed for some ring pairs, as
     ``(gt ring index, pred ring index, {"biou", "polis", "hd95", "mta"} arrays)``; those
     pairs are not computed again (the values are identical by construction).
+
+    Returns
+    -------
+    RoleMatches
     """
     threshold = params.ring_match_threshold
     known_gt, known_pred, known_values = known if known is not None else (np.zeros(0, np.int64),) * 2 + ({},)
@@ -318,16 +454,27 @@ def _role_metrics(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_r
         if len(todo) < len(mg):
             merged[reuse >= 0] = known_values[name][reuse[reuse >= 0]]
         values[name] = merged
-    result = {
-        **prf_summary(len(mg), len(pred_rings) - len(mg), len(gt_rings) - len(mg)),
-        "aggregation": "direct_ring_matching_by_image",
-        "boundary_iou": nanmean(matched_biou),
-        "polis": nanmean(values["polis"]),
-        "hd95": nanmean(values["hd95"]),
-        "mta": nanmean(values["mta"]),
-    }
+    counts = None
     if corners:
-        result["corner_f1"] = _corner_f1(gt_rings, pred_rings, mg, mp, params)
+        counts = corner_counts(gt_rings, pred_rings, mg, mp, params.corner_simplify_px, params.corner_thresholds_px)
+    return RoleMatches(np.asarray(gt_image, dtype=np.int64)[mg], np.array(matched_biou, dtype=float),
+                       values["polis"], values["hd95"], values["mta"], len(gt_rings), len(pred_rings), counts)
+
+
+def _role_summary(role, params):
+    """The reference's metrics object of one role from its ring matches."""
+    matched = len(role.biou)
+    result = {
+        **prf_summary(matched, role.pred_rings - matched, role.gt_rings - matched),
+        "aggregation": "direct_ring_matching_by_image",
+        "boundary_iou": nanmean(role.biou),
+        "polis": nanmean(role.polis),
+        "hd95": nanmean(role.hd95),
+        "mta": nanmean(role.mta),
+    }
+    if role.corner_counts is not None:
+        result["corner_f1"] = {_threshold_key(t): prf_summary(*role.corner_counts[k])
+                               for k, t in enumerate(params.corner_thresholds_px)}
     return result
 
 
@@ -359,11 +506,6 @@ def _pooled_similarity(gt_bands, pred_bands, gt_image, pred_image, lookup, known
         matrix[np.searchsorted(g, left[sel]), np.searchsorted(p, right[sel])] = values[sel]
         matrices[image] = (g, p, matrix)
     return matrices
-
-
-def _corner_f1(gt_rings, pred_rings, mg, mp, params):
-    counts = corner_counts(gt_rings, pred_rings, mg, mp, params.corner_simplify_px, params.corner_thresholds_px)
-    return {_threshold_key(t): prf_summary(*counts[k]) for k, t in enumerate(params.corner_thresholds_px)}
 
 
 def _threshold_key(value):

@@ -23,8 +23,11 @@ class RingTable:
     ----------
     exterior_sets, all_sets : list of list of numpy.ndarray
         ``[exterior]`` and ``[exterior, *holes]`` of each instance.
+    radius_px : float
+        Band radius, pixels.
     exterior_bands, all_bands : numpy.ndarray of shapely geometry
-        Their bands (identical objects for instances without holes).
+        Their bands (identical objects for instances without holes); made on first use,
+        like every geometry below.
     holes : list of numpy.ndarray
         Every hole ring, instance by instance.
     hole_owner : numpy.ndarray
@@ -41,17 +44,15 @@ class RingTable:
     """
 
     def __init__(self, instances, radius_px):
-        counts = self._index(instances)
-        self.exterior_bands = boundary_bands(self.exterior_sets, radius_px)
-        self.all_bands = self.exterior_bands.copy()
-        holed = np.flatnonzero(counts > 0)
-        if holed.size:
-            self.all_bands[holed] = boundary_bands([self.all_sets[i] for i in holed], radius_px)
-        self.hole_bands = boundary_bands([[hole] for hole in self.holes], radius_px)
+        self.radius_px = radius_px
+        self._index(instances)
 
     @classmethod
     def merged(cls, instances, tables, positions):
         """The table of ``instances`` assembled from the tables of its parts, computing nothing again.
+
+        Geometry that every part has made (bands, polygons, regions) is taken over; the
+        rest is made on first use.
 
         Parameters
         ----------
@@ -69,22 +70,22 @@ class RingTable:
             Index in the merged hole table of each part's holes.
         """
         table = cls.__new__(cls)
+        table.radius_px = tables[0].radius_px
         table._index(instances)
         hole_positions = [table.hole_start[pos[part.hole_owner]] + np.arange(len(part.holes))
                           - part.hole_start[part.hole_owner] for part, pos in zip(tables, positions)]
-        per_instance = ("exterior_bands", "all_bands", "polygons", "exterior_regions")
-        per_hole = ("hole_bands", "hole_regions")
-        for name in per_instance + per_hole:
+        for name in _DERIVED:
             if all(name in vars(part) for part in tables):
-                where = positions if name in per_instance else hole_positions
-                values = np.empty(len(instances) if name in per_instance else len(table.holes), dtype=object)
+                per_hole = name.startswith("hole_")
+                where = hole_positions if per_hole else positions
+                values = np.empty(len(table.holes) if per_hole else len(instances), dtype=object)
                 for part, pos in zip(tables, where):
                     values[pos] = getattr(part, name)
                 setattr(table, name, values)
         return table, hole_positions
 
     def _index(self, instances):
-        """Set the ring sets and the hole table of ``instances``; return their hole counts."""
+        """Set the ring sets and the hole table of ``instances``."""
         self.instances = instances
         self.exterior_sets = [[instance.exterior] for instance in instances]
         self.all_sets = [list(instance.rings) for instance in instances]
@@ -92,11 +93,35 @@ class RingTable:
         self.hole_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hole_owner = np.repeat(np.arange(len(instances)), counts)
         self.holes = [hole for instance in instances for hole in instance.holes]
-        return counts
 
     def hole_range(self, instance_index):
         """Indices into the hole table of one instance's holes."""
         return range(self.hole_start[instance_index], self.hole_start[instance_index + 1])
+
+    def drop_geometry(self):
+        """Forget the bands, polygons and regions made so far; they are made again on first use.
+
+        A worker calls this before sending its table back: the client reads rings and
+        counts, and rarely the geometry, which would cost more to send than to rebuild.
+        """
+        for name in _DERIVED:
+            self.__dict__.pop(name, None)
+
+    @cached_property
+    def exterior_bands(self):
+        return boundary_bands(self.exterior_sets, self.radius_px)
+
+    @cached_property
+    def all_bands(self):
+        bands = self.exterior_bands.copy()
+        holed = np.flatnonzero(np.diff(self.hole_start) > 0)
+        if holed.size:
+            bands[holed] = boundary_bands([self.all_sets[i] for i in holed], self.radius_px)
+        return bands
+
+    @cached_property
+    def hole_bands(self):
+        return boundary_bands([[hole] for hole in self.holes], self.radius_px)
 
     @cached_property
     def polygons(self):
@@ -109,6 +134,10 @@ class RingTable:
     @cached_property
     def hole_regions(self):
         return ring_regions(self.holes)
+
+
+_DERIVED = ("exterior_bands", "all_bands", "hole_bands", "polygons", "exterior_regions", "hole_regions")
+"""The geometry a table derives from its rings, each made on first use."""
 
 
 def ring_regions(rings):

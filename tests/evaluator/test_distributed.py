@@ -7,7 +7,6 @@ merge must restore the single-process order for AP, records and ties to agree.
 """
 
 import json
-import math
 import os
 import signal
 import threading
@@ -24,6 +23,8 @@ from polytopo.evaluator.distributed import merge_matches, partition_images
 from polytopo.evaluator.errors import ClusterError
 from polytopo.evaluator.paper import match_paper, prepare
 from polytopo.evaluator.params import params_for
+
+from evaluation_equality import assert_same, assert_same_evaluation
 
 
 @pytest.fixture(scope="module")
@@ -62,30 +63,6 @@ def few_images(inputs):
 def swept_in_process(few_images):
     with pytest.warns(UserWarning, match="appear only in the predictions"):
         return evaluate(*few_images, sweeps=True, bootstrap_resamples=130)
-
-
-def assert_same(a, b, where="summary"):
-    """Equal structure, equal non-float leaves, floats within 1e-9 (NaN equals NaN)."""
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            assert_same(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for k, (x, y) in enumerate(zip(a, b)):
-            assert_same(x, y, f"{where}[{k}]")
-    elif isinstance(a, float) or isinstance(b, float):
-        assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9, (where, a, b)
-    elif isinstance(a, shapely.Geometry):
-        assert shapely.equals_exact(a, b, 0.0), where
-    else:
-        assert a == b, (where, a, b)
-
-
-def assert_same_evaluation(one, two):
-    assert_same({k: v for k, v in one.summary.items() if k != "timings"},
-                {k: v for k, v in two.summary.items() if k != "timings"})
-    assert_same(one.records, two.records, "records")
 
 
 def test_partitions_cover_every_image_once(inputs):
