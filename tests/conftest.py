@@ -1,7 +1,11 @@
-"""Fixtures shared by the whole test suite.
+"""Fixtures and settings shared by the whole test suite.
 
 QGIS is started only for tests that ask for ``qgis_app``, so tests of the pure
 packages (``evaluator``, ``models``) never pay for it.
+
+Every property test (hypothesis) runs under one settings profile, ``ci``
+(``tests/support/hypothesis_profile.py``); ``POLYTOPO_HYPOTHESIS_EXAMPLES=N`` sets its
+number of examples per test.
 """
 
 import os
@@ -9,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis_profile import load_ci_profile
 
 __all__ = ["qgis_app", "qgis_processing", "repo_root"]
 
@@ -59,7 +64,8 @@ def qgis_processing(qgis_app):
 
 
 def pytest_configure(config):
-    """Register the ``reliability`` mark (see ``tests/support/reliability.py``)."""
+    """Load the hypothesis profile; register the ``reliability`` mark (see ``tests/support/reliability.py``)."""
+    load_ci_profile()
     config.addinivalue_line("markers", "reliability(case, entry, gets): a case of docs/reliability.md")
 
 

@@ -160,16 +160,21 @@ def test_main_job_with_the_default_bundled_model_on_an_atlanta_crop(qgis_process
 
 
 def test_a_second_run_replaces_its_own_output_but_no_other_folder(qgis_processing, atlanta_crop, tmp_path):
-    """A previous main job output is replaced; a folder with other files is refused and left as it was."""
-    from polytopo.plugin.demo.main_job import MainJobError, run_main_job
+    """A previous main job output is replaced; a folder with other files is refused and left as it was.
+
+    The rule itself is checked in tests/plugin/test_main_job_output_dir.py; here it meets a
+    real output, whose record file marks it as the job's own.
+    """
+    from polytopo.plugin.demo.main_job import MainJobError, prepare_output_dir, run_main_job
 
     raster, labels, _ = atlanta_crop
     model = write_threshold_model(tmp_path / "pan.onnx")
     out = tmp_path / "demo"
-    run_main_job(raster, labels, out, model=model, provider="cpu")
+    first = run_main_job(raster, labels, out, model=model, provider="cpu")
+    assert first.record.is_file()
     (out / "leftover.txt").write_text("from the first run")
-    second = run_main_job(raster, labels, out, model=model, provider="cpu")
-    assert second.record.is_file() and not (out / "leftover.txt").exists()
+    prepare_output_dir(out)  # what a second run does first
+    assert out.is_dir() and not (out / "leftover.txt").exists() and not first.record.exists()
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")

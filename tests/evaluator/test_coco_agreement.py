@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import shapely
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
@@ -212,8 +212,6 @@ def scenes(draw):
 # ----------------------------------------------------------------------------- tests
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(scenes())
 def test_random_scenes_agree_with_pycocotools(scene):
     """AP, AP50, AP75, AP@t, AP/AR by area and AR@1/10/100 equal pycocotools' on random scenes."""

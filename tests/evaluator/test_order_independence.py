@@ -13,7 +13,7 @@ from polytopo.evaluator import evaluate
 from polytopo.evaluator.instances import Instance, InstanceSet
 from polytopo.evaluator.writers import write_summary_json
 
-from .test_properties import SETTINGS, _rect
+from .test_properties import _rect
 
 
 @st.composite
@@ -54,7 +54,6 @@ def _summary_bytes(gt, pred, profile, tmp_path, name):
     return write_summary_json(summary, tmp_path / f"{name}.json", overwrite=True).read_bytes()
 
 
-@SETTINGS
 @given(tied_scenes(), st.randoms(use_true_random=False), st.sampled_from(["paper", "coco", "p3", "p3-code"]))
 def test_any_permutation_of_images_instances_and_rings_gives_the_same_summary(tmp_path_factory, scene, rng,
                                                                               profile):

@@ -1,10 +1,8 @@
 """Properties of the metrics on random polygons with holes (hypothesis)."""
 
-import os
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from polytopo.evaluator import evaluate
@@ -65,11 +63,6 @@ def _same(a, b, keys, tol):
         assert (np.isnan(x) and np.isnan(y)) or x == pytest.approx(y, abs=tol), (key, x, y)
 
 
-# POLYTOPO_HYPOTHESIS_EXAMPLES raises the number of examples for a longer local run.
-SETTINGS = settings(max_examples=int(os.environ.get("POLYTOPO_HYPOTHESIS_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@SETTINGS
 @given(scenes(min_holes=1))
 def test_a_set_against_itself_scores_one(scene):
     gt, _ = scene
@@ -77,7 +70,6 @@ def test_a_set_against_itself_scores_one(scene):
     assert (m["AP50"], m["Hole-F1"], m["Topo-EM"]) == (pytest.approx(1.0), 1.0, 1.0)
 
 
-@SETTINGS
 @given(scenes())
 def test_densified_vertices_change_no_shape_metric(scene):
     gt, pred = scene
@@ -89,7 +81,6 @@ def test_densified_vertices_change_no_shape_metric(scene):
     _same(_metrics(_set(gt), _set(pred)), _metrics(_set(gt), _set(pred, densify)), SHAPE_KEYS, 1e-9)
 
 
-@SETTINGS
 @given(scenes(), st.integers(0, 3), st.booleans())
 def test_start_vertex_and_orientation_change_nothing(scene, shift, reverse):
     gt, pred = scene
@@ -101,7 +92,6 @@ def test_start_vertex_and_orientation_change_nothing(scene, shift, reverse):
     _same(_metrics(_set(gt), _set(pred)), _metrics(_set(gt, restart), _set(pred, restart)), KEYS, 1e-9)
 
 
-@SETTINGS
 @given(scenes(), st.floats(-1000, 1000), st.floats(-1000, 1000))
 def test_translation_changes_nothing(scene, dx, dy):
     gt, pred = scene
@@ -112,7 +102,6 @@ def test_translation_changes_nothing(scene, dx, dy):
     _same(_metrics(_set(gt), _set(pred)), _metrics(_set(gt, move), _set(pred, move)), TRANSLATION_KEYS, 1e-7)
 
 
-@SETTINGS
 @given(scenes(min_holes=1), st.sampled_from(["paper", "reference-code"]))
 def test_removing_a_matched_predicted_hole_never_raises_hole_f1(scene, profile):
     gt, pred = scene

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import shapely
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from polytopo.models import Prediction, RunParams, SessionParams, load_model, write_card
@@ -105,7 +105,6 @@ def test_polygons_touching_only_at_a_corner_across_the_seam_stay_apart():
     assert len(geometries) == 2 and all(g.area == 4 for g in geometries)
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     st.integers(0, 2**31 - 1),
     st.integers(6, 28),

@@ -2,7 +2,7 @@
 
 import numpy as np
 import shapely
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from osgeo import gdal, ogr
@@ -106,14 +106,12 @@ def test_same_components_as_gdal_polygonize():
     assert shapely.union_all(ours).symmetric_difference(shapely.union_all(theirs)).area < 1e-9
 
 
-@settings(max_examples=300, deadline=None)
 @given(arrays(bool, st.tuples(st.integers(1, 14), st.integers(1, 14))))
 def test_random_masks_give_valid_exact_polygons(mask):
     """Definition 15 on random masks: simple rings, holes inside, no crossing, non-empty."""
     check_exact(mask)
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.2, 0.8))
 def test_larger_random_masks_stay_valid(seed, density):
     mask = np.random.default_rng(seed).random((48, 48)) < density

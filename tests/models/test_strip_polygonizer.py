@@ -2,7 +2,7 @@
 
 import numpy as np
 import shapely
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import ndimage
 
@@ -81,7 +81,6 @@ def test_classes_are_polygonized_separately():
     assert sorted((b.class_id, len(b.geometries)) for b in closed) == [(1, 1), (2, 1)]
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.3, 0.7), st.lists(st.integers(1, 23), max_size=6, unique=True))
 def test_strips_equal_whole_map(seed, density, cuts):
     mask = np.random.default_rng(seed).random((24, 17)) < density
@@ -92,7 +91,6 @@ def test_strips_equal_whole_map(seed, density, cuts):
     assert normalized(strips) == normalized(whole)
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.lists(st.integers(1, 29), max_size=5, unique=True), st.integers(0, 3))
 def test_several_classes_with_margin_equal_the_whole_map_with_mean_scores(seed, cuts, margin):
     rng = np.random.default_rng(seed)

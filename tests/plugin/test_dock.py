@@ -14,8 +14,7 @@ import types
 
 import pytest
 from polytopo_testing import RecordingNotifier, polygon_layer, wait_until
-
-from polytopo.plugin.errors import RunCanceled
+from stand_ins import CancelInEvaluation, CancelInExport, SlowCore, VectorizeCore, fake_card, real_core
 
 
 #: Reference: a square with two holes, and a small square elsewhere.
@@ -99,93 +98,6 @@ def run_evaluation(dock):
     assert task is not None
     wait_until(lambda: dock.evaluation_task is None)
     return task
-
-
-def real_core():
-    from polytopo.plugin import runs
-
-    return runs
-
-
-class SlowCore:
-    """Core stand-in whose evaluation takes ``steps`` x ``step_s`` and honours cancellation."""
-
-    def __init__(self, steps=1000, step_s=0.01):
-        self.steps, self.step_s = steps, step_s
-        self.started = False
-        self.calls = []
-
-    def evaluate_layers(self, prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
-                        default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                        transform_context=None):
-        self.started = True
-        self.calls.append("evaluate_layers")
-        for step in range(self.steps):
-            if feedback.isCanceled():
-                raise RunCanceled("The evaluation was canceled; no output was written.")
-            feedback.setProgress(100.0 * step / self.steps)
-            time.sleep(self.step_s)
-        raise AssertionError("the run was expected to be canceled")
-
-    def export_run(self, run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
-        self.calls.append("export_run")
-        raise AssertionError("a canceled run must not export")
-
-    def add_run_to_project(self, gpkg_path, project, group_name):
-        self.calls.append("add_run_to_project")
-        raise AssertionError("a canceled run must not add layers")
-
-
-class CancelingFeedback:
-    """Wrap a task's feedback: report canceled once progress reached ``at_percent`` ``times`` times."""
-
-    def __init__(self, feedback, at_percent, times=1):
-        self.feedback, self.at_percent, self.times = feedback, at_percent, times
-        self.reached = 0
-
-    def setProgress(self, percent):  # noqa: N802 - feedback protocol name.
-        if percent >= self.at_percent:
-            self.reached += 1
-        self.feedback.setProgress(percent)
-
-    def isCanceled(self):  # noqa: N802 - feedback protocol name.
-        return self.reached >= self.times
-
-    def pushInfo(self, message):  # noqa: N802 - feedback protocol name.
-        self.feedback.pushInfo(message)
-
-    def pushWarning(self, message):  # noqa: N802 - feedback protocol name.
-        self.feedback.pushWarning(message)
-
-    def reportError(self, message, fatalError=False):  # noqa: N802, N803 - feedback protocol names.
-        self.feedback.reportError(message)
-
-
-class CancelInExport:
-    """The real core, with the export canceled after it started writing the GeoPackage."""
-
-    def __init__(self):
-        self.runs = real_core()
-
-    def evaluate_layers(self, *args, **kwargs):
-        return self.runs.evaluate_layers(*args, **kwargs)
-
-    def export_run(self, run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
-        return self.runs.export_run(run, gpkg_path, report_dir, overwrite=overwrite,
-                                    feedback=CancelingFeedback(feedback, 30))
-
-    def add_run_to_project(self, gpkg_path, project, group_name):
-        raise AssertionError("a canceled run must not add layers")
-
-
-class CancelInEvaluation(CancelInExport):
-    """The real core, with the evaluation canceled between two of its phases."""
-
-    def evaluate_layers(self, *args, feedback=None, **kwargs):
-        return self.runs.evaluate_layers(*args, feedback=CancelingFeedback(feedback, 30, times=2), **kwargs)
-
-    def export_run(self, *args, **kwargs):
-        raise AssertionError("a canceled run must not export")
 
 
 def group_names(project):
@@ -425,37 +337,6 @@ def test_abandoned_tasks_outlive_the_deleted_dock_quietly(project, tmp_path):
     assert notifier.texts == [("info", "PolyTopo evaluation of pred was canceled; nothing was written.")]
     assert set(project.project.mapLayers()) == layers_before
     assert list(tmp_path.iterdir()) == []
-
-
-class VectorizeCore:
-    """Core stand-in whose vectorization writes one polygon into a GeoPackage."""
-
-    def __init__(self):
-        self.calls = []
-
-    def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
-                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
-        from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
-
-        self.calls.append((raster_layer.name(), model, provider, extent))
-        self.aoi_features = None if aoi_layer is None else aoi_layer.featureCount()
-        self.bands = bands
-        self.decoding = (threshold, min_area_px, min_hole_area_px)
-        feedback.setProgress(50.0)
-        layer = polygon_layer("polygons", ["POLYGON((100 199,101 199,101 198,100 198,100 199))"])
-        options = QgsVectorFileWriter.SaveVectorOptions()
-        options.driverName = "GPKG"
-        error = QgsVectorFileWriter.writeAsVectorFormatV3(layer, output_path, QgsCoordinateTransformContext(),
-                                                          options)
-        assert error[0] == QgsVectorFileWriter.NoError, error
-        return {"path": output_path, "provider_used": "CPUExecutionProvider", "card": None, "features": 1}
-
-
-def fake_card(path):
-    from polytopo.models import ModelCard
-
-    return ModelCard(family="semantic", class_names=("building",), resolution_cm_per_px=50.0)
 
 
 def test_vectorization_from_the_dock_adds_the_polygon_layer(project, canvas, tmp_path):

@@ -1,68 +1,18 @@
 """The background tasks run the core functions through the task manager and clean up after themselves.
 
-The core functions are replaced by an injected stand-in (same signatures as
-``polytopo.plugin.runs``) that records its calls, honours cancellation and can be told
-to fail; the tasks run in real worker threads of ``QgsApplication.taskManager()``.
+The core functions are replaced by an injected stand-in (``stand_ins.StandInCore``, with
+the signatures of ``polytopo.plugin.runs``) that records its calls, honours cancellation
+and can be told to fail; the tasks run in real worker threads of ``QgsApplication.taskManager()``.
 """
 
 import os
 import time
-import types
 
 import pytest
 from polytopo_testing import RecordingNotifier, polygon_layer, wait_until
+from stand_ins import StandInCore
 
-from polytopo.plugin.errors import LayerInputError, RunCanceled
-
-
-
-class StandInCore:
-    """Core functions with the signatures of ``polytopo.plugin.runs``.
-
-    ``steps`` progress steps of ``step_s`` seconds each; ``fail`` is raised from the
-    evaluation or vectorization when set. Outputs are written only at the end, the way
-    the real core writes atomically.
-    """
-
-    def __init__(self, steps=3, step_s=0.0, fail=None):
-        self.steps, self.step_s, self.fail = steps, step_s, fail
-        self.calls = []
-        self.started = False
-
-    def _work(self, feedback):
-        self.started = True
-        for step in range(self.steps):
-            if feedback.isCanceled():
-                raise RunCanceled("The run was canceled; no output was written.")
-            feedback.setProgress(100.0 * step / self.steps)
-            feedback.pushInfo(f"step {step}")
-            time.sleep(self.step_s)
-        if self.fail is not None:
-            raise self.fail
-
-    def evaluate_layers(self, prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
-                        default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                        transform_context=None):
-        self.calls.append(("evaluate_layers", prediction_layer.name(), prediction_layer.featureCount(),
-                           reference_layer.name(), pixel_size, profile, score_field))
-        self._work(feedback)
-        return types.SimpleNamespace(provenance={"profile": profile})
-
-    def export_run(self, run, gpkg_path, report_dir, *, overwrite=False, feedback=None):
-        self.calls.append(("export_run", gpkg_path, report_dir, overwrite))
-        with open(gpkg_path, "wb") as stream:
-            stream.write(b"gpkg")
-        return {"gpkg": gpkg_path}
-
-    def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
-                        overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
-                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
-        self.calls.append(("vectorize_layer", raster_layer.name(), model, provider, extent, output_path))
-        self._work(feedback)
-        with open(output_path, "wb") as stream:
-            stream.write(b"gpkg")
-        return {"path": output_path, "provider_used": "CPUExecutionProvider", "card": None, "features": 2}
-
+from polytopo.plugin.errors import LayerInputError
 
 SQUARE = "POLYGON((0 0, 10 0, 10 10, 0 10, 0 0), (3 3, 6 3, 6 6, 3 6, 3 3))"
 

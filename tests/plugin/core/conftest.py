@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from polytopo_testing import semantic_band_model
+from stand_ins import RecordingFeedback
 
 __all__ = [
     "RecordingFeedback",
@@ -207,29 +208,6 @@ def vectorize_inputs(qgis_app, tmp_path_factory):
                                     [block_wkt(block, holes) for block, holes in RASTER_BUILDINGS])
     return VectorizeInputs(write_building_raster(folder / "image.tif"), write_band_model(folder / "band.onnx"),
                            reference)
-
-
-class RecordingFeedback:
-    """A feedback object that records what a run reports and cancels on request."""
-
-    def __init__(self, cancel_after_progress=None):
-        self.progress, self.infos, self.warnings, self.errors = [], [], [], []
-        self.cancel_after_progress = cancel_after_progress
-
-    def setProgress(self, percent):  # noqa: N802 - the QgsFeedback name.
-        self.progress.append(percent)
-
-    def isCanceled(self):  # noqa: N802 - the QgsFeedback name.
-        return self.cancel_after_progress is not None and len(self.progress) > self.cancel_after_progress
-
-    def pushInfo(self, message):  # noqa: N802 - the QgsProcessingFeedback name.
-        self.infos.append(message)
-
-    def pushWarning(self, message):  # noqa: N802 - the QgsProcessingFeedback name.
-        self.warnings.append(message)
-
-    def reportError(self, message):  # noqa: N802 - the QgsProcessingFeedback name.
-        self.errors.append(message)
 
 
 @pytest.fixture

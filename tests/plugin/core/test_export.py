@@ -138,8 +138,6 @@ def test_a_folder_that_is_not_a_report_is_never_replaced(run, tmp_path):
         export_run(run, tmp_path / "e.gpkg", tmp_path / "documents", overwrite=True)
     assert (tmp_path / "documents" / "thesis.txt").read_text() == "keep me"
     assert not (tmp_path / "e.gpkg").exists()
-    (tmp_path / "empty").mkdir()
-    assert export_run(run, tmp_path / "e.gpkg", tmp_path / "empty")["report_html"].is_file()
 
 
 def test_an_input_is_never_an_output(run, scene, tmp_path):
