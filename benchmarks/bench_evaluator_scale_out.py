@@ -112,7 +112,7 @@ def part_costs(gt_path, pred_path, profile, n_parts):
     task = partition_task(params)
     partitions, results, result_blobs = [], [], []
     for blob in blobs:
-        result, seconds = _timed(lambda: task(pickle.loads(blob)))
+        result, seconds = _timed(lambda blob=blob: task(pickle.loads(blob)))
         partitions.append(seconds)
         result_blobs.append(pickle.dumps(result, protocol=5))
         del result

@@ -920,8 +920,11 @@ def _distinct_written_vertices(ring):
 
 
 def _without_degenerate_rings(predicted):
-    """Drop rings with fewer than 3 distinct vertices as written, and predictions whose
-    exterior is such a ring (clipping at the patch edge can collapse a sliver)."""
+    """Drop degenerate rings, and predictions whose exterior is one.
+
+    A ring is degenerate with fewer than 3 distinct vertices as written (clipping at the
+    patch edge can collapse a sliver).
+    """
     kept = []
     for rings, kind in predicted:
         if _distinct_written_vertices(rings[0]) < 3:

@@ -137,7 +137,7 @@ def _rank_in_group(scores, groups):
 
 
 def coco_match(order, gt_index, pred_index, iou, gt_ignore, threshold, n_gt, n_pred):
-    """pycocotools' per-image greedy matching at one IoU threshold.
+    """Pycocotools' per-image greedy matching at one IoU threshold.
 
     Parameters
     ----------
@@ -184,7 +184,7 @@ def coco_match(order, gt_index, pred_index, iou, gt_ignore, threshold, n_gt, n_p
 
 
 def _precision_at_levels(tp, fp, n_gt):
-    """pycocotools' interpolated precision at :data:`RECALL_LEVELS` for ranked 0/1 arrays."""
+    """Pycocotools' interpolated precision at :data:`RECALL_LEVELS` for ranked 0/1 arrays."""
     if len(tp) == 0:
         return np.zeros(len(RECALL_LEVELS))
     tp_sum, fp_sum = np.cumsum(tp, dtype=np.float64), np.cumsum(fp, dtype=np.float64)
@@ -200,7 +200,7 @@ def _precision_at_levels(tp, fp, n_gt):
 
 def coco_metrics(cand, scores, pred_image, n_gt, thresholds, max_detections, *, gt_area, pred_area,
                  gt_class, pred_class, image_rank):
-    """pycocotools' segm AP/AR, with the signature of :func:`.detection.detection_metrics`.
+    """Pycocotools' segm AP/AR, with the signature of :func:`.detection.detection_metrics`.
 
     Parameters
     ----------

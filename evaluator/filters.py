@@ -77,8 +77,10 @@ def _canonical(ring, counter_clockwise):
 
 
 def canonical_rings(instance_set):
-    """Put every ring in one vertex order: exteriors counter-clockwise, holes clockwise (y up),
-    each starting at its lowest vertex.
+    """Put every ring in one vertex order.
+
+    Exteriors run counter-clockwise and holes clockwise (y up), each starting at its lowest
+    vertex.
 
     The shapes are unchanged; metrics that depend on vertex order through tie-breaking
     (the nearest projection of MTA, Douglas–Peucker corners) then give the same result

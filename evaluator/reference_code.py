@@ -428,7 +428,7 @@ def _match_role(gt_bands, pred_bands, gt_rings, pred_rings, gt_regions, pred_reg
     lookup = {(int(g), int(p)): k for k, (g, p) in enumerate(zip(known_gt, known_pred))}
     similarity = _pooled_similarity(gt_bands, pred_bands, gt_image, pred_image, lookup, known_values.get("biou"))
     matched_gt, matched_pred, matched_biou = [], [], []
-    for image, (g, p, matrix) in similarity.items():
+    for g, p, matrix in similarity.values():
         for row, col, value in hungarian_match(matrix, threshold, inclusive=True):
             matched_gt.append(g[row])
             matched_pred.append(p[col])

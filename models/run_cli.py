@@ -30,8 +30,11 @@ __all__ = ["check_run_output", "run_command"]
 
 
 def check_run_output(args):
-    """Refuse ``--out`` before any work: an input, an existing file without ``--overwrite``,
-    a read-only folder or a full disk."""
+    """Refuse a bad ``--out`` before any work.
+
+    Refused: an input, an existing file without ``--overwrite``, a read-only folder or a
+    full disk.
+    """
     driver_for(args.out)
     inputs = [args.raster, args.model, args.aoi, args.prompts, args.prompt_model]
     folder = os.path.dirname(os.path.abspath(args.out))

@@ -104,8 +104,11 @@ def score_raster(model, heldout, batch_size=4):
 
 
 def heldout_for(recipe, shared, work_dir):
-    """The rasters a recipe is scored on: validation (Kampala only) first, then held-out (the rendered
-    held-out city last, for recipes trained on rendered geometry)."""
+    """The rasters a recipe is scored on.
+
+    Validation (Kampala only) first, then held-out (the rendered held-out city last, for
+    recipes trained on rendered geometry).
+    """
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
     rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []

@@ -14,7 +14,6 @@ import math
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import shapely
 from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransformContext, QgsUnitTypes
 
@@ -260,7 +259,7 @@ def _provenance(evaluation, frame, crs, prediction_layer, reference_layer, predi
         "plugin": "PolyTopo",
         "plugin_version": __version__,
         "qgis_version": Qgis.QGIS_VERSION,
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "profile": summary["profile"],
         "parameters": summary["parameters"],
         "pixel_size": frame.pixel_size,

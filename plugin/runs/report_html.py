@@ -108,5 +108,4 @@ def _provenance_items(provenance):
     for key in ("model", "provider_used", "score_field", "default_score", "image_field", "patch_size_px"):
         if provenance.get(key) is not None:
             yield key.replace("_", " ").capitalize(), provenance[key]
-    for name, value in provenance["parameters"].items():
-        yield name, value
+    yield from provenance["parameters"].items()

@@ -206,8 +206,11 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
 
 
 def _check_output(output_path, inputs, overwrite):
-    """Apply the output-safety rules before any work: never an input, never replaced without
-    ``overwrite``, a writable folder with room (stale temporaries of killed runs removed)."""
+    """Apply the output-safety rules before any work.
+
+    Never an input, never replaced without ``overwrite``, a writable folder with room
+    (stale temporaries of killed runs removed).
+    """
     try:
         check_file_output(output_path, inputs=inputs, overwrite=overwrite,
                           option=REPLACE_OPTION)
@@ -367,7 +370,7 @@ def _provenance(raster_layer, result, params, report):
         "plugin": "PolyTopo",
         "plugin_version": __version__,
         "qgis_version": Qgis.QGIS_VERSION,
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "raster": {"name": raster_layer.name(), "source": raster_layer.publicSource(),
                    "crs": raster_layer.crs().authid()},
         "model": result["model"],

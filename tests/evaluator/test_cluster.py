@@ -1,6 +1,5 @@
 """Real Dask clusters: a 2-process LocalCluster, ordered results, named failures, version checks."""
 
-import sys
 import time
 
 import pytest

@@ -3,12 +3,11 @@
 import dataclasses
 import json
 import math
-import os
 
 import numpy as np
 import pytest
 import shapely
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from polytopo.evaluator import evaluate, kernels
@@ -18,8 +17,6 @@ from polytopo.evaluator.kernels import (flatten_rings, map_pair_batches, pair_ba
                                         sample_flat_rings, vertex_counts)
 from polytopo.evaluator.mta import max_tangent_angle
 
-SETTINGS = settings(max_examples=int(os.environ.get("POLYTOPO_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
 #: One pair per batch, a few pairs per batch (of vertices, then of samples), all pairs in one batch.
 BUDGETS = (1, 40, 400, math.inf)
 
@@ -50,7 +47,6 @@ def _record(record):
 
 
 @given(st.lists(st.integers(0, 50), max_size=30), st.integers(1, 80))
-@SETTINGS
 def test_batches_cover_every_pair_in_order_within_the_budget(points, budget):
     points = np.array(points, dtype=np.int64)
     batches = pair_batches(points, budget)
@@ -70,7 +66,6 @@ def test_unbounded_budget_is_one_batch_and_default_is_the_module_budget(monkeypa
 
 
 @given(st.lists(ring_sets, max_size=6), st.sampled_from([0.5, 2.0, 7.0]))
-@SETTINGS
 def test_counts_are_those_of_the_flattened_samples(sets, spacing):
     coords, vertex_ring, ring_owner = flatten_rings(sets)
     _, point_ring = sample_flat_rings(coords, vertex_ring, spacing)
@@ -80,7 +75,6 @@ def test_counts_are_those_of_the_flattened_samples(sets, spacing):
 
 
 @given(pair_lists, st.booleans())
-@SETTINGS
 def test_polis_is_the_same_bit_for_bit_at_every_batch_size(pairs, vertex_sets):
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
     results = {_bits(polis(a, b, vertex_sets, batch_points=budget)) for budget in BUDGETS}
@@ -88,7 +82,6 @@ def test_polis_is_the_same_bit_for_bit_at_every_batch_size(pairs, vertex_sets):
 
 
 @given(pair_lists)
-@SETTINGS
 def test_hd95_is_the_same_bit_for_bit_at_every_batch_size(pairs):
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
     results = {_bits(hd95(a, b, 2.0, batch_points=budget)) for budget in BUDGETS}
@@ -96,7 +89,6 @@ def test_hd95_is_the_same_bit_for_bit_at_every_batch_size(pairs):
 
 
 @given(pair_lists, st.lists(st.floats(0.0, 1.0), min_size=8, max_size=8))
-@SETTINGS
 def test_mta_is_the_same_bit_for_bit_at_every_batch_size(pairs, precision):
     pred, gt = [p[0] for p in pairs], [p[1] for p in pairs]
     precision = np.array(precision[:len(pairs)])

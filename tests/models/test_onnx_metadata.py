@@ -60,7 +60,7 @@ def test_corrupt_file_is_rejected(tmp_path, content):
 
 
 def test_truncated_model_is_rejected(tmp_path, tiny):
-    path = tiny.deepness_model(tmp_path / "m.onnx")
+    tiny.deepness_model(tmp_path / "m.onnx")
     data = (tmp_path / "m.onnx").read_bytes()
     cut = tmp_path / "cut.onnx"
     cut.write_bytes(data[: len(data) // 2])

@@ -238,7 +238,7 @@ def run_session(app, out_dir, cache_dir):
         check(scored.selectedFeatureCount() == 1, "Expected the feature selected in the scored layer")
         check(dock.diagnosis.toPlainText().startswith("Prediction "), "Expected the ring diagnosis")
         deadline = time.monotonic() + FLASH_S
-        wait_until(app, lambda: time.monotonic() > deadline, "the flash to end")
+        wait_until(app, lambda deadline=deadline: time.monotonic() > deadline, "the flash to end")
         session.shot(session.canvas, f"class-{error_class.replace(' ', '-')}.png")
 
     session.click(dock.report_button)

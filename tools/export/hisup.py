@@ -38,7 +38,7 @@ if __name__ == "__main__":
         def forward(self, image):
             d = self.d
             outputs, features = d.backbone(image)
-            jloc_f, afm_f, mask_f = d.jloc_head(features), d.afm_head(features), d.mask_head(features)
+            jloc_f, afm_f = d.jloc_head(features), d.afm_head(features)  # HiSup's mask head is unused at inference
             jloc = d.jloc_predictor(jloc_f + d.a2j_att(afm_f, jloc_f))
             afm = d.afm_predictor(afm_f)
             remask = d.final_conv(torch.cat((features, d.refuse_conv(afm)), dim=1))
