@@ -1,7 +1,7 @@
 """The evaluator's entry points: :func:`evaluate` on instance sets, :func:`load_inputs` for files.
 
 An evaluation runs in phases: ``load`` (files to pixel-unit instances) → profile
-(``match`` and metrics, :mod:`.paper`, :mod:`.reference_code`, :mod:`.coco`, :mod:`.p3`) →
+(``match`` and metrics, the code :mod:`.profiles` registers for it) →
 analyses (breakdowns, WrongTopo, bootstrap, optional sweeps) → records. Inputs are never
 modified; every phase returns new objects.
 """
@@ -12,11 +12,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
-from .errors import InputFormatError
+from .cancel import checked_phases
+from .errors import EvaluationCanceled, InputFormatError
 from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .ordering import in_input_order
 from .params import EvaluationParams, params_for
+from .profiles import profile_named
 from .records import build_records
 
 __all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
@@ -66,29 +68,8 @@ def versions():
 
 
 def run_profile(gt_set, pred_set, params, progress=None):
-    """Run the profile named by ``params.profile`` and return its Outcome."""
-    if params.profile == "reference-code":
-        from .reference_code import evaluate_reference_code
-
-        return evaluate_reference_code(gt_set, pred_set, params, progress)
-    from .paper import prepare
-
-    gt_set, pred_set, _ = prepare(gt_set, pred_set, params)
-    if params.profile == "coco":
-        from .coco import evaluate_coco
-
-        return evaluate_coco(gt_set, pred_set, params, progress)
-    if params.profile == "p3":
-        from .p3 import evaluate_p3
-
-        return evaluate_p3(gt_set, pred_set, params, progress)
-    if params.profile == "p3-code":
-        from .p3_code import evaluate_p3_code
-
-        return evaluate_p3_code(gt_set, pred_set, params, progress)
-    from .paper import evaluate_paper
-
-    return evaluate_paper(gt_set, pred_set, params, progress)
+    """Run the profile named by ``params.profile`` (:data:`.profiles.REGISTRY`) and return its Outcome."""
+    return profile_named(params.profile).run(gt_set, pred_set, params, progress)
 
 
 def _counts(gt_set, pred_set, outcome):
@@ -135,7 +116,7 @@ def _sweeps(gt_set, pred_set, params, client, step):
     return rows
 
 
-def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, client=None, **overrides):
+def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweeps=False, client=None, **overrides):
     """Evaluate predictions against ground truth.
 
     Parameters
@@ -146,7 +127,12 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, clie
         Defaults to the ``paper`` profile; ``overrides`` (``profile=...``, any field) are
         applied on top with :func:`.params.params_for` semantics.
     progress : callable, optional
-        Called with a phase name as each phase starts.
+        Called with a phase name as each phase starts (on a cluster also as each partition,
+        sweep point or bootstrap chunk finishes).
+    cancel : callable, optional
+        The cancel check (:mod:`.cancel`), asked after each ``progress`` call: True stops
+        the run with :class:`.errors.EvaluationCanceled` (on a cluster, the tasks still
+        running are canceled).
     sweeps : bool
         Also run the minimum-hole-area sweep (A_min in :data:`MIN_HOLE_AREA_SWEEP` px²) and
         the ring-threshold sweep (γ in :data:`RING_THRESHOLD_SWEEP`); each point is a full
@@ -159,6 +145,11 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, clie
     Returns
     -------
     Evaluation
+
+    Raises
+    ------
+    EvaluationCanceled
+        ``cancel`` said stop.
     """
     if params is None or overrides:
         base = params.as_dict() if params is not None else {}
@@ -166,7 +157,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, sweeps=False, clie
         profile = base.pop("profile", "paper")
         base = {k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
         params = params_for(profile, **base)
-    step = progress or (lambda name: None)
+    step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")
     check_sampling_cost(gt_set, pred_set, params)
     flags = reference_flags(gt_set)
     started = time.perf_counter()

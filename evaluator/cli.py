@@ -14,7 +14,8 @@ import warnings
 from pathlib import Path
 
 from .errors import EvaluatorError
-from .params import IOU_MODES, PROFILES
+from .params import IOU_MODES
+from .profiles import PROFILE_NAMES, profiles_help
 
 __all__ = ["add_cluster_options", "build_parser", "main", "run", "run_guarded"]
 
@@ -95,9 +96,8 @@ def build_parser():
                       help="skip COCO records whose exterior has fewer than 3 distinct points and drop such holes "
                            "(counted in summary.json), as the public PolyTopoBench evaluator does; default: error")
     rules = parser.add_argument_group("profile and thresholds")
-    rules.add_argument("--profile", choices=PROFILES, default="paper",
-                       help="metric definitions: paper (default), reference-code (public PolyTopoBench "
-                            "evaluator), coco (pycocotools AP), p3 (P3 card), p3-code (P3 authors' code)")
+    rules.add_argument("--profile", choices=PROFILE_NAMES, default=PROFILE_NAMES[0],
+                       help="metric definitions; " + profiles_help("; "))
     rules.add_argument("--score-threshold", type=_finite, help="drop predictions scoring below this (default 0)")
     rules.add_argument("--min-area", type=_finite, dest="min_instance_area_px2",
                        help="minimum instance area in px²: GT with area >= A and predictions with area > A kept")

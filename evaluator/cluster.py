@@ -179,8 +179,8 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
     names : sequence of str, optional
         A name per partition for messages (e.g. image ids); default ``"partition i"``.
     progress : callable, optional
-        ``progress(done, total)`` after each finished partition; it may raise to cancel,
-        which cancels the partitions still running.
+        ``progress(done, total)`` after each finished partition; when it raises (the
+        caller's cancel check, :mod:`.cancel`), the partitions still running are canceled.
     retries : int
         How often Dask retries a partition whose worker died.
 

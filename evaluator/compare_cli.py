@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .cli import add_cluster_options, run_guarded
 from .errors import InvalidParameterError
-from .params import PROFILES
+from .profiles import PROFILE_NAMES, profiles_help
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -37,7 +37,8 @@ def build_parser():
     parser.add_argument("--out", type=Path, default=Path("polytopo-comparison"),
                         help="output folder (default: ./polytopo-comparison), moved into place when complete")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
-    parser.add_argument("--profile", choices=PROFILES, default="paper", help="metric definitions (default paper)")
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default=PROFILE_NAMES[0],
+                        help="metric definitions; " + profiles_help("; "))
     parser.add_argument("--bootstrap", type=int, dest="bootstrap_resamples",
                         help="image-level bootstrap resamples, also of the paired bootstrap (default 500, 0 = off)")
     parser.add_argument("--seed", type=int, dest="bootstrap_seed", help="bootstrap random seed (default 0)")

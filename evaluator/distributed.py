@@ -8,7 +8,9 @@ counts (:func:`partition_images`), runs the filters and :func:`.paper.match_pape
 each group on a worker, and merges the partial matches on the client back into the order
 of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
-the same code as in one process, so the numbers are the same. ``reference-code`` runs
+the same code as in one process, so the numbers are the same. Each profile's entry in
+:data:`.profiles.REGISTRY` names its per-image phase and its dataset-wide phase.
+``reference-code`` runs
 its own per-image phase (:func:`.reference_code.match_reference_code`) on the groups,
 merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
 (:func:`.p3_code.p3_code_parts`), merged by :func:`merge_p3_code_parts`.
@@ -27,9 +29,9 @@ from .cluster import map_partitions
 from .instances import InstanceSet
 from .matching import Candidates
 from .ordering import image_sort_key, instance_sort_key
-from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances, summarize_paper
-from .reference_code import (ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code,
-                             summarize_reference_code)
+from .profiles import profile_named
+from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
+from .reference_code import (ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code)
 from .rings import RingTable
 
 __all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "merge_reference_matches",
@@ -254,18 +256,14 @@ def _match_task(task):
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
     order of :mod:`.ordering` within the partition (its ring tables without their bands,
     polygons and regions: nothing after the per-image work reads them, and they would
-    double what goes back), and for ``p3-code`` the partition's
-    :class:`.p3_code.P3CodeParts` (else None).
+    double what goes back), and the profile's :attr:`.profiles.Profile.image_parts` of the
+    partition (None when it has none).
     """
     gt_raw, pred_raw, params = task
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
     match = match_paper(gt_set, pred_set, params)
-    extra = None
-    if params.profile == "p3-code":
-        from .p3_code import p3_code_parts
-
-        extra = p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids)
-    return _without_geometry(match), extra
+    image_parts = profile_named(params.profile).image_parts
+    return _without_geometry(match), (image_parts(match) if image_parts is not None else None)
 
 
 def _without_geometry(match):
@@ -370,7 +368,7 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
 
 def partition_task(params):
     """The worker function of one partition ``(gt_set, pred_set, params)`` for the profile of ``params``."""
-    return _reference_task if params.profile == "reference-code" else _match_task
+    return _PER_IMAGE_PHASES[profile_named(params.profile).per_image][0]
 
 
 def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
@@ -394,41 +392,36 @@ def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
     """
     step = progress or (lambda name: None)
     step("merge")
-    if params.profile == "reference-code":
-        match = merge_reference_matches(gt_set, pred_set, parts, results)
-        step("summary")
-        return summarize_reference_code(match, params)
+    profile = profile_named(params.profile)
+    merged = _PER_IMAGE_PHASES[profile.per_image][1](gt_set, pred_set, parts, results)
+    step("summary")
+    return profile.finish(*merged, params, progress)
+
+
+def _merge_paper_partitions(gt_set, pred_set, parts, results):
+    """``(match, gt, pred, image parts)`` of the whole run from the results of :func:`_match_task`."""
     matches = [match for match, _ in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
-    match = merge_matches(gt, pred, placed, matches)
-    p3_code = [extra for _, extra in results]
-    del matches
-    step("summary")
-    if params.profile in ("coco", "p3-code"):
-        from .coco import coco_detection
+    return merge_matches(gt, pred, placed, matches), gt, pred, [extra for _, extra in results]
 
-        outcome = summarize_paper(match, params, coco_detection(gt, pred, params))
-        if params.profile == "coco":
-            return outcome
-        from .p3_code import add_p3_code_metrics
 
-        step("P3 code metrics")
-        return add_p3_code_metrics(outcome, merge_p3_code_parts(p3_code, outcome.image_ids), gt.image_ids)
-    outcome = summarize_paper(match, params)
-    if params.profile == "p3":
-        from .p3 import add_p3_metrics
+def _merge_reference_partitions(gt_set, pred_set, parts, results):
+    """``(match, None, None, None)`` of the whole run from the results of :func:`_reference_task`."""
+    return merge_reference_matches(gt_set, pred_set, parts, results), None, None, None
 
-        return add_p3_metrics(outcome, params, progress)
-    return outcome
+
+_PER_IMAGE_PHASES = {"paper": (_match_task, _merge_paper_partitions),
+                     "reference-code": (_reference_task, _merge_reference_partitions)}
+"""The worker function and the client-side merge of each of :data:`.profiles.PER_IMAGE_PHASES`."""
 
 
 def _counting(step, what):
     """A ``map_partitions`` progress callback that reports ``"<what> k of n"`` as a phase name.
 
-    The phase callback may raise to cancel (the plugin's Cancel), which cancels the tasks
-    still queued or running.
+    The phase callback asks the run's cancel check (:mod:`.cancel`); when it raises, the
+    tasks still queued or running are canceled.
     """
     return lambda done, total: step(f"{what} {done} of {total}")
 
@@ -449,7 +442,8 @@ def sweep_on(client, gt_set, pred_set, params_list, names, progress=None):
     """The metrics ``names`` of one whole evaluation per parameter set, one task each.
 
     The inputs are sent to the workers once; each task returns only its metrics.
-    ``progress`` is called with a phase name as each point finishes (it may raise to cancel).
+    ``progress`` is called with a phase name as each point finishes; when it raises (a cancel
+    check, :mod:`.cancel`), the points still running are canceled.
     """
     gt_future, pred_future = client.scatter([gt_set, pred_set], broadcast=True, hash=False)
     try:
@@ -469,7 +463,8 @@ def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
     """:func:`.analysis.resample_metrics` of every chunk of weights, one task per chunk.
 
     ``client`` None computes them in this process. Returns the chunks' samples in order.
-    ``progress`` is called with a phase name as each chunk finishes (it may raise to cancel).
+    ``progress`` is called with a phase name as each chunk finishes; when it raises (a cancel
+    check, :mod:`.cancel`), the chunks still running are canceled.
     """
     weight_chunks = list(weight_chunks)
     if client is None:

@@ -1,21 +1,7 @@
 """Evaluation parameters and the named profiles that set them.
 
-A profile is a named set of parameters and rules (see ``docs/evaluator.md``):
-
-``paper`` (default)
-    The PolyTopoBench paper's definitions (Appendix A.1): greedy score-ordered instance
-    matching, exteriors of a matched pair paired directly, holes by Hungarian matching,
-    ring matches accepted when BIoU > γ = 0.1, validity check of Definition 15.
-``reference-code``
-    Reproduces the public PolyTopoBench evaluator: ring matches at BIoU >= 0.5, rings
-    pooled per image, invalid input repaired (largest part kept), no validity check.
-``coco``
-    ``paper`` with pycocotools' AP semantics (maxDets 100, area ranges, IoU on 1-px masks
-    unless ``iou_mode="vector"``).
-``p3``
-    The P3 card's metrics, averaged per tile.
-``p3-code``
-    ``coco`` plus the metrics as the P3 authors' evaluation code computes them.
+A profile is a named set of parameters and rules; :mod:`.profiles` registers each
+profile's name, description, defaults and code (see ``docs/evaluator.md``).
 
 All lengths are pixels of the evaluation raster and all areas px².
 """
@@ -24,11 +10,13 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidParameterError
+from .profiles import PROFILE_NAMES, profile_named
 
 __all__ = ["EvaluationParams", "PROFILES", "IOU_MODES", "params_for", "DEFAULT_AP_THRESHOLDS"]
 
 DEFAULT_AP_THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
-PROFILES = ("paper", "reference-code", "coco", "p3", "p3-code")
+PROFILES = PROFILE_NAMES
+"""The registered profile names (:data:`.profiles.REGISTRY`), the default first."""
 IOU_MODES = ("vector", "raster")
 
 
@@ -119,8 +107,7 @@ class EvaluationParams:
                 raise InvalidParameterError(
                     f"Expected {item.name} to be a finite number but got {value}; NaN or infinity would silently "
                     f"drop or keep everything (default: {item.default})")
-        if self.profile not in PROFILES:
-            raise InvalidParameterError(f"Expected profile to be one of {list(PROFILES)} but got {self.profile!r}")
+        profile_named(self.profile)
         for name in ("iou_threshold", "ring_match_threshold", "mta_min_precision", "bootstrap_level"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -152,16 +139,6 @@ class EvaluationParams:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
 
-_PROFILE_DEFAULTS = {
-    "paper": {},
-    "reference-code": {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
-                       "mta_precision_inclusive": True, "polis_vertex_sets": False},
-    "coco": {"max_detections": 100, "iou_mode": "raster"},
-    "p3": {"ap_iou_thresholds": DEFAULT_AP_THRESHOLDS},
-    "p3-code": {"max_detections": 100, "iou_mode": "raster"},
-}
-
-
 def params_for(profile="paper", **overrides):
     """Parameters of a profile with explicit overrides applied.
 
@@ -172,10 +149,9 @@ def params_for(profile="paper", **overrides):
     >>> params_for("paper", ring_match_threshold=0.3).ring_match_threshold
     0.3
     """
-    if profile not in PROFILES:
-        raise InvalidParameterError(f"Expected profile to be one of {list(PROFILES)} but got {profile!r}")
+    defaults = profile_named(profile).defaults
     unknown = set(overrides) - {f.name for f in fields(EvaluationParams)}
     if unknown:
         raise InvalidParameterError(f"Expected parameters of EvaluationParams but got unknown {sorted(unknown)}")
-    values = {**_PROFILE_DEFAULTS[profile], **{k: v for k, v in overrides.items() if v is not None}}
+    values = {**defaults, **{k: v for k, v in overrides.items() if v is not None}}
     return replace(EvaluationParams(profile=profile), **values)

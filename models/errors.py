@@ -12,7 +12,7 @@ either::
     ├── InferenceError(ModelsError, RuntimeError)     model produced unusable output
     ├── MemoryBudgetError(ModelsError, MemoryError)   the working set does not fit
     ├── OutputError(ModelsError, OSError)             the vector output cannot be written
-    └── InferenceCancelled(ModelsError, RuntimeError) the cancel callback asked to stop
+    └── InferenceCancelled(ModelsError, RuntimeError) the run's cancel check said stop
 
 Messages follow the form "Expected X but got Y" followed by how to fix it.
 """
@@ -63,4 +63,4 @@ class OutputError(ModelsError, OSError):
 
 
 class InferenceCancelled(ModelsError, RuntimeError):
-    """The cancel callback returned True; no output was written."""
+    """The run's cancel check (:mod:`polytopo.evaluator.cancel`) said stop before a batch; no output was written."""

@@ -4,7 +4,8 @@
 (card against graph, bands, extent, tile size, memory) and then yields
 :class:`MapPolygon` objects strip by strip; :func:`run_to_file` writes them
 to a GeoPackage or GeoJSON atomically. The progress callback is called after
-every batch and the cancel callback is checked before every batch.
+every batch and the cancel check (:mod:`polytopo.evaluator.cancel`) is asked
+before every batch.
 
 Memory is bounded whatever the raster size: the grid is processed in column
 blocks of about :data:`COLUMN_BLOCK_PX` (when the decoder allows it), each
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import shapely
 
+from ..evaluator.cancel import raise_if_canceled
 from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
@@ -337,8 +339,8 @@ class Prediction:
     params : RunParams
     progress : callable(done_tiles, total_tiles) or None
     cancel : callable() -> bool or None
-        Checked before every batch; True stops with
-        :class:`~polytopo.models.errors.InferenceCancelled`.
+        The cancel check (:mod:`polytopo.evaluator.cancel`), asked before every batch;
+        True stops with :class:`~polytopo.models.errors.InferenceCancelled`.
     block : GridBlock or None
         Run only this block of the grid (see :mod:`~polytopo.models.grid_blocks`);
         None runs the whole grid.
@@ -503,8 +505,7 @@ class Prediction:
         return array
 
     def _check_cancel(self):
-        if self._cancel is not None and self._cancel():
-            raise InferenceCancelled("Expected to finish the run but the cancel callback asked to stop; no output was written.")
+        raise_if_canceled(self._cancel, InferenceCancelled, "inference")
 
     def _to_map(self, records, label=None):
         pieces = [r for r in records if r.on_seam]

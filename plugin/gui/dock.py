@@ -71,7 +71,7 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ...evaluator.params import PROFILES
+from ...evaluator.profiles import REGISTRY as PROFILE_REGISTRY
 from ...models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
 from ...models.session import import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
@@ -733,7 +733,9 @@ class PolyTopoDock(QgsDockWidget):
         self.pixel_metres.setWordWrap(True)
         form.addRow(self.pixel_metres)
         self.profile_combo = _narrow(QComboBox())
-        self.profile_combo.addItems(list(PROFILES))
+        for index, profile in enumerate(PROFILE_REGISTRY.values()):
+            self.profile_combo.addItem(profile.name)
+            self.profile_combo.setItemData(index, profile.description, Qt.ToolTipRole)
         form.addRow("Profile", self.profile_combo)
         self.gpkg_output = QgsFileWidget()
         self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)

@@ -67,8 +67,8 @@ output, and the top-left corner of its extent is the grid origin.</li>
 CRS): the ground sampling distance of the imagery, 1 cm to 10 m on the ground (other values are refused with the
 right range). Or take it from a raster layer (<b>Pixel size from raster</b>). Give exactly one; with neither, the
 raster the predictions were vectorized from is used when it is in the project.</li>
-<li><b>Profile</b>: paper (the PolyTopoBench paper's definitions), reference-code (the public evaluator's
-numbers), coco (pycocotools AP), p3 (the P3 card, averaged per tile).</li>
+<li><b>Profile</b>: the metric definitions: paper (the PolyTopoBench paper's, the default) or a profile that
+reproduces another evaluator's numbers (the evaluator's documentation describes each).</li>
 <li><b>Instance match IoU β</b>: minimum polygon IoU (holes subtracted) of a match, 0–1.</li>
 <li><b>Ring match boundary IoU γ</b>: boundary IoU (band radius 1 px) an exterior or hole must exceed to
 match, 0–1.</li>
@@ -85,17 +85,17 @@ E-BIoU, Hole-F1 and Topo-EM (0–1).</p>"""
 
 
 def profiles():
-    """The evaluator's profile names.
+    """The evaluator's registered profile names (:data:`polytopo.evaluator.profiles.REGISTRY`).
 
     The enum is declared when the provider loads. Without shapely the evaluator cannot be
     imported; the algorithm then offers only ``paper`` and refuses to run with the install
     instructions (:func:`~polytopo.plugin.processing.support.require_packages`).
     """
     try:
-        from ...evaluator import params  # this form lets qgis.utils unload the subpackage with the plugin
+        from ...evaluator import profiles as registry  # this form lets qgis.utils unload the subpackage
     except ImportError:
         return ("paper",)
-    return params.PROFILES
+    return registry.PROFILE_NAMES
 
 
 def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixel_size_from=True):

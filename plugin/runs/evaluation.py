@@ -19,6 +19,7 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
+from ...evaluator.errors import EvaluationCanceled
 from ...evaluator.cluster import open_client
 from ...evaluator.instances import InstanceSet, instances_from_geometries
 from ...evaluator.io_vector import SCORE_FIELD, assign_images, frame_for_bounds, implied_score_field
@@ -242,7 +243,9 @@ def _evaluate(gt_set, pred_set, params, steps, workers):
         try:
             with open_client(workers) as client:
                 evaluation = evaluate(gt_set, pred_set, params, progress=steps.phases(30, 99, _EXPECTED_PHASES),
-                                      client=client)
+                                      cancel=steps.cancel, client=client)
+        except EvaluationCanceled as exc:
+            raise steps.canceled() from exc
         except InputFormatError as exc:
             raise LayerInputError(str(exc)) from exc
         except EvaluatorError as exc:

@@ -4,11 +4,17 @@ The runs accept any object with ``setProgress(float)`` (0–100), ``isCanceled()
 ``pushInfo(str)`` and ``reportError(str)``: :class:`qgis.core.QgsProcessingFeedback`
 has them, and the dock's task passes an adapter. ``pushWarning(str)`` is used when the
 object has it (QgsProcessingFeedback does), else warnings go through ``pushInfo``.
+
+Cancellation follows the convention of :mod:`polytopo.evaluator.cancel`: the feedback
+object's ``isCanceled`` is the cancel check handed to the evaluator and the engine
+(:func:`cancel_check`), their canceled exceptions become :class:`RunCanceled`
+(:meth:`RunSteps.canceled`), and the plugin's own steps (reading layers, writing outputs)
+ask the same check (:meth:`RunSteps.check`).
 """
 
 from ..errors import RunCanceled
 
-__all__ = ["WORK_SHARE_PERCENT", "RunSteps", "ScaledFeedback", "work_and_write"]
+__all__ = ["WORK_SHARE_PERCENT", "RunSteps", "ScaledFeedback", "cancel_check", "work_and_write"]
 
 #: Share of a run's progress bar taken by the work (evaluation, vectorization); writing
 #: the GeoPackage and the report takes the rest, so the bar runs once from 0 to 100 %.
@@ -24,6 +30,11 @@ def work_and_write(feedback):
         ``(work, write)``, covering 0–85 % and 85–100 % of ``feedback``'s progress.
     """
     return ScaledFeedback(feedback, 0.0, WORK_SHARE_PERCENT), ScaledFeedback(feedback, WORK_SHARE_PERCENT, 100.0)
+
+
+def cancel_check(feedback):
+    """The cancel check of ``feedback`` for the evaluator and the engine: its ``isCanceled``, or None without one."""
+    return feedback.isCanceled if feedback is not None else None
 
 
 class RunSteps:
@@ -43,15 +54,28 @@ class RunSteps:
         self.what = what
         self.warnings = []
 
+    @property
+    def cancel(self):
+        """The cancel check to hand to the evaluator and the engine (:func:`cancel_check`)."""
+        return cancel_check(self.feedback)
+
+    def canceled(self):
+        """The :class:`RunCanceled` to raise for this run (also in place of a pure package's canceled exception)."""
+        return RunCanceled(f"The {self.what} was canceled; no output was written.")
+
     def check(self):
         """Raise :class:`RunCanceled` when the feedback object says the user canceled."""
         if self.feedback is not None and self.feedback.isCanceled():
-            raise RunCanceled(f"The {self.what} was canceled; no output was written.")
+            raise self.canceled()
+
+    def report(self, percent):
+        """Report ``percent`` (0–100) done."""
+        if self.feedback is not None:
+            self.feedback.setProgress(float(max(0.0, min(100.0, percent))))
 
     def progress(self, percent):
         """Report ``percent`` (0–100) done, then check for cancellation."""
-        if self.feedback is not None:
-            self.feedback.setProgress(float(max(0.0, min(100.0, percent))))
+        self.report(percent)
         self.check()
 
     def info(self, message):
@@ -83,8 +107,8 @@ class RunSteps:
         Returns
         -------
         callable
-            ``callback(phase_name)``: reports the phase, advances progress, and raises
-            :class:`RunCanceled` when canceled (which stops the evaluator between phases).
+            ``callback(phase_name)``: reports the phase and advances progress; it does not
+            cancel (the evaluator asks :attr:`cancel` after each phase).
         """
         count = [0]
 
@@ -92,7 +116,7 @@ class RunSteps:
             fraction = min(1.0, count[0] / max(1, expected))
             count[0] += 1
             self.info(f"{self.what.capitalize()}: {name}")
-            self.progress(start + (stop - start) * fraction)
+            self.report(start + (stop - start) * fraction)
 
         return callback
 

@@ -166,7 +166,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     inputs = [raster_path, str(model)] + ([aoi_layer.source()] if aoi_layer is not None else [])
     _check_output(output_path, inputs, overwrite)
     steps.progress(0)
-    with _as_plugin_errors():
+    with _as_plugin_errors(steps):
         model = resolve_model(model)
         loaded = load_model(model, SessionParams(provider=provider))
         steps.info(f"Model {model.name}: family {loaded.card.family}, provider "
@@ -196,7 +196,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
             warnings.simplefilter("always")
             report = run_to_file(loaded, raster_path, output_path, params,
                                  progress=lambda done, total: _progress(feedback, done, total),
-                                 cancel=(lambda: feedback.isCanceled()) if feedback is not None else None,
+                                 cancel=steps.cancel,
                                  overwrite=overwrite, inputs=inputs[1:], finish=finish)
     result["messages"] = list(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
     for message in result["messages"]:
@@ -315,14 +315,13 @@ _ERROR_MAPPING = (
 
 
 @contextlib.contextmanager
-def _as_plugin_errors():
+def _as_plugin_errors(steps):
     """Re-raise errors of :mod:`polytopo.models` as the plugin errors of :data:`_ERROR_MAPPING`."""
     try:
         yield
     except ModelsError as exc:
         target = next(plugin_error for models_error, plugin_error in _ERROR_MAPPING if isinstance(exc, models_error))
-        message = "The vectorization was canceled; no output was written." if target is RunCanceled else str(exc)
-        raise target(message) from exc
+        raise (steps.canceled() if target is RunCanceled else target(str(exc))) from exc
 
 
 def _progress(feedback, done, total):
