@@ -101,11 +101,17 @@ def sweep_point(gt_set, pred_set, params, names=_SWEPT):
 
 
 def _sweeps(gt_set, pred_set, params, client, step):
-    """Both sweeps as ``{summary key: rows}``; with a client, every point is one task."""
+    """Both sweeps as ``{summary key: rows}``; with a client, every point is one task.
+
+    ``step`` is called with ``"sweep point k of n"`` as each point finishes (as on a cluster).
+    """
     points = [(key, field, value) for key, field, values in _SWEEPS for value in values]
     settings = [replace(params, **{field: value}) for _, field, value in points]
     if client is None:
-        found = [sweep_point(gt_set, pred_set, p) for p in settings]
+        found = []
+        for done, setting in enumerate(settings, 1):
+            found.append(sweep_point(gt_set, pred_set, setting))
+            step(f"sweep point {done} of {len(settings)}")
     else:
         from .distributed import sweep_on
 
@@ -180,7 +186,8 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         "wrong_topo": wrong_topo(outcome),
         "pr_curve": _pr_curve(outcome),
     }
-    if params.bootstrap_resamples and params.profile != "reference-code":
+    profile = profile_named(params.profile)
+    if params.bootstrap_resamples and profile.bootstrap:
         step("bootstrap")
         interval_args = (outcome, params.bootstrap_resamples, params.bootstrap_seed, params.bootstrap_level)
         if client is None:
@@ -195,7 +202,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         summary.update(_sweeps(gt_set, pred_set, params, client, step))
     step("records")
     records = build_records(outcome)
-    if params.profile != "reference-code":
+    if profile.canonical_order:
         records = in_input_order(records, gt_set, pred_set)
     timings["total_s"] = time.perf_counter() - started
     summary["timings"] = timings

@@ -19,6 +19,7 @@ import numpy as np
 from .analysis import BOOTSTRAP_METRICS, per_image_statistics, resample_weights
 from .errors import InvalidParameterError
 from .outcome import DetectionRanking
+from .profiles import profile_named
 
 __all__ = ["TABLE_COLUMNS", "LOWER_IS_BETTER", "Comparison", "compare_methods", "paired_bootstrap",
            "best_methods", "format_markdown", "format_latex", "table_rows", "write_comparison",
@@ -98,7 +99,7 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
         evaluations[name] = evaluate(gt_set, pred_set, params, client=client, **overrides)
     first = next(iter(evaluations.values())).params
     paired = {}
-    if first.bootstrap_resamples and first.profile != "reference-code":
+    if first.bootstrap_resamples and profile_named(first.profile).bootstrap:
         paired = paired_bootstrap({name: e.outcome for name, e in evaluations.items()}, first.bootstrap_resamples,
                                   first.bootstrap_seed, first.bootstrap_level, client=client)
     return Comparison(evaluations, paired)

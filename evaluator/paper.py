@@ -28,6 +28,7 @@ from .matching import greedy_match, iou_candidates, score_order
 from .ordering import canonical_order
 from .outcome import DetectionRanking, Outcome
 from .pairs import evaluate_pairs
+from .profiles import profile_named
 from .repair import occupied_region
 from .rings import RingTable
 from .stats import f1_score, nanmean
@@ -76,7 +77,7 @@ def prepare_rings(gt_set, pred_set, params):
     """The filters of :func:`prepare` that change rings (one instance out per instance in): A_min, vertex order."""
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    rings = (lambda instance_set: instance_set) if params.profile == "p3-code" else canonical_rings
+    rings = canonical_rings if profile_named(params.profile).canonical_rings else (lambda instance_set: instance_set)
     return (canonical_order(rings(gt_set), by_score=False),
             canonical_order(rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
 

@@ -107,7 +107,7 @@ class EvaluationParams:
                 raise InvalidParameterError(
                     f"Expected {item.name} to be a finite number but got {value}; NaN or infinity would silently "
                     f"drop or keep everything (default: {item.default})")
-        profile_named(self.profile)
+        profile = profile_named(self.profile)
         for name in ("iou_threshold", "ring_match_threshold", "mta_min_precision", "bootstrap_level"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -127,7 +127,7 @@ class EvaluationParams:
             raise InvalidParameterError(f"Expected max_detections >= 1 or None but got {self.max_detections}")
         if self.iou_mode not in IOU_MODES:
             raise InvalidParameterError(f"Expected iou_mode to be one of {list(IOU_MODES)} but got {self.iou_mode!r}")
-        if self.iou_mode == "raster" and self.profile not in ("coco", "p3-code"):
+        if self.iou_mode not in profile.iou_modes:
             raise InvalidParameterError(
                 f"Expected iou_mode 'vector' for profile {self.profile!r} but got 'raster'; raster IoU is a mode of "
                 "the coco profile only (use --profile coco)")

@@ -50,6 +50,17 @@ class Profile:
     image_parts : callable or None
         ``image_parts(match)``: per-image values the profile needs beyond the match,
         computed on the workers (``p3-code``); None for none.
+    iou_modes : tuple of str
+        The ``iou_mode`` values it accepts (:data:`.params.IOU_MODES`; ``"raster"``: 1-px
+        mask IoU behind AP/AR).
+    bootstrap : bool
+        It reports image-level bootstrap intervals (and a comparison's paired bootstrap).
+    canonical_rings : bool
+        Rings are brought to the canonical vertex order before evaluation
+        (:func:`.filters.canonical_rings`); False evaluates them as given.
+    canonical_order : bool
+        It evaluates in the canonical order of :mod:`.ordering` and puts the records back
+        into input order; False keeps the input order everywhere.
     """
 
     name: str
@@ -59,6 +70,10 @@ class Profile:
     per_image: str
     finish: object
     image_parts: object = None
+    iou_modes: tuple = ("vector",)
+    bootstrap: bool = True
+    canonical_rings: bool = True
+    canonical_order: bool = True
 
 
 def _evaluator_function(module, name):
@@ -111,8 +126,8 @@ def _p3_code_parts(match):
                                                            match.image_ids)
 
 
-def _profile(name, description, defaults, run, per_image, finish, image_parts=None):
-    return Profile(name, description, MappingProxyType(dict(defaults)), run, per_image, finish, image_parts)
+def _profile(name, description, defaults, run, per_image, finish, **rules):
+    return Profile(name, description, MappingProxyType(dict(defaults)), run, per_image, finish, **rules)
 
 
 REGISTRY = MappingProxyType({profile.name: profile for profile in (
@@ -121,15 +136,17 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
     _profile("reference-code", "the public PolyTopoBench evaluator's numbers",
              {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
               "mta_precision_inclusive": True, "polis_vertex_sets": False},
-             _run_reference_code, "reference-code", _finish_reference_code),
+             _run_reference_code, "reference-code", _finish_reference_code, bootstrap=False,
+             canonical_order=False),
     _profile("coco", "pycocotools AP/AR: maxDets 100, area ranges, 1-px mask IoU",
              {"max_detections": 100, "iou_mode": "raster"},
-             _on_prepared("coco", "evaluate_coco"), "paper", _finish_coco),
+             _on_prepared("coco", "evaluate_coco"), "paper", _finish_coco, iou_modes=("vector", "raster")),
     _profile("p3", "the P3 card's metrics, averaged per tile", {},
              _on_prepared("p3", "evaluate_p3"), "paper", _finish_p3),
     _profile("p3-code", "coco plus the metrics as the P3 authors' code computes them",
              {"max_detections": 100, "iou_mode": "raster"},
-             _on_prepared("p3_code", "evaluate_p3_code"), "paper", _finish_p3_code, _p3_code_parts),
+             _on_prepared("p3_code", "evaluate_p3_code"), "paper", _finish_p3_code, image_parts=_p3_code_parts,
+             iou_modes=("vector", "raster"), canonical_rings=False),
 )})
 """Every profile by name, in the order they are offered (the first is the default)."""
 

@@ -9,7 +9,7 @@ from polytopo.evaluator.api import run_profile
 from polytopo.evaluator.cli import build_parser
 from polytopo.evaluator.cluster import map_partitions
 from polytopo.evaluator.distributed import merge_partitions, partition_images, partition_task
-from polytopo.evaluator.params import PROFILES, EvaluationParams
+from polytopo.evaluator.params import IOU_MODES, PROFILES, EvaluationParams
 from polytopo.evaluator.profiles import PER_IMAGE_PHASES, PROFILE_NAMES, REGISTRY, profile_named
 
 FIXTURE_IMAGES = 4
@@ -50,12 +50,14 @@ def test_the_partitioned_path_of_every_profile_gives_the_numbers_of_one_process(
     assert all(_same(merged[key], whole[key]) for key in whole), name
 
 
-def test_every_profile_names_a_known_per_image_phase_and_known_parameters():
+def test_every_profile_names_a_known_per_image_phase_known_parameters_and_iou_modes():
     fields = set(EvaluationParams.__dataclass_fields__)
     for profile in REGISTRY.values():
         assert profile.per_image in PER_IMAGE_PHASES
         assert set(profile.defaults) <= fields
         assert profile.description
+        assert set(profile.iou_modes) <= set(IOU_MODES)
+        assert params_for(profile.name).iou_mode in profile.iou_modes
     assert PROFILE_NAMES[0] == "paper" == EvaluationParams().profile
 
 
