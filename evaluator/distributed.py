@@ -10,9 +10,8 @@ of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR o
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
 the same code as in one process, so the numbers are the same. Each profile's entry in
 :data:`.profiles.REGISTRY` names its per-image phase and its dataset-wide phase.
-``reference-code`` runs
-its own per-image phase (:func:`.reference_code.match_reference_code`) on the groups,
-merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
+``reference-code`` runs its own per-image phase (:func:`.reference_code.match_reference_code`)
+on the groups, merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
 (:func:`.p3_code.p3_code_parts`), merged by :func:`merge_p3_code_parts`.
 
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
@@ -29,9 +28,9 @@ from .cluster import map_partitions
 from .instances import InstanceSet
 from .matching import Candidates
 from .ordering import image_sort_key, instance_sort_key
-from .profiles import profile_named
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
-from .reference_code import (ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code)
+from .profiles import profile_named
+from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
 __all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "merge_reference_matches",
