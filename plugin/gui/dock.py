@@ -72,8 +72,9 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ...evaluator.params import PROFILES
-from ...models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
-from ...models.session import import_onnxruntime
+from ...models import ModelsError, read_card
+from ...models.pipeline import decoding_values
+from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices

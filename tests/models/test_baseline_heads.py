@@ -26,7 +26,7 @@ GT = (500000.0, 0.5, 0.0, 4000000.0, 0.0, -0.5)
 PX2 = 0.25  # m² per pixel
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 def test_every_baseline_card_is_valid():
-    from polytopo.models import card_to_props, parse_card
+    from polytopo.models.card import card_to_props, parse_card
 
     names = sorted(path.stem for path in CARDS.glob("*.json"))
     assert names == ["ffl", "hisup", "maskrcnn_torchvision", "pix2poly", "polyworld", "sam", "sam2", "unet_smp"]
