@@ -11,7 +11,7 @@ Typical use::
     print(model.session.report.describe())
     report = run_to_file(model, "image.tif", "buildings.gpkg", RunParams(batch_size=4))
 
-or iterate :class:`Prediction` to get :class:`MapPolygon` objects without a file.
+or iterate :class:`PreparedRun` to get :class:`MapPolygon` objects without a file.
 See docs/models.md for the model card, the decoder families and the memory bound.
 
 This namespace holds what users call: loading and running a model, its card, the
@@ -33,7 +33,7 @@ from .errors import (
     RasterError,
 )
 from .model import LoadedModel, load_model
-from .pipeline import MapPolygon, Prediction, RunParams, RunReport, run_to_file
+from .pipeline import MapPolygon, PreparedRun, RunParams, RunReport, run_to_file
 from .prompts import Prompt, prompts_from_geometries, prompts_from_vector
 from .raster import GeoreferenceWarning
 from .session import SessionParams
@@ -50,7 +50,7 @@ __all__ = [
     "ModelFileError",
     "ModelsError",
     "OutputError",
-    "Prediction",
+    "PreparedRun",
     "Prompt",
     "ProviderError",
     "RasterError",

@@ -33,7 +33,7 @@ def test_no_module_of_models_imports_qgis_or_qt():
 
 def test_importing_the_engine_loads_no_qgis_or_qt_module():
     code = (
-        "import sys, polytopo.models, polytopo.models.cli, polytopo.models.run_cli; "
+        "import sys, polytopo.models, polytopo.models.cli, polytopo.models.run_command; "
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
