@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from rings import box
+from ring_literals import box
 
 from polytopo.evaluator.boundary import polis
 

@@ -1,7 +1,7 @@
 """Maximum tangent angle (``evaluator/mta.py``): the precision filter, on its own and in the paper profile."""
 
 import numpy as np
-from rings import box
+from ring_literals import box
 
 from polytopo.evaluator import evaluate
 from polytopo.evaluator.mta import max_tangent_angle

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import shapely
-from rings import box
+from ring_literals import box
 
 from polytopo.evaluator import evaluate
 from polytopo.evaluator.instances import Instance, InstanceSet
