@@ -49,6 +49,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...evaluator.metric_table import OUTPUT_NAMES
 from .demo_data import fetch_demo_data
 from ..errors import PluginError
 
@@ -81,7 +82,7 @@ ATLANTA_TITLE = "SpaceNet Atlanta sample tile (real imagery, 0.5 m panchromatic)
 #: Sub-folders of the output, one per scene, in the order they run.
 SCENE_FOLDERS = ("atlanta", "helsinki")
 #: Processing output → metric name of the evaluator.
-HEADLINE_METRICS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
+HEADLINE_METRICS = OUTPUT_NAMES
 #: Width of the rendered map, pixels.
 MAP_WIDTH_PX = 1200
 #: Edge of a legend swatch, pixels.

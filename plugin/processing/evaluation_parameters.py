@@ -23,6 +23,7 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
+from ...evaluator.metric_table import OUTPUT_NAMES
 from ..errors import RunParameterError
 from ..runs.raster_pixel import raster_pixel_size
 
@@ -48,8 +49,8 @@ LAYER_OUTPUTS = {
     "UNMATCHED_PREDICTIONS": "unmatched_predictions",
     "MISSED_REFERENCES": "missed_references",
 }
-#: Output name → metric of the summary.
-NUMBER_OUTPUTS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
+#: Output name → metric of the summary: the key metrics of the metric table (``E_BIOU`` → ``E-BIoU``).
+NUMBER_OUTPUTS = OUTPUT_NAMES
 #: Threshold parameter → (EvaluationParams field, description, minimum, maximum).
 _THRESHOLDS = {
     "IOU_THRESHOLD": ("iou_threshold", "Instance match IoU β (0–1; profile default 0.5)", 0.0, 1.0),

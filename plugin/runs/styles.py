@@ -9,6 +9,7 @@ Field aliases live here, not in the QML files, so that every layer shares one ta
 from qgis.core import QgsEditorWidgetSetup
 from qgis.PyQt.QtCore import QVariant
 
+from ...evaluator.metric_table import FEATURE_FIELDS
 from ..errors import PluginError
 from ..resource_paths import STYLES_DIR
 
@@ -25,8 +26,8 @@ ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "
 #: Name of the GeoPackage table of headline numbers (fields ``metric``, ``value``).
 SUMMARY_LAYER = "summary"
 
-#: Field name → alias shown in attribute tables and forms. Units: POLIS in pixels,
-#: MTA in degrees, areas in px² of the evaluation grid.
+#: Field name → alias shown in attribute tables and forms (metric fields: the labels of the
+#: metric table). Units: POLIS in pixels, MTA in degrees, areas in px² of the evaluation grid.
 FIELD_ALIASES = {
     "image_id": "Image",
     "pred_id": "Prediction feature",
@@ -36,7 +37,6 @@ FIELD_ALIASES = {
     "category_id": "Category",
     "matched_ref_id": "Matched reference",
     "matched_pred_id": "Matched prediction",
-    "iou": "IoU",
     "valid": "Valid",
     "invalid_reason": "Invalid because",
     "pred_holes": "Predicted holes",
@@ -44,14 +44,7 @@ FIELD_ALIASES = {
     "hole_tp": "Holes matched (TP)",
     "hole_fp": "Extra holes (FP)",
     "hole_fn": "Missed holes (FN)",
-    "hole_f1": "Hole F1",
-    "topo_em": "Topology exact",
-    "o_biou": "Overall BIoU",
-    "e_biou": "Exterior BIoU",
-    "o_polis": "Overall POLIS (px)",
-    "e_polis": "Exterior POLIS (px)",
-    "o_mta": "Overall MTA (°)",
-    "e_mta": "Exterior MTA (°)",
+    **{field: row.label for field, row in FEATURE_FIELDS.items()},
     "error_class": "Error class",
     "hole_index": "Hole number",
     "area_px2": "Area (px²)",
