@@ -78,7 +78,8 @@ def test_every_row_is_reported_by_some_profile(evaluations):
 def test_rows_are_unique_and_directions_follow_units():
     """One row per name; distances and angles are lower-is-better, bounded ratios higher-is-better."""
     assert len({row.name for row in METRICS}) == len(METRICS)
-    assert len({row.field for row in METRICS if row.field}) == len(FEATURE_FIELDS)
+    fields = [row.field for row in METRICS if row.field]
+    assert len(set(fields)) == len(fields) == len(FEATURE_FIELDS)
     for row in METRICS:
         if row.unit in ("px", "degrees"):
             assert row.higher_is_better is False, row.name
@@ -130,17 +131,16 @@ def test_output_names_are_unchanged():
 
 @pytest.mark.parametrize("profile", ["paper", "reference-code"])
 def test_feature_fields_are_written_with_their_kind(evaluations, profile, tmp_path):
-    """Every per-feature field is a column of predictions.csv, of the row's kind, and declared in FIELD_KINDS."""
-    write_report(evaluations[profile], tmp_path / "out", plots=False, geopackage=False)
+    """Every per-feature field is a column of predictions.csv, holds values of the row's kind, and is declared."""
+    evaluation = evaluations[profile]
+    write_report(evaluation, tmp_path / "out", plots=False, geopackage=False)
     with open(tmp_path / "out" / "predictions.csv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        columns = next(csv.reader(handle))
+    kinds = {"float": float, "int": int}
     for field, row in FEATURE_FIELDS.items():
-        assert FIELD_KINDS[field] == row.field_kind, field
-        values = [r[field] for r in rows if r[field] != ""]
-        assert values, field
-        kind = int if row.field_kind == "int" else float
-        assert all(str(kind(v)) == v or row.field_kind == "float" for v in values), field
-        [float(v) for v in values]
+        assert field in columns and FIELD_KINDS[field] == row.field_kind, field
+        values = [record[field] for record in evaluation.records["predictions"] if record[field] is not None]
+        assert values and all(type(value) is kinds[row.field_kind] for value in values), (field, values)
 
 
 def test_pair_means_equal_the_mean_of_their_feature_field(evaluations):
@@ -148,9 +148,9 @@ def test_pair_means_equal_the_mean_of_their_feature_field(evaluations):
     records = evaluations["paper"].records["predictions"]
     matched = [r for r in records if r["matched_ref_id"] is not None]
     metrics = evaluations["paper"].summary["metrics"]
-    for field, row in FEATURE_FIELDS.items():
-        if row.scope == "instance pairs" and row.name in metrics:
-            values = np.array([np.nan if r[field] is None else r[field] for r in matched], dtype=float)
+    for row in METRICS:
+        if row.field and row.scope == "instance pairs" and row.name in metrics:
+            values = np.array([np.nan if r[row.field] is None else r[row.field] for r in matched], dtype=float)
             assert metrics[row.name] == pytest.approx(np.nanmean(values)), row.name
     k = len(records) + len(evaluations["paper"].records["references"]) - len(matched)
     assert metrics["Topo-EM"] == pytest.approx(sum(r["topo_em"] for r in records) / k)
