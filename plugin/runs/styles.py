@@ -9,11 +9,11 @@ Field aliases live here, not in the QML files, so that every layer shares one ta
 from qgis.core import QgsEditorWidgetSetup
 from qgis.PyQt.QtCore import QVariant
 
-from ...evaluator.metric_table import FEATURE_FIELDS
 from ..errors import PluginError
 from ..resource_paths import STYLES_DIR
 
-__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES", "style_path", "apply_style"]
+__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
+           "field_aliases", "style_path", "apply_style"]
 
 #: Decimals shown for real-valued fields (attribute table, forms, identify results); the
 #: stored values keep full precision.
@@ -26,9 +26,8 @@ ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "
 #: Name of the GeoPackage table of headline numbers (fields ``metric``, ``value``).
 SUMMARY_LAYER = "summary"
 
-#: Field name → alias shown in attribute tables and forms (metric fields: the labels of the
-#: metric table). Units: POLIS in pixels, MTA in degrees, areas in px² of the evaluation grid.
-FIELD_ALIASES = {
+#: Aliases of the record fields that are not metrics (see :func:`field_aliases`).
+_RECORD_ALIASES = {
     "image_id": "Image",
     "pred_id": "Prediction feature",
     "ref_id": "Reference feature",
@@ -44,13 +43,34 @@ FIELD_ALIASES = {
     "hole_tp": "Holes matched (TP)",
     "hole_fp": "Extra holes (FP)",
     "hole_fn": "Missed holes (FN)",
-    **{field: row.label for field, row in FEATURE_FIELDS.items()},
     "error_class": "Error class",
     "hole_index": "Hole number",
     "area_px2": "Area (px²)",
     "metric": "Metric",
     "value": "Value",
 }
+
+
+def field_aliases():
+    """Field name → alias shown in attribute tables and forms (also the module attribute ``FIELD_ALIASES``).
+
+    Metric fields take their labels from the evaluator's metric table, read on first use:
+    this module loads with the provider, before shapely may be imported. Units: POLIS in
+    pixels, MTA in degrees, areas in px² of the evaluation grid.
+
+    Returns
+    -------
+    dict
+    """
+    from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+
+    return {**_RECORD_ALIASES, **{field: row.label for field, row in metric_table.FEATURE_FIELDS.items()}}
+
+
+def __getattr__(name):
+    if name == "FIELD_ALIASES":
+        return field_aliases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def style_path(layer_name):
@@ -71,7 +91,7 @@ def style_path(layer_name):
 
 
 def apply_style(layer, layer_name):
-    """Give ``layer`` the aliases of :data:`FIELD_ALIASES`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
+    """Give ``layer`` the aliases of :func:`field_aliases`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
 
     Parameters
     ----------
@@ -92,8 +112,9 @@ def apply_style(layer, layer_name):
         if not loaded:
             raise PluginError(f"Expected the style {path} to load but QGIS reported: {message}; "
                               "reinstall the plugin")
+    aliases = field_aliases()
     for index, field in enumerate(layer.fields()):
-        alias = FIELD_ALIASES.get(field.name())
+        alias = aliases.get(field.name())
         if alias:
             layer.setFieldAlias(index, alias)
         if field.type() == QVariant.Double:
