@@ -2,8 +2,8 @@
 
 Every name of ``summary["metrics"]`` (PolyTopoBench Table 3 and Appendix A.1, the
 reference-code, COCO and P3 extras) has a row in :data:`METRICS`; the reports, the
-comparison table, the sweeps, the bootstrap, the per-feature records and the plugin's
-outputs read their metric names, orders, units and directions from it. A family of
+comparison table, the sweeps, the bootstrap, the P3 profiles, the per-feature records and
+the plugin's outputs read their metric names, orders, units and directions from it. A family of
 names that differ by a threshold (``AP@0.75``, ``Corner-F1@2``, ``AR@100``) has one row
 whose name holds a placeholder: ``<t>`` (a number), ``<n>`` (a number or ``all``),
 ``<size>`` (``small``, ``medium`` or ``large``).
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidParameterError
 
-__all__ = ["Metric", "METRICS", "SCOPES", "RINGS", "UNITS", "metric", "names", "HEADLINE", "TABLE3_COLUMNS",
+__all__ = ["Metric", "METRICS", "SCOPES", "RINGS", "UNITS", "metric", "names", "suffixes", "HEADLINE", "TABLE3_COLUMNS",
            "KEY_METRICS", "SWEPT", "SWEEP_PLOTTED", "OUTPUT_NAMES", "FEATURE_FIELDS"]
 
 SCOPES = {
@@ -246,6 +246,17 @@ def metric(name):
 def names(rows):
     """The names of ``rows`` as a tuple (rows is any iterable of :class:`Metric`)."""
     return tuple(row.name for row in rows)
+
+
+def suffixes(prefix):
+    """The names of the rows called ``prefix-…``, without ``prefix-``, in table order.
+
+    Examples
+    --------
+    >>> suffixes("P3")[:4]
+    ('IoU', 'C-IoU', 'AP', 'AR')
+    """
+    return tuple(row.name[len(prefix) + 1:] for row in METRICS if row.name.startswith(f"{prefix}-"))
 
 
 HEADLINE = names(row for row in METRICS if row.headline)
