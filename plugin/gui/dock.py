@@ -71,6 +71,7 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
+from ...evaluator.metric_table import KEY_METRICS, metric
 from ...evaluator.params import PROFILES
 from ...models import ModelsError, read_card
 from ...models.pipeline import decoding_values
@@ -105,8 +106,8 @@ __all__ = [
     "step_row",
 ]
 
-#: Headline metrics of the summary table, in display order.
-SUMMARY_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
+#: Key metrics of the summary table, in the metric table's order.
+SUMMARY_METRICS = KEY_METRICS
 
 #: Per-feature table columns: (header, prediction record field).
 FEATURE_COLUMNS = (
@@ -114,9 +115,7 @@ FEATURE_COLUMNS = (
     ("error class", "error_class"),
     ("pred holes", "pred_holes"),
     ("ref holes", "ref_holes"),
-    ("Hole-F1", "hole_f1"),
-    ("Topo-EM", "topo_em"),
-    ("IoU", "iou"),
+    *((name, metric(name).field) for name in ("Hole-F1", "Topo-EM", "IoU")),
 )
 
 _CUDA = "CUDAExecutionProvider"

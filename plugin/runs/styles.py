@@ -12,7 +12,8 @@ from qgis.PyQt.QtCore import QVariant
 from ..errors import PluginError
 from ..resource_paths import STYLES_DIR
 
-__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES", "style_path", "apply_style"]
+__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
+           "field_aliases", "style_path", "apply_style"]
 
 #: Decimals shown for real-valued fields (attribute table, forms, identify results); the
 #: stored values keep full precision.
@@ -25,9 +26,8 @@ ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "
 #: Name of the GeoPackage table of headline numbers (fields ``metric``, ``value``).
 SUMMARY_LAYER = "summary"
 
-#: Field name → alias shown in attribute tables and forms. Units: POLIS in pixels,
-#: MTA in degrees, areas in px² of the evaluation grid.
-FIELD_ALIASES = {
+#: Aliases of the record fields that are not metrics (see :func:`field_aliases`).
+_RECORD_ALIASES = {
     "image_id": "Image",
     "pred_id": "Prediction feature",
     "ref_id": "Reference feature",
@@ -36,7 +36,6 @@ FIELD_ALIASES = {
     "category_id": "Category",
     "matched_ref_id": "Matched reference",
     "matched_pred_id": "Matched prediction",
-    "iou": "IoU",
     "valid": "Valid",
     "invalid_reason": "Invalid because",
     "pred_holes": "Predicted holes",
@@ -44,20 +43,34 @@ FIELD_ALIASES = {
     "hole_tp": "Holes matched (TP)",
     "hole_fp": "Extra holes (FP)",
     "hole_fn": "Missed holes (FN)",
-    "hole_f1": "Hole F1",
-    "topo_em": "Topology exact",
-    "o_biou": "Overall BIoU",
-    "e_biou": "Exterior BIoU",
-    "o_polis": "Overall POLIS (px)",
-    "e_polis": "Exterior POLIS (px)",
-    "o_mta": "Overall MTA (°)",
-    "e_mta": "Exterior MTA (°)",
     "error_class": "Error class",
     "hole_index": "Hole number",
     "area_px2": "Area (px²)",
     "metric": "Metric",
     "value": "Value",
 }
+
+
+def field_aliases():
+    """Field name → alias shown in attribute tables and forms (also the module attribute ``FIELD_ALIASES``).
+
+    Metric fields take their labels from the evaluator's metric table, read on first use:
+    this module loads with the provider, before shapely may be imported. Units: POLIS in
+    pixels, MTA in degrees, areas in px² of the evaluation grid.
+
+    Returns
+    -------
+    dict
+    """
+    from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+
+    return {**_RECORD_ALIASES, **{field: row.label for field, row in metric_table.FEATURE_FIELDS.items()}}
+
+
+def __getattr__(name):
+    if name == "FIELD_ALIASES":
+        return field_aliases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def style_path(layer_name):
@@ -78,7 +91,7 @@ def style_path(layer_name):
 
 
 def apply_style(layer, layer_name):
-    """Give ``layer`` the aliases of :data:`FIELD_ALIASES`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
+    """Give ``layer`` the aliases of :func:`field_aliases`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
 
     Parameters
     ----------
@@ -99,8 +112,9 @@ def apply_style(layer, layer_name):
         if not loaded:
             raise PluginError(f"Expected the style {path} to load but QGIS reported: {message}; "
                               "reinstall the plugin")
+    aliases = field_aliases()
     for index, field in enumerate(layer.fields()):
-        alias = FIELD_ALIASES.get(field.name())
+        alias = aliases.get(field.name())
         if alias:
             layer.setFieldAlias(index, alias)
         if field.type() == QVariant.Double:
