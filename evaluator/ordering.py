@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .error_classes import ERROR_LAYERS, RECORD_TABLES
+from .error_classes import RECORD_TABLES, error_layer
 from .instances import Instance
 
 __all__ = ["image_sort_key", "image_rank", "instance_sort_key", "canonical_order", "in_input_order"]
@@ -127,5 +127,4 @@ def in_input_order(records, gt_set, pred_set):
         return sorted(rows, key=lambda r: (position.get((r["image_id"], r[id_field], r["part"]), -1),
                                            r.get("hole_index", 0)))
 
-    return {**records, **{layer.name: ordered(records[layer.name], layer.side)
-                          for layer in ERROR_LAYERS if layer.name in RECORD_TABLES}}
+    return {**records, **{name: ordered(records[name], error_layer(name).side) for name in RECORD_TABLES}}
