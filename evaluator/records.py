@@ -23,15 +23,11 @@ side has a hole.
 import numpy as np
 import shapely
 
+from .error_classes import PREDICTION_CLASSES, REFERENCE_CLASSES
 from .metric_table import FEATURE_FIELDS
 from .stats import f1_score
 
 __all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records"]
-
-PREDICTION_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                      "unmatched")
-REFERENCE_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                     "missed")
 
 
 FIELD_KINDS = {

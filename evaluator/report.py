@@ -14,13 +14,13 @@ import os
 import shutil
 from pathlib import Path
 
+from .error_classes import RECORD_TABLES
 from .errors import EvaluatorError
 from .metric_table import HEADLINE, SWEEP_PLOTTED, metric
 from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
 __all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
 
-_RECORD_TABLES = ("predictions", "references", "missed_holes", "hallucinated_holes")
 
 
 def _fmt(value):
@@ -110,7 +110,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
-        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in _RECORD_TABLES}
+        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in RECORD_TABLES}
         for name, table in tables.items():
             files[f"{name}_csv"] = staging / f"{name}.csv"
             write_csv(table, files[f"{name}_csv"])

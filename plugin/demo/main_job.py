@@ -49,6 +49,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from .demo_data import fetch_demo_data
 from ..errors import PluginError
 
@@ -84,9 +85,7 @@ MAP_WIDTH_PX = 1200
 #: Edge of a legend swatch, pixels.
 LEGEND_SWATCH_PX = 18
 #: Evaluation layer → the word that starts its legend entries (a feature of which side).
-_LEGEND_ROLES = {"predictions": "prediction", "references": "reference", "missed_holes": "hole",
-                 "hallucinated_holes": "hole", "unmatched_predictions": "prediction",
-                 "missed_references": "reference"}
+_LEGEND_ROLES = {layer.name: "hole" if layer.holes else layer.side for layer in LAYER_TABLE}
 #: The file that marks a folder as a main job output (and so replaceable by the next run).
 MARKER_FILE = "main_job.json"
 

@@ -23,6 +23,7 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import RunParameterError
 from ..runs.raster_pixel import raster_pixel_size
 
@@ -39,15 +40,9 @@ __all__ = [
     "profiles",
 ]
 
-#: Output name → GeoPackage layer of an evaluation.
-LAYER_OUTPUTS = {
-    "SCORED_PREDICTIONS": "predictions",
-    "SCORED_REFERENCES": "references",
-    "MISSED_HOLES": "missed_holes",
-    "HALLUCINATED_HOLES": "hallucinated_holes",
-    "UNMATCHED_PREDICTIONS": "unmatched_predictions",
-    "MISSED_REFERENCES": "missed_references",
-}
+#: Output name → GeoPackage layer of an evaluation (``SCORED_`` for the layers drawn by error class).
+LAYER_OUTPUTS = {f"{'SCORED_' if layer.error_class is None else ''}{layer.name.upper()}": layer.name
+                 for layer in LAYER_TABLE}
 #: Threshold parameter → (EvaluationParams field, description, minimum, maximum).
 _THRESHOLDS = {
     "IOU_THRESHOLD": ("iou_threshold", "Instance match IoU β (0–1; profile default 0.5)", 0.0, 1.0),

@@ -1,27 +1,27 @@
 """Styles and field aliases of the evaluation layers.
 
-Each output layer of an evaluation has a rule-based QML style in ``resources/styles``
-(``predictions.qml``, ``references.qml``, ``missed_holes.qml``, ``hallucinated_holes.qml``,
-``unmatched_predictions.qml``, ``missed_references.qml``); docs/plugin.md shows the legend.
-Field aliases live here, not in the QML files, so that every layer shares one table.
+Each output layer of an evaluation has a rule-based QML style generated from the error
+class table (:mod:`polytopo.evaluator.qml_styles`); docs/plugin.md shows the legend.
+Field aliases live here, not in the styles, so that every layer shares one table.
 """
 
 from qgis.core import QgsEditorWidgetSetup
 from qgis.PyQt.QtCore import QVariant
+from qgis.PyQt.QtXml import QDomDocument
 
+from ...evaluator.error_classes import layers_top_to_bottom
+from ...evaluator.qml_styles import qml_style
 from ..errors import PluginError
-from ..resource_paths import STYLES_DIR
 
 __all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
-           "field_aliases", "style_path", "apply_style"]
+           "field_aliases", "load_style", "apply_style"]
 
 #: Decimals shown for real-valued fields (attribute table, forms, identify results); the
 #: stored values keep full precision.
 DISPLAY_DECIMALS = 3
 
 #: The spatial layers of an evaluation, drawn top to bottom in this order.
-ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "missed_references",
-                "predictions", "references")
+ERROR_LAYERS = layers_top_to_bottom()
 
 #: Name of the GeoPackage table of headline numbers (fields ``metric``, ``value``).
 SUMMARY_LAYER = "summary"
@@ -73,21 +73,31 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def style_path(layer_name):
-    """The QML file of an evaluation layer.
+def load_style(layer, layer_name):
+    """Give ``layer`` the generated QML style of an evaluation layer (symbology and labels).
 
     Parameters
     ----------
+    layer : QgsVectorLayer
+        A layer with the fields of that evaluation layer.
     layer_name : str
         One of :data:`ERROR_LAYERS`.
 
-    Returns
-    -------
-    pathlib.Path
+    Raises
+    ------
+    PluginError
+        ``layer_name`` is not an evaluation layer, or QGIS cannot read the style.
     """
     if layer_name not in ERROR_LAYERS:
         raise PluginError(f"Expected a layer name of {list(ERROR_LAYERS)} but got {layer_name!r}")
-    return STYLES_DIR / f"{layer_name}.qml"
+    document = QDomDocument()
+    parsed, message, line, _ = document.setContent(qml_style(layer_name))
+    loaded = False
+    if parsed:
+        loaded, message = layer.importNamedStyle(document)
+    if not loaded:
+        raise PluginError(f"Expected the style of {layer_name!r} to load but QGIS reported: {message} "
+                          f"(line {line}); reinstall the plugin")
 
 
 def apply_style(layer, layer_name):
@@ -104,14 +114,10 @@ def apply_style(layer, layer_name):
     Raises
     ------
     PluginError
-        When the QML file cannot be loaded.
+        When the style cannot be loaded.
     """
     if layer_name in ERROR_LAYERS:
-        path = style_path(layer_name)
-        message, loaded = layer.loadNamedStyle(str(path))
-        if not loaded:
-            raise PluginError(f"Expected the style {path} to load but QGIS reported: {message}; "
-                              "reinstall the plugin")
+        load_style(layer, layer_name)
     aliases = field_aliases()
     for index, field in enumerate(layer.fields()):
         alias = aliases.get(field.name())
