@@ -23,24 +23,21 @@ side has a hole.
 import numpy as np
 import shapely
 
+from .error_classes import PREDICTION_CLASSES, REFERENCE_CLASSES
+from .metric_table import FEATURE_FIELDS
 from .stats import f1_score
 
 __all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records"]
 
-PREDICTION_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                      "unmatched")
-REFERENCE_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                     "missed")
-
 
 FIELD_KINDS = {
-    **{name: "float" for name in ("score", "iou", "hole_f1", "o_biou", "e_biou", "o_polis", "e_polis", "o_mta",
-                                  "e_mta", "area_px2")},
-    **{name: "int" for name in ("pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "topo_em", "part",
-                                "hole_index")},
+    **{field: row.field_kind for field, row in FEATURE_FIELDS.items()},
+    **{name: "float" for name in ("score", "area_px2")},
+    **{name: "int" for name in ("pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "part", "hole_index")},
     "valid": "bool", "invalid_reason": "str", "error_class": "str",
 }
-"""Type of each numeric record field, for writers when every value of a field is None."""
+"""Type of each numeric record field, for writers when every value of a field is None (metric fields from
+:data:`.metric_table.FEATURE_FIELDS`)."""
 
 
 def _value(array, index):

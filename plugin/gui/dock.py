@@ -71,9 +71,11 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
+from ...evaluator.metric_table import KEY_METRICS, metric
 from ...evaluator.profiles import REGISTRY as PROFILE_REGISTRY
-from ...models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
-from ...models.session import import_onnxruntime
+from ...models import ModelsError, read_card
+from ...models.pipeline import decoding_values
+from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
@@ -104,8 +106,8 @@ __all__ = [
     "step_row",
 ]
 
-#: Headline metrics of the summary table, in display order.
-SUMMARY_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
+#: Key metrics of the summary table, in the metric table's order.
+SUMMARY_METRICS = KEY_METRICS
 
 #: Per-feature table columns: (header, prediction record field).
 FEATURE_COLUMNS = (
@@ -113,9 +115,7 @@ FEATURE_COLUMNS = (
     ("error class", "error_class"),
     ("pred holes", "pred_holes"),
     ("ref holes", "ref_holes"),
-    ("Hole-F1", "hole_f1"),
-    ("Topo-EM", "topo_em"),
-    ("IoU", "iou"),
+    *((name, metric(name).field) for name in ("Hole-F1", "Topo-EM", "IoU")),
 )
 
 _CUDA = "CUDAExecutionProvider"
