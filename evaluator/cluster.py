@@ -18,11 +18,13 @@ import multiprocessing.spawn
 import os
 import shutil
 import sys
+import urllib.parse
 from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "open_client", "map_partitions", "worker_python"]
+__all__ = ["SCHEDULER_TIMEOUT_S", "check_cluster_choice", "check_scheduler_address", "open_client", "map_partitions",
+           "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -75,6 +77,89 @@ def _check_workers(workers):
         raise InvalidParameterError(f"Expected workers to be a whole number >= 0 but got {workers!r}.")
 
 
+_SCHEDULER_PROTOCOLS = ("tcp", "tls")
+
+
+def check_scheduler_address(address):
+    """Return a Dask scheduler address ``tcp://HOST:PORT`` without surrounding blanks, or refuse it.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://HOST:PORT`` (or ``tls://HOST:PORT``); HOST is a name, an IPv4 address or
+        an IPv6 address in brackets, PORT 1–65535.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InvalidParameterError
+        The address has another form; the message says what is wrong.
+
+    Examples
+    --------
+    >>> check_scheduler_address(" tcp://10.0.0.5:8786 ")
+    'tcp://10.0.0.5:8786'
+    >>> check_scheduler_address("10.0.0.5:8786")  # doctest: +IGNORE_EXCEPTION_DETAIL +ELLIPSIS
+    Traceback (most recent call last):
+    InvalidParameterError: Expected ... but got '10.0.0.5:8786': it does not start with tcp:// or tls://.
+    """
+    text = str(address).strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+    except ValueError:  # an unclosed IPv6 bracket
+        parts = None
+    try:
+        port = None if parts is None else parts.port
+    except ValueError:  # not a number, or outside 0–65535
+        port = None
+    if parts is None:
+        problem = "its host is not a name, an IPv4 address or an IPv6 address in brackets"
+    elif parts.scheme not in _SCHEDULER_PROTOCOLS or not parts.netloc:
+        problem = "it does not start with tcp:// or tls://"
+    elif not parts.hostname or " " in parts.netloc:
+        problem = "it names no host"
+    elif port is None or not 1 <= port <= 65535:
+        problem = "it has no port from 1 to 65535 after the host (':8786' is Dask's default)"
+    elif parts.path or parts.query or parts.fragment or parts.username:
+        problem = "it has more than HOST:PORT after the protocol"
+    else:
+        return text
+    raise InvalidParameterError(
+        f"Expected a Dask scheduler address tcp://HOST:PORT (for example tcp://192.168.1.20:8786) but got "
+        f"{text!r}: {problem}.")
+
+
+def check_cluster_choice(workers=0, scheduler=None):
+    """Check where a run's work goes: a local cluster, a running scheduler, or this process.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes of a local cluster; 0 for none.
+    scheduler : str or None
+        Address of a running scheduler (see :func:`check_scheduler_address`).
+
+    Returns
+    -------
+    tuple
+        ``(workers, scheduler)``, the address without surrounding blanks.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``workers`` is not a whole number >= 0, both are given, or the address is malformed.
+    """
+    _check_workers(workers)
+    if scheduler is not None and workers:
+        raise InvalidParameterError(
+            f"Expected either workers or a scheduler address but got both (workers={workers}, "
+            f"scheduler={scheduler!r}); give one.")
+    return workers, None if scheduler is None else check_scheduler_address(scheduler)
+
+
 def _worker_version():
     from ..version import __version__
 
@@ -125,13 +210,10 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         The scheduler does not answer within ``timeout_s``, it has no worker, or a
         worker runs another PolyTopo version.
     InvalidParameterError
-        ``workers`` is negative, or both ``workers`` and ``scheduler`` are given.
+        ``workers`` is negative, both ``workers`` and ``scheduler`` are given, or the
+        address is not ``tcp://HOST:PORT`` (:func:`check_cluster_choice`).
     """
-    _check_workers(workers)
-    if scheduler is not None and workers:
-        raise InvalidParameterError(
-            f"Expected either workers or a scheduler address but got both (workers={workers}, "
-            f"scheduler={scheduler!r}); give one.")
+    workers, scheduler = check_cluster_choice(workers, scheduler)
     if scheduler is None and workers == 0:
         yield None
         return
