@@ -9,7 +9,8 @@ tiling, batch, the segmentation threshold and the minimum polygon and hole areas
 (each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
 reference layer (never the same), the pixel size (taken from the raster the
 prediction came from, shown with its unit and its size in metres, refused
-outside 1 cm–10 m), the profile and the output GeoPackage; after a run it shows
+outside 1 cm–10 m), the profile, under *Advanced* the Dask workers or scheduler
+(:mod:`polytopo.plugin.gui.cluster_fields`) and the output GeoPackage; after a run it shows
 the headline metrics, *Open report*, one row per prediction, and *Previous* /
 *Next* through one error class; selecting a row selects, flashes and zooms to
 the feature and explains it ring by ring. A finished vectorization becomes the
