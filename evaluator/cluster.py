@@ -77,38 +77,43 @@ def _check_workers(workers):
         raise InvalidParameterError(f"Expected workers to be a whole number >= 0 but got {workers!r}.")
 
 
-_SCHEDULER_PROTOCOLS = ("tcp", "tls")
+#: Dask transports whose addresses are ``PROTOCOL://HOST:PORT``.
+_SCHEDULER_PROTOCOLS = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 def check_scheduler_address(address):
-    """Return a Dask scheduler address ``tcp://HOST:PORT`` without surrounding blanks, or refuse it.
+    """Return a Dask scheduler address ``PROTOCOL://HOST:PORT``, or refuse it with what is wrong.
 
     Parameters
     ----------
     address : str
-        ``tcp://HOST:PORT`` (or ``tls://HOST:PORT``); HOST is a name, an IPv4 address or
-        an IPv6 address in brackets, PORT 1–65535.
+        ``tcp://HOST:PORT`` (or another Dask transport: ``tls``, ``ws``, ``wss``,
+        ``ucx``); ``HOST:PORT`` alone means ``tcp://HOST:PORT``, as for Dask. HOST is a
+        name, an IPv4 address or an IPv6 address in brackets; PORT is 1–65535.
+        Surrounding blanks are ignored.
 
     Returns
     -------
     str
+        The address with its protocol.
 
     Raises
     ------
     InvalidParameterError
-        The address has another form; the message says what is wrong.
+        The address has another form.
 
     Examples
     --------
-    >>> check_scheduler_address(" tcp://10.0.0.5:8786 ")
+    >>> check_scheduler_address(" 10.0.0.5:8786 ")
     'tcp://10.0.0.5:8786'
-    >>> check_scheduler_address("10.0.0.5:8786")  # doctest: +IGNORE_EXCEPTION_DETAIL +ELLIPSIS
+    >>> check_scheduler_address("tcp://10.0.0.5")  # doctest: +IGNORE_EXCEPTION_DETAIL +ELLIPSIS
     Traceback (most recent call last):
-    InvalidParameterError: Expected ... but got '10.0.0.5:8786': it does not start with tcp:// or tls://.
+    InvalidParameterError: Expected ... but got 'tcp://10.0.0.5': it has no port from 1 to 65535 after the host ...
     """
     text = str(address).strip()
+    full = text if "://" in text else f"tcp://{text}"
     try:
-        parts = urllib.parse.urlsplit(text)
+        parts = urllib.parse.urlsplit(full)
     except ValueError:  # an unclosed IPv6 bracket
         parts = None
     try:
@@ -117,8 +122,8 @@ def check_scheduler_address(address):
         port = None
     if parts is None:
         problem = "its host is not a name, an IPv4 address or an IPv6 address in brackets"
-    elif parts.scheme not in _SCHEDULER_PROTOCOLS or not parts.netloc:
-        problem = "it does not start with tcp:// or tls://"
+    elif parts.scheme not in _SCHEDULER_PROTOCOLS:
+        problem = f"its protocol {parts.scheme!r} is not one of {', '.join(_SCHEDULER_PROTOCOLS)}"
     elif not parts.hostname or " " in parts.netloc:
         problem = "it names no host"
     elif port is None or not 1 <= port <= 65535:
@@ -126,7 +131,7 @@ def check_scheduler_address(address):
     elif parts.path or parts.query or parts.fragment or parts.username:
         problem = "it has more than HOST:PORT after the protocol"
     else:
-        return text
+        return full
     raise InvalidParameterError(
         f"Expected a Dask scheduler address tcp://HOST:PORT (for example tcp://192.168.1.20:8786) but got "
         f"{text!r}: {problem}.")
@@ -145,7 +150,7 @@ def check_cluster_choice(workers=0, scheduler=None):
     Returns
     -------
     tuple
-        ``(workers, scheduler)``, the address without surrounding blanks.
+        ``(workers, scheduler)``, the address as :func:`check_scheduler_address` returns it.
 
     Raises
     ------

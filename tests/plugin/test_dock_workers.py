@@ -82,9 +82,12 @@ def test_the_fields_default_to_this_process_and_are_remembered(qgis_app):
     again, _ = make_dock(real_core())
     assert again.cluster_fields.choice() == (3, None)
     again.cluster_fields.workers.setValue(0)
-    again.cluster_fields.scheduler.setText(" tcp://10.0.0.5:8786 ")
-    assert make_dock(real_core())[0].cluster_fields.choice() == (0, "tcp://10.0.0.5:8786")
+    again.cluster_fields.scheduler.setText(" 10.0.0.5:8786 ")
+    third, _ = make_dock(real_core())
+    assert third.cluster_fields.scheduler.text() == "10.0.0.5:8786"
+    assert third.cluster_fields.choice() == (0, "tcp://10.0.0.5:8786")
     again.deleteLater()
+    third.deleteLater()
 
 
 def test_a_two_worker_dock_run_gives_the_in_process_numbers(project, qgis_binary, tmp_path):
@@ -153,8 +156,9 @@ def test_cancel_at_the_first_finished_partition_leaves_nothing(project, qgis_bin
 
 
 @pytest.mark.parametrize(("workers", "scheduler", "message"), [
-    (0, "10.0.0.5:8786", "Expected a Dask scheduler address tcp://HOST:PORT (for example tcp://192.168.1.20:8786) "
-                         "but got '10.0.0.5:8786': it does not start with tcp:// or tls://."),
+    (0, "http://10.0.0.5:8786", "Expected a Dask scheduler address tcp://HOST:PORT (for example "
+                                "tcp://192.168.1.20:8786) but got 'http://10.0.0.5:8786': its protocol 'http' is "
+                                "not one of tcp, tls, ws, wss, ucx."),
     (0, "tcp://10.0.0.5", "but got 'tcp://10.0.0.5': it has no port from 1 to 65535 after the host"),
     (2, "tcp://10.0.0.5:8786", "Expected either workers or a scheduler address but got both (workers=2, "
                                "scheduler='tcp://10.0.0.5:8786'); give one."),
