@@ -48,17 +48,21 @@ def worker_python():
     Returns
     -------
     str
-        ``sys.executable`` when it is a Python interpreter; otherwise (QGIS, whose
-        ``sys.executable`` is the QGIS binary) ``python3`` of ``sys.exec_prefix``, or
-        the ``python3`` on ``PATH``.
+        ``sys.executable`` when it is a Python interpreter of the running installation
+        (inside ``sys.exec_prefix``); otherwise ``python3.X`` or ``python3`` of
+        ``sys.exec_prefix``, or the ``python3`` on ``PATH``. Inside QGIS
+        ``sys.executable`` is the QGIS binary, or whatever ``python3`` QGIS found on
+        ``PATH`` (another installation, e.g. a pyenv shim, whose workers could not
+        import QGIS's packages): both are passed over for the interpreter QGIS runs.
 
     Raises
     ------
     ClusterError
         When no Python interpreter can be found.
     """
-    current = Path(sys.executable or "")
-    if current.name.startswith("python") and current.is_file():
+    current = Path(os.path.abspath(sys.executable or ""))
+    if (current.name.startswith("python") and current.is_file()
+            and current.is_relative_to(os.path.abspath(sys.exec_prefix))):
         return str(current)
     for candidate in (Path(sys.exec_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}",
                       Path(sys.exec_prefix) / "bin" / "python3"):
