@@ -9,7 +9,8 @@ tiling, batch, the segmentation threshold and the minimum polygon and hole areas
 (each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
 reference layer (never the same), the pixel size (taken from the raster the
 prediction came from, shown with its unit and its size in metres, refused
-outside 1 cm–10 m), the profile and the output GeoPackage; after a run it shows
+outside 1 cm–10 m), the profile, under *Advanced* the Dask workers or scheduler
+(:mod:`polytopo.plugin.gui.cluster_fields`) and the output GeoPackage; after a run it shows
 the headline metrics, *Open report*, one row per prediction, and *Previous* /
 *Next* through one error class; selecting a row selects, flashes and zooms to
 the feature and explains it ring by ring. A finished vectorization becomes the
@@ -77,6 +78,7 @@ from ...models import ModelsError, read_card
 from ...models.pipeline import decoding_values
 from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
+from .cluster_fields import ClusterFields
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
 from .output_check import REPLACE_LABEL, check_output, report_folder
@@ -737,6 +739,8 @@ class PolyTopoDock(QgsDockWidget):
             self.profile_combo.addItem(profile.name)
             self.profile_combo.setItemData(index, profile.description, Qt.ToolTipRole)
         form.addRow("Profile", self.profile_combo)
+        self.cluster_fields = ClusterFields()
+        form.addRow(self.cluster_fields)
         self.gpkg_output = QgsFileWidget()
         self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)
         self.gpkg_output.setFilter("GeoPackage (*.gpkg)")
@@ -846,7 +850,8 @@ class PolyTopoDock(QgsDockWidget):
         """Start evaluating the chosen prediction layer against the reference layer (returns at once).
 
         Every check that needs no work runs first: two different layers, a plausible
-        pixel size, the output (exists without *Replace*, folder not writable).
+        pixel size, the workers or scheduler address (*Advanced*), the output (exists
+        without *Replace*, folder not writable).
 
         Returns
         -------
@@ -860,6 +865,7 @@ class PolyTopoDock(QgsDockWidget):
         try:
             check_distinct_layers(prediction, reference)
             self._pixel_check()
+            workers, scheduler = self.cluster_fields.choice()
             check_output(self.gpkg_output.filePath(), self.overwrite.isChecked())
             if self.gpkg_output.filePath():
                 check_output(report_folder(self.gpkg_output.filePath()), self.overwrite.isChecked())
@@ -870,7 +876,8 @@ class PolyTopoDock(QgsDockWidget):
             LayerSnapshot.of(prediction, context), LayerSnapshot.of(reference, context),
             self.pixel_size.value(), self.profile_combo.currentText(), self.score_field.currentField() or None,
             None, self.gpkg_output.filePath() or None, self.overwrite.isChecked(),
-            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})")
+            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})", workers,
+            scheduler)
         task = EvaluationTask(request, self.core, self._evaluated, self.notifier, self._evaluation_done)
         self._start(task, self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
         self.evaluation_task = task
