@@ -11,7 +11,7 @@ from .instances import Instance
 from .repair import largest_polygon, occupied_region
 
 __all__ = ["hole_area_px2", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area",
-           "canonical_rings"]
+           "oriented_rings", "canonical_rings"]
 
 
 def hole_area_px2(ring):
@@ -66,14 +66,57 @@ def apply_min_instance_area(instance_set, min_area_px2, inclusive):
     return instance_set.replaced(kept, below_min_area=len(instance_set) - len(kept))
 
 
-def _canonical(ring, counter_clockwise):
-    """The ring turning the given way (y up) and starting at its lowest (x, then y) vertex."""
-    x, y = ring[:, 0], ring[:, 1]
-    signed = np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))
-    if (signed < 0) == counter_clockwise:
-        ring = ring[::-1]
-    start = np.lexsort((ring[:, 1], ring[:, 0]))[0]
-    return np.ascontiguousarray(np.roll(ring, -start, axis=0))
+def oriented_rings(rings, counter_clockwise):
+    """Each ring turning the given way (y up) and starting at its lowest (x, then y) vertex.
+
+    Parameters
+    ----------
+    rings : sequence of numpy.ndarray
+        ``(n, 2)`` rings in pixels, first vertex not repeated.
+    counter_clockwise : numpy.ndarray of bool
+        Wanted turning of each ring.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The rings, reversed where they turn the other way and rotated to start at their
+        lowest vertex (the first such vertex of the reversed ring on ties).
+
+    Notes
+    -----
+    One pass over all vertices at once. The turning is the sign of the shoelace sum; where
+    that sum is too close to zero for the order of summation not to matter, it is taken
+    from the ring's own dot products, so the result never depends on how rings are grouped.
+
+    Examples
+    --------
+    >>> square = np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+    >>> oriented_rings([square], np.array([True]))[0].tolist()
+    [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+    """
+    if len(rings) == 0:
+        return []
+    sizes = np.array([len(ring) for ring in rings], dtype=np.int64)
+    coords = np.concatenate(rings)
+    owner = np.repeat(np.arange(len(rings)), sizes)
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    position = np.arange(len(coords)) - first[owner]
+    following = np.where(position == sizes[owner] - 1, first[owner], np.arange(len(coords)) + 1)
+    x, y = coords[:, 0], coords[:, 1]
+    forward = x * y[following]
+    backward = y * x[following]
+    signed = (np.bincount(owner, forward, len(rings)) - np.bincount(owner, backward, len(rings)))
+    scale = np.bincount(owner, np.abs(forward) + np.abs(backward), len(rings))
+    for index in np.flatnonzero(np.abs(signed) <= 1e-6 * scale):
+        ring = rings[index]
+        signed[index] = np.dot(ring[:, 0], np.roll(ring[:, 1], -1)) - np.dot(ring[:, 1], np.roll(ring[:, 0], -1))
+    reverse = (signed < 0) == np.asarray(counter_clockwise, dtype=bool)
+    oriented = np.where(reverse[owner], sizes[owner] - 1 - position, position)
+    lowest = np.lexsort((oriented, y, x, owner))[first]
+    start = oriented[lowest]
+    shifted = (position + start[owner]) % sizes[owner]
+    source = first[owner] + np.where(reverse[owner], sizes[owner] - 1 - shifted, shifted)
+    return np.split(coords[source], first[1:])
 
 
 def canonical_rings(instance_set):
@@ -86,7 +129,11 @@ def canonical_rings(instance_set):
     (the nearest projection of MTA, Douglas–Peucker corners) then give the same result
     whatever order and orientation the input rings had.
     """
-    instances = [Instance(i.image_id, i.source_id, _canonical(i.exterior, True),
-                          tuple(_canonical(h, False) for h in i.holes), i.score, i.category_id, i.part)
-                 for i in instance_set.instances]
+    originals = instance_set.instances
+    rings = [ring for instance in originals for ring in instance.rings]
+    exterior = np.zeros(len(rings), dtype=bool)
+    exterior[np.cumsum([0] + [1 + instance.hole_count for instance in originals[:-1]])[:len(originals)]] = True
+    ordered = iter(oriented_rings(rings, exterior))
+    instances = [Instance(i.image_id, i.source_id, next(ordered), tuple(next(ordered) for _ in i.holes), i.score,
+                          i.category_id, i.part) for i in originals]
     return instance_set.replaced(instances)
