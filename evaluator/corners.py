@@ -14,7 +14,7 @@ import shapely
 from .construct import ring_polygons
 from .repair import largest_polygons
 
-__all__ = ["ring_corners", "assigned_distances", "match_corners", "corner_counts"]
+__all__ = ["ring_corners", "assigned_distances", "match_corners", "corner_counts", "matched_corner_counts"]
 
 
 def ring_corners(rings, tolerance_px=1.0):
@@ -77,10 +77,11 @@ def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
             gt_flat = np.concatenate([gt_sets[k] for k in keep])
             pred_flat = np.concatenate([pred_sets[k] for k in keep])
             n_rows, n_cols, n_cells = rows[keep], cols[keep], cells[keep]
-            block = np.repeat(np.arange(len(keep)), n_cells)
-            within = np.arange(int(n_cells.sum())) - np.repeat(np.cumsum(n_cells) - n_cells, n_cells)
-            gt_at = np.repeat(np.cumsum(n_rows) - n_rows, n_cells) + within // n_cols[block]
-            pred_at = np.repeat(np.cumsum(n_cols) - n_cols, n_cells) + within % n_cols[block]
+            # Matrix row by matrix row: a ground-truth corner against its pair's predicted corners.
+            row_width = np.repeat(n_cols, n_rows)
+            gt_at = np.repeat(np.arange(len(gt_flat)), row_width)
+            row_offset = np.repeat(np.cumsum(n_cols) - n_cols, n_rows) - (np.cumsum(row_width) - row_width)
+            pred_at = np.arange(len(gt_at)) + np.repeat(row_offset, row_width)
             distances = np.linalg.norm(gt_flat[gt_at] - pred_flat[pred_at], axis=1)
             starts = np.cumsum(n_cells) - n_cells
             for start, n_row, n_col in zip(starts.tolist(), n_rows.tolist(), n_cols.tolist()):
@@ -127,8 +128,27 @@ def corner_counts(gt_rings, pred_rings, matched_gt, matched_pred, tolerance_px, 
     numpy.ndarray
         ``(len(thresholds_px), 3)`` integer counts.
     """
-    gt_corners = ring_corners(gt_rings, tolerance_px)
-    pred_corners = ring_corners(pred_rings, tolerance_px)
+    return matched_corner_counts(ring_corners(gt_rings, tolerance_px), ring_corners(pred_rings, tolerance_px),
+                                 matched_gt, matched_pred, thresholds_px)
+
+
+def matched_corner_counts(gt_corners, pred_corners, matched_gt, matched_pred, thresholds_px):
+    """Corner ``[tp, fp, fn]`` per threshold of corner arrays, over matched ring pairs.
+
+    Parameters
+    ----------
+    gt_corners, pred_corners : list of numpy.ndarray
+        ``(k, 2)`` corners of each ring (:func:`ring_corners`), pixels.
+    matched_gt, matched_pred : array_like of int
+        The matched ring pairs; corners of rings in no pair count as false negatives
+        (ground truth) or false positives (predictions).
+    thresholds_px : sequence of float
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(thresholds_px), 3)`` integer counts.
+    """
     distances = assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred)
     return _threshold_counts(distances, _corner_total(gt_corners, matched_gt),
                              _corner_total(pred_corners, matched_pred), thresholds_px)

@@ -8,16 +8,27 @@ import numpy as np
 import shapely
 
 from .instances import Instance
-from .repair import largest_polygon, occupied_region
+from .repair import occupied_region
+from .rings import ring_regions
 
-__all__ = ["hole_area_px2", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area",
+__all__ = ["hole_areas_px2", "kept_holes", "drop_small_holes", "apply_score_threshold", "apply_min_instance_area",
            "oriented_rings", "canonical_rings"]
 
 
-def hole_area_px2(ring):
-    """Area in px² of the region one ring bounds on its own (0 when it bounds none)."""
-    polygon = largest_polygon(shapely.Polygon(ring))
-    return float(polygon.area) if polygon is not None else 0.0
+def hole_areas_px2(rings):
+    """Area in px² of the region each ring bounds on its own (0 where it bounds none).
+
+    Examples
+    --------
+    >>> bowtie = np.array([[0.0, 0.0], [4.0, 4.0], [4.0, 0.0], [0.0, 4.0]])
+    >>> hole_areas_px2([bowtie, np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]])]).tolist()
+    [4.0, 2.0]
+    """
+    regions = ring_regions(list(rings))
+    present = ~shapely.is_missing(regions)
+    areas = np.zeros(len(regions))
+    areas[present] = shapely.area(regions[present])
+    return areas
 
 
 def drop_small_holes(instance_set, min_hole_area_px2):
@@ -32,15 +43,32 @@ def drop_small_holes(instance_set, min_hole_area_px2):
     before = instance_set.hole_count
     if min_hole_area_px2 <= 0:
         return instance_set, _hole_counts(min_hole_area_px2, before, before, 0)
-    instances, changed = [], 0
-    for instance in instance_set.instances:
-        kept = [hole for hole in instance.holes if hole_area_px2(hole) >= min_hole_area_px2]
-        if len(kept) != instance.hole_count:
-            changed += 1
-            instance = instance.with_holes(kept)
-        instances.append(instance)
+    instances = list(instance_set.instances)
+    kept, changed = kept_holes(instances, min_hole_area_px2)
+    for index in changed:
+        instances[index] = instances[index].with_holes(kept[index])
     result = instance_set.replaced(instances)
-    return result, _hole_counts(min_hole_area_px2, before, result.hole_count, changed)
+    return result, _hole_counts(min_hole_area_px2, before, result.hole_count, len(changed))
+
+
+def kept_holes(instances, min_hole_area_px2):
+    """The holes of each instance whose area (:func:`hole_areas_px2`) is at least ``min_hole_area_px2``.
+
+    Returns
+    -------
+    kept : dict
+        ``{instance index: list of kept hole rings}`` for the instances that lose a hole.
+    changed : list of int
+        Those instance indices, in order.
+    """
+    holes = [hole for instance in instances for hole in instance.holes]
+    owner = np.repeat(np.arange(len(instances)), [instance.hole_count for instance in instances])
+    keep = hole_areas_px2(holes) >= min_hole_area_px2
+    changed = np.unique(owner[~keep]).tolist()
+    start = np.concatenate([[0], np.cumsum([instance.hole_count for instance in instances])]).astype(np.int64)
+    kept = {index: [hole for hole, k in zip(instances[index].holes, keep[start[index]:start[index + 1]]) if k]
+            for index in changed}
+    return kept, changed
 
 
 def _hole_counts(threshold, before, after, changed):
