@@ -16,6 +16,7 @@ from .errors import InputFormatError
 from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .ordering import in_input_order
+from .pair_rules import invalid_count
 from .params import EvaluationParams, params_for
 from .records import build_records
 
@@ -108,7 +109,7 @@ def _counts(gt_set, pred_set, outcome):
         "gt_holes": len(outcome.gt_table.holes), "pred_holes": len(outcome.pred_table.holes),
         "gt_input_instances": len(gt_set), "pred_input_instances": len(pred_set),
         "gt_input_holes": gt_set.hole_count, "pred_input_holes": pred_set.hole_count,
-        "invalid_predictions": sum(1 for r in outcome.pred_reasons if r),
+        "invalid_predictions": invalid_count(outcome.pred_reasons),
         "skipped": {"gt": dict(gt_set.skipped), "pred": dict(pred_set.skipped)},
     }
 

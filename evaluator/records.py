@@ -24,6 +24,7 @@ import numpy as np
 import shapely
 
 from .construct import ring_polygons
+from .pair_rules import pair_hole_counts, valid_flags
 
 __all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records", "error_classes"]
 
@@ -124,13 +125,14 @@ def build_records(outcome):
     gi, pi = np.asarray(pairs.gt_index, dtype=np.int64), np.asarray(pairs.pred_index, dtype=np.int64)
     gt_holes = np.diff(outcome.gt_table.hole_start)
     pred_holes = np.diff(outcome.pred_table.hole_start)
+    pair_gt_holes, pair_pred_holes = pair_hole_counts(pairs, outcome.gt_table, outcome.pred_table)
     tp = np.asarray(pairs.hole_tp, dtype=np.int64)
-    fp, fn = pred_holes[pi] - tp, gt_holes[gi] - tp
+    fp, fn = pair_pred_holes - tp, pair_gt_holes - tp
     total = tp + fp + fn
     f1 = _values(np.where(total > 0, 2 * tp / np.where(total > 0, 2 * tp + fp + fn, 1), np.nan))
     reasons = outcome.pred_reasons
-    valid = np.array([reason == "" for reason in reasons], dtype=bool)
-    pair_valid = valid[pi] | (not outcome.params.check_validity)
+    valid = valid_flags(reasons)
+    pair_valid = valid_flags(reasons, outcome.params.check_validity)[pi]
     classes = error_classes(pair_valid, np.asarray(outcome.exterior_matched, dtype=bool), fp, fn)
     pred_class = _column("unmatched", n_pred, pi, classes)
     topo = np.asarray(outcome.topo).astype(np.int64).tolist()
@@ -142,7 +144,7 @@ def build_records(outcome):
         [i.category_id for i in pred],
         _column(None, n_pred, pi, [gt_ids[g] for g in gi.tolist()]), _column(None, n_pred, pi, iou),
         valid.tolist(), [reason or None for reason in reasons], pred_holes.tolist(),
-        _column(None, n_pred, pi, gt_holes[gi].tolist()), _column(0, n_pred, pi, tp.tolist()),
+        _column(None, n_pred, pi, pair_gt_holes.tolist()), _column(0, n_pred, pi, tp.tolist()),
         _column(pred_holes.tolist(), n_pred, pi, fp.tolist()),
         _column(None, n_pred, pi, fn.tolist()), _column(None, n_pred, pi, f1), _column(0, n_pred, pi, topo),
         *(_column(None, n_pred, pi, _values(getattr(pairs, name)))
@@ -152,7 +154,7 @@ def build_records(outcome):
     gt_columns = [
         [i.image_id for i in gt], gt_ids, [i.part for i in gt], [i.category_id for i in gt],
         _column(None, n_gt, gi, [pred_ids[p] for p in pi.tolist()]), _column(None, n_gt, gi, iou),
-        gt_holes.tolist(), _column(None, n_gt, gi, pred_holes[pi].tolist()), _column(0, n_gt, gi, topo),
+        gt_holes.tolist(), _column(None, n_gt, gi, pair_pred_holes.tolist()), _column(0, n_gt, gi, topo),
         _column("missed", n_gt, gi, classes), list(outcome.gt_table.polygons),
     ]
     return {

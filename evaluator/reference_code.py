@@ -29,9 +29,11 @@ from .construct import polygons_of, ring_linearrings
 from .filters import apply_score_threshold, kept_holes
 from .instances import Instance
 from .matching import hungarian_match, iou_candidates, same_image_pairs, score_order
-from .outcome import DetectionRanking, Outcome
+from .outcome import Outcome
 from .paper import image_codes
 from .mta import max_tangent_angle, region_precision
+from .pair_rules import (closest_threshold, detection_ranking, exterior_matched, pair_hole_counts,
+                         topology_exact_pairs, valid_flags)
 from .pairs import evaluate_pairs
 from .repair import largest_polygons
 from .rings import RingTable, ring_regions
@@ -331,10 +333,11 @@ def summarize_reference_code(match, params, progress=None):
             ap[name] = ap[key]
 
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
-    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
-    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
-    ext_matched = pairs.e_biou >= params.ring_match_threshold
-    topo = ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+    gt_h, pred_h = pair_hole_counts(pairs, gt_table, pred_table)
+    ext_matched = exterior_matched(pairs.e_biou, params.ring_match_threshold, inclusive=True)
+    # The reference does not check validity: every pair counts as valid here.
+    topo = topology_exact_pairs(ext_matched, valid_flags(match.pred_reasons, check_validity=False)[pairs_pred],
+                                gt_h, pred_h, pairs.hole_tp)
     topo_count = n_gt + n_pred - len(pairs_gt)
     exterior = _role_summary(match.exterior, params)
     hole = _role_summary(match.hole, params)
@@ -356,9 +359,8 @@ def summarize_reference_code(match, params, progress=None):
         "exterior": exterior,
         "hole": hole,
     }
-    closest = min(tp_at, key=lambda t: abs(t - params.iou_threshold))
-    ranking = DetectionRanking(closest, scores[order], tp_at[closest], pred_image[order],
-                               np.bincount(gt_image, minlength=len(match.image_ids)))
+    closest = closest_threshold(tp_at, params.iou_threshold)
+    ranking = detection_ranking(closest, scores, order, tp_at[closest], pred_image, gt_image, len(match.image_ids))
     (gt_annotations, predictions), (gt_holes, pred_holes) = match.input_counts, match.hole_filter
     details = {
         "reference_metrics": reference,
