@@ -14,6 +14,8 @@ On the 1x set of ``osm_benchmark_set.py`` it
      feature vs columns from the pair arrays and the ring tables' polygons;
    * Corner-F1 counts of matched pairs (``corners.matched_corner_counts``): one distance
      matrix and one threshold loop per pair vs all distance matrices in one pass;
+   * the input checks (``input_checks.check_sampling_cost``, ``reference_flags``): one
+     ring and one polygon at a time vs one pass over all rings;
    * COCO loading (``api.load_inputs``): both files parsed twice (once to tell COCO from
      GeoJSON, once to load) vs once;
 
@@ -34,10 +36,12 @@ Run ``python benchmarks/bench_evaluator_glue.py --help``.
 
 import argparse
 import json
+import operator
 import statistics
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -260,6 +264,22 @@ def _baseline_drop_small_holes(instance_set, min_hole_area_px2):
     return instance_set.replaced(instances), changed
 
 
+def _baseline_input_checks(gt_set, pred_set, params):
+    from collections import Counter
+
+    lengths = []
+    for instance in (*gt_set.instances, *pred_set.instances):
+        for ring in instance.rings:
+            closed = np.vstack([ring, ring[:1]])
+            lengths.append(float(np.hypot(*np.diff(closed, axis=0).T).sum()))
+    longest = float(np.max(lengths))
+    assert longest / params.sample_spacing_px <= 10_000_000
+    polygons = np.array([instance.polygon() for instance in gt_set.instances], dtype=object)
+    invalid = np.flatnonzero(~shapely.is_valid(polygons))
+    keys = Counter((i.source_id, i.part) for i in gt_set.instances if i.source_id is not None)
+    return {"gt_invalid": int(len(invalid)), "gt_duplicate_ids": int(sum(c - 1 for c in keys.values() if c > 1))}
+
+
 def _baseline_load_inputs(gt_path, pred_path):
     from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 
@@ -319,6 +339,7 @@ def _steps(files):
     """``(name, old, new, arguments, equal)`` of every changed step, on the set ``files``."""
     from polytopo.evaluator import corners, evaluate, filters, records, reference_code
     from polytopo.evaluator.api import load_inputs
+    from polytopo.evaluator.input_checks import check_sampling_cost, reference_flags
     from polytopo.evaluator.paper import select_instances
     from polytopo.evaluator.params import params_for
 
@@ -330,6 +351,12 @@ def _steps(files):
     exteriors = [[s[0] for s in table.exterior_sets] for table in (outcome.gt_table, outcome.pred_table)]
     corner_args = (*(corners.ring_corners(rings, paper.corner_simplify_px) for rings in exteriors),
                    outcome.pairs.gt_index, outcome.pairs.pred_index, paper.corner_thresholds_px)
+    def input_checks(gt_set, pred_set, params):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_sampling_cost(gt_set, pred_set, params)
+            return reference_flags(gt_set)
+
     def drop_small_holes(instance_set, min_hole_area_px2):
         result, counts = filters.drop_small_holes(instance_set, min_hole_area_px2)
         return result, counts["buildings_changed"]
@@ -351,6 +378,7 @@ def _steps(files):
         ("records (reference-code)", _baseline_build_records, records.build_records, (reference,), _same_records),
         ("Corner-F1 pair counts", _baseline_matched_corner_counts, corners.matched_corner_counts, corner_args,
          np.array_equal),
+        ("input checks", _baseline_input_checks, input_checks, (gt_set, pred_set, paper), operator.eq),
         ("COCO loading", _baseline_load_inputs, load_inputs, (files.gt_path, files.pred_path),
          lambda a, b: _same_sets(a[0], b[0]) and _same_sets(a[1], b[1])),
     ]
