@@ -22,7 +22,7 @@ On the 1x set of ``osm_benchmark_set.py`` it
    and prints the median wall and CPU time of each and their ratio (old / new);
 2. with ``--before-python`` (an interpreter whose ``polytopo`` is the code before the
    change), runs the whole command line ``python -m polytopo.evaluator --gt --pred --out``
-   (``paper`` profile, every output written) with that interpreter and with ``--python``,
+   (``paper`` profile unless ``--evaluator-arg`` says otherwise, every output written) with that interpreter and with ``--python``,
    interleaved ``--repeats`` times (order reversed every other round), checks that both
    ``summary.json`` agree apart from timings and that the CSV tables are identical, and
    prints the median wall and CPU times and their ratios.
@@ -417,8 +417,10 @@ def _comparable_outputs(folder):
     return summary, tables
 
 
-def cli_timings(before_python, python, files, repeats, work_dir):
+def cli_timings(before_python, python, files, repeats, work_dir, extra_args=()):
     """The whole command line with the code before and after, interleaved.
+
+    ``extra_args`` go to both command lines (e.g. ``--profile reference-code``).
 
     Returns
     -------
@@ -433,7 +435,7 @@ def cli_timings(before_python, python, files, repeats, work_dir):
         order = ("before", "after") if round_index % 2 == 0 else ("after", "before")
         for side in order:
             out = Path(work_dir) / f"{side}_{round_index}"
-            args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--quiet"]
+            args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--quiet", *extra_args]
             run = run_measured(before_python if side == "before" else python, "module", EVALUATOR_MODULE, args)
             if run.returncode != 0:
                 raise SystemExit(f"the {side} evaluator failed:\n{run.stderr_tail}")
@@ -453,6 +455,9 @@ def _parse_args(argv):
     parser.add_argument("--before-python", help="Interpreter whose polytopo is the code before the change; "
                                                 "without it the whole command line is not timed.")
     parser.add_argument("--python", default=sys.executable, help="Interpreter for the code after (default: this one).")
+    parser.add_argument("--evaluator-arg", action="append", default=[],
+                        help="Extra argument for both command lines; repeat for several (e.g. "
+                             "--evaluator-arg=--profile --evaluator-arg=reference-code).")
     parser.add_argument("--skip-steps", action="store_true", help="Only time the whole command line.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the benchmark set.")
     parser.add_argument("--cache", type=Path, help="Cache of built sets (default: that of osm_benchmark_set.py).")
@@ -479,7 +484,8 @@ def main(argv=None):
             failed = failed or not row["equal"]
     if args.before_python:
         with tempfile.TemporaryDirectory() as work_dir:
-            results["cli"] = cli = cli_timings(args.before_python, args.python, files, args.repeats, work_dir)
+            results["cli"] = cli = cli_timings(args.before_python, args.python, files, args.repeats, work_dir,
+                                                   args.evaluator_arg)
         for side in ("before", "after"):
             walls = ", ".join(f"{r['wall_s']:.2f}" for r in cli[side]["runs"])
             cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in cli[side]["runs"])
