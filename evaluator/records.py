@@ -25,6 +25,7 @@ import shapely
 
 from .construct import ring_polygons
 from .pair_rules import pair_hole_counts, valid_flags
+from .stats import f1_scores
 
 __all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records", "error_classes"]
 
@@ -128,8 +129,7 @@ def build_records(outcome):
     pair_gt_holes, pair_pred_holes = pair_hole_counts(pairs, outcome.gt_table, outcome.pred_table)
     tp = np.asarray(pairs.hole_tp, dtype=np.int64)
     fp, fn = pair_pred_holes - tp, pair_gt_holes - tp
-    total = tp + fp + fn
-    f1 = _values(np.where(total > 0, 2 * tp / np.where(total > 0, 2 * tp + fp + fn, 1), np.nan))
+    f1 = _values(f1_scores(tp, fp, fn))
     reasons = outcome.pred_reasons
     valid = valid_flags(reasons)
     pair_valid = valid_flags(reasons, outcome.params.check_validity)[pi]
