@@ -34,18 +34,18 @@ __all__ = ["bare_session_seconds", "main", "prepared_batches"]
 
 def prepared_batches(model, raster, params):
     """The input tensors of the batches the pipeline runs on ``raster`` (read and scaled as it does), and the tile count."""
-    from polytopo.models import Prediction
+    from polytopo.models import PreparedRun
     from polytopo.models.normalize import to_model_input
     from polytopo.models.tiling import Tile
 
-    prediction = Prediction(model, raster, params)
-    tile = prediction.tiling.tile_size_px
-    tiles = [Tile(0, int(c), int(r), tile, i, j) for i, r in enumerate(prediction.tile_rows) for j, c in enumerate(prediction.tile_cols)]
+    prepared = PreparedRun(model, raster, params)
+    tile = prepared.tiling.tile_size_px
+    tiles = [Tile(0, int(c), int(r), tile, i, j) for i, r in enumerate(prepared.tile_rows) for j, c in enumerate(prepared.tile_cols)]
     batches = []
-    size = prediction.tiling.batch_size
+    size = prepared.tiling.batch_size
     for start in range(0, len(tiles), size):
-        data = [prediction.reader.read(t.col0, t.row0, tile, tile)[0] for t in tiles[start:start + size]]
-        batches.append(to_model_input(data, prediction._scaling, model.io.input_dtype, model.io.layout))
+        data = [prepared.reader.read(t.col0, t.row0, tile, tile)[0] for t in tiles[start:start + size]]
+        batches.append(to_model_input(data, prepared._scaling, model.io.input_dtype, model.io.layout))
     return batches, len(tiles)
 
 

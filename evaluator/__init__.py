@@ -9,16 +9,26 @@ loading.
 >>> evaluate(gt, pred, profile="paper").summary["metrics"]["Hole-F1"]  # doctest: +SKIP
 """
 
-from .api import Evaluation, evaluate, load_inputs
-from .cluster import map_partitions, open_client
+import importlib
+
 from .errors import ClusterError, EvaluatorError, InputFormatError, InvalidParameterError, MissingDependencyError
-from .instances import Instance, InstanceSet, instances_from_geometries, instances_from_geometry
-from .io_coco import load_coco_ground_truth, load_coco_predictions
-from .io_vector import SCORE_FIELD, PixelFrame, assign_images, frame_for_bounds, implied_score_field, load_vector_layer
-from .polygon_metrics import boundary_iou, hole_f1, mta, polis, topo_em
-from .params import PROFILES, EvaluationParams, params_for
-from .report import format_table, write_report
-from .writers import atomic_output, error_layers, write_geopackage, write_summary_json
+
+#: Where each name of the package namespace is defined. The names are imported on first
+#: use (PEP 562), so that light modules (:mod:`.error_classes`, :mod:`.qml_styles`,
+#: :mod:`.errors`) import without shapely, numpy or scipy.
+_DEFINED_IN = {
+    **dict.fromkeys(("Evaluation", "evaluate", "load_inputs"), ".api"),
+    **dict.fromkeys(("map_partitions", "open_client"), ".cluster"),
+    **dict.fromkeys(("Instance", "InstanceSet", "instances_from_geometries", "instances_from_geometry"),
+                    ".instances"),
+    **dict.fromkeys(("load_coco_ground_truth", "load_coco_predictions"), ".io_coco"),
+    **dict.fromkeys(("SCORE_FIELD", "PixelFrame", "assign_images", "frame_for_bounds", "implied_score_field",
+                     "load_vector_layer"), ".io_vector"),
+    **dict.fromkeys(("boundary_iou", "hole_f1", "mta", "polis", "topo_em"), ".polygon_metrics"),
+    **dict.fromkeys(("PROFILES", "EvaluationParams", "params_for"), ".params"),
+    **dict.fromkeys(("format_table", "write_report"), ".report"),
+    **dict.fromkeys(("atomic_output", "error_layers", "write_geopackage", "write_summary_json"), ".writers"),
+}
 
 __all__ = [
     "ClusterError",
@@ -58,3 +68,15 @@ __all__ = [
     "write_report",
     "write_summary_json",
 ]
+
+
+def __getattr__(name):
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_DEFINED_IN[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_DEFINED_IN))

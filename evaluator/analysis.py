@@ -8,6 +8,7 @@ minimum-hole-area and ring-threshold sweeps re-run whole evaluations and live in
 import numpy as np
 
 from .average_precision import interpolated_ap
+from .metric_table import KEY_METRICS, metric
 from .stats import f1_score, nanmean
 
 __all__ = ["simple_to_complex", "wrong_topo", "bootstrap_intervals", "per_image_statistics",
@@ -19,7 +20,8 @@ WRONG_TOPO_THRESHOLDS = {
     "E-BIoU": tuple(round(0.1 * i, 1) for i in range(1, 10)),
     "E-POLIS": (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0),
 }
-BOOTSTRAP_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
+BOOTSTRAP_METRICS = KEY_METRICS
+"""Metrics with image-level bootstrap intervals (Appendix A.7)."""
 _BUCKETS = ("0", "1", "2", ">=3")
 
 
@@ -71,7 +73,7 @@ def wrong_topo(outcome, thresholds=None):
     for name, taus in thresholds.items():
         rows = []
         for tau in taus:
-            keep = values[name] <= tau if name == "E-POLIS" else values[name] >= tau
+            keep = values[name] >= tau if metric(name).higher_is_better else values[name] <= tau
             rows.append({"tau": float(tau), "pairs": int(keep.sum()),
                          "WrongTopo": float(wrong[keep].mean()) if keep.any() else float("nan")})
         series[name] = rows

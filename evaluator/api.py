@@ -15,6 +15,7 @@ from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
 from .errors import InputFormatError
 from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+from .metric_table import SWEPT
 from .ordering import in_input_order
 from .pair_rules import invalid_count
 from .params import EvaluationParams, params_for
@@ -25,7 +26,6 @@ __all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point"
 
 MIN_HOLE_AREA_SWEEP = (0.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 RING_THRESHOLD_SWEEP = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-_SWEPT = ("AP50", "Hole-F1", "H-BIoU", "Topo-EM", "E-F1")
 _SWEEPS = (("min_hole_area_sweep", "min_hole_area_px2", MIN_HOLE_AREA_SWEEP),
            ("ring_threshold_sweep", "ring_match_threshold", RING_THRESHOLD_SWEEP))
 
@@ -114,7 +114,7 @@ def _counts(gt_set, pred_set, outcome):
     }
 
 
-def sweep_point(gt_set, pred_set, params, names=_SWEPT):
+def sweep_point(gt_set, pred_set, params, names=SWEPT):
     """The metrics ``names`` of one whole evaluation with ``params`` (one point of a sweep)."""
     metrics = run_profile(gt_set, pred_set, params).metrics
     return {name: metrics.get(name) for name in names}
@@ -129,7 +129,7 @@ def _sweeps(gt_set, pred_set, params, client, step):
     else:
         from .distributed import sweep_on
 
-        found = sweep_on(client, gt_set, pred_set, settings, _SWEPT, step)
+        found = sweep_on(client, gt_set, pred_set, settings, SWEPT, step)
     rows = {key: [] for key, _, _ in _SWEEPS}
     for (key, field, value), metrics in zip(points, found):
         rows[key].append({field: value, **metrics})

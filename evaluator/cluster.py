@@ -18,11 +18,13 @@ import multiprocessing.spawn
 import os
 import shutil
 import sys
+import urllib.parse
 from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "open_client", "map_partitions", "worker_python"]
+__all__ = ["SCHEDULER_TIMEOUT_S", "check_cluster_choice", "check_scheduler_address", "open_client", "map_partitions",
+           "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -46,17 +48,21 @@ def worker_python():
     Returns
     -------
     str
-        ``sys.executable`` when it is a Python interpreter; otherwise (QGIS, whose
-        ``sys.executable`` is the QGIS binary) ``python3`` of ``sys.exec_prefix``, or
-        the ``python3`` on ``PATH``.
+        ``sys.executable`` when it is a Python interpreter of the running installation
+        (inside ``sys.exec_prefix``); otherwise ``python3.X`` or ``python3`` of
+        ``sys.exec_prefix``, or the ``python3`` on ``PATH``. Inside QGIS
+        ``sys.executable`` is the QGIS binary, or whatever ``python3`` QGIS found on
+        ``PATH`` (another installation, e.g. a pyenv shim, whose workers could not
+        import QGIS's packages): both are passed over for the interpreter QGIS runs.
 
     Raises
     ------
     ClusterError
         When no Python interpreter can be found.
     """
-    current = Path(sys.executable or "")
-    if current.name.startswith("python") and current.is_file():
+    current = Path(os.path.abspath(sys.executable or ""))
+    if (current.name.startswith("python") and current.is_file()
+            and current.is_relative_to(os.path.abspath(sys.exec_prefix))):
         return str(current)
     for candidate in (Path(sys.exec_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}",
                       Path(sys.exec_prefix) / "bin" / "python3"):
@@ -73,6 +79,94 @@ def worker_python():
 def _check_workers(workers):
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise InvalidParameterError(f"Expected workers to be a whole number >= 0 but got {workers!r}.")
+
+
+#: Dask transports whose addresses are ``PROTOCOL://HOST:PORT``.
+_SCHEDULER_PROTOCOLS = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler_address(address):
+    """Return a Dask scheduler address ``PROTOCOL://HOST:PORT``, or refuse it with what is wrong.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://HOST:PORT`` (or another Dask transport: ``tls``, ``ws``, ``wss``,
+        ``ucx``); ``HOST:PORT`` alone means ``tcp://HOST:PORT``, as for Dask. HOST is a
+        name, an IPv4 address or an IPv6 address in brackets; PORT is 1–65535.
+        Surrounding blanks are ignored.
+
+    Returns
+    -------
+    str
+        The address with its protocol.
+
+    Raises
+    ------
+    InvalidParameterError
+        The address has another form.
+
+    Examples
+    --------
+    >>> check_scheduler_address(" 10.0.0.5:8786 ")
+    'tcp://10.0.0.5:8786'
+    >>> check_scheduler_address("tcp://10.0.0.5")  # doctest: +IGNORE_EXCEPTION_DETAIL +ELLIPSIS
+    Traceback (most recent call last):
+    InvalidParameterError: Expected ... but got 'tcp://10.0.0.5': it has no port from 1 to 65535 after the host ...
+    """
+    text = str(address).strip()
+    full = text if "://" in text else f"tcp://{text}"
+    try:
+        parts = urllib.parse.urlsplit(full)
+    except ValueError:  # an unclosed IPv6 bracket
+        parts = None
+    try:
+        port = None if parts is None else parts.port
+    except ValueError:  # not a number, or outside 0–65535
+        port = None
+    if parts is None:
+        problem = "its host is not a name, an IPv4 address or an IPv6 address in brackets"
+    elif parts.scheme not in _SCHEDULER_PROTOCOLS:
+        problem = f"its protocol {parts.scheme!r} is not one of {', '.join(_SCHEDULER_PROTOCOLS)}"
+    elif not parts.hostname or " " in parts.netloc:
+        problem = "it names no host"
+    elif port is None or not 1 <= port <= 65535:
+        problem = "it has no port from 1 to 65535 after the host (':8786' is Dask's default)"
+    elif parts.path or parts.query or parts.fragment or parts.username:
+        problem = "it has more than HOST:PORT after the protocol"
+    else:
+        return full
+    raise InvalidParameterError(
+        f"Expected a Dask scheduler address tcp://HOST:PORT (for example tcp://192.168.1.20:8786) but got "
+        f"{text!r}: {problem}.")
+
+
+def check_cluster_choice(workers=0, scheduler=None):
+    """Check where a run's work goes: a local cluster, a running scheduler, or this process.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes of a local cluster; 0 for none.
+    scheduler : str or None
+        Address of a running scheduler (see :func:`check_scheduler_address`).
+
+    Returns
+    -------
+    tuple
+        ``(workers, scheduler)``, the address as :func:`check_scheduler_address` returns it.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``workers`` is not a whole number >= 0, both are given, or the address is malformed.
+    """
+    _check_workers(workers)
+    if scheduler is not None and workers:
+        raise InvalidParameterError(
+            f"Expected either workers or a scheduler address but got both (workers={workers}, "
+            f"scheduler={scheduler!r}); give one.")
+    return workers, None if scheduler is None else check_scheduler_address(scheduler)
 
 
 def _worker_version():
@@ -125,13 +219,10 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         The scheduler does not answer within ``timeout_s``, it has no worker, or a
         worker runs another PolyTopo version.
     InvalidParameterError
-        ``workers`` is negative, or both ``workers`` and ``scheduler`` are given.
+        ``workers`` is negative, both ``workers`` and ``scheduler`` are given, or the
+        address is not ``tcp://HOST:PORT`` (:func:`check_cluster_choice`).
     """
-    _check_workers(workers)
-    if scheduler is not None and workers:
-        raise InvalidParameterError(
-            f"Expected either workers or a scheduler address but got both (workers={workers}, "
-            f"scheduler={scheduler!r}); give one.")
+    workers, scheduler = check_cluster_choice(workers, scheduler)
     if scheduler is None and workers == 0:
         yield None
         return

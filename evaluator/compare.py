@@ -18,17 +18,17 @@ import numpy as np
 
 from .analysis import BOOTSTRAP_METRICS, per_image_statistics, resample_weights
 from .errors import InvalidParameterError
+from .metric_table import TABLE3_COLUMNS, metric as metric_row
 from .outcome import DetectionRanking
 
 __all__ = ["TABLE_COLUMNS", "LOWER_IS_BETTER", "Comparison", "compare_methods", "paired_bootstrap",
            "best_methods", "format_markdown", "format_latex", "table_rows", "write_comparison",
            "check_method_name"]
 
-TABLE_COLUMNS = ("AP50", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS", "O-MTA", "E-MTA", "H-MTA",
-                 "Hole-F1", "Topo-EM")
-"""Columns of the paper's Table 3, in its order."""
+TABLE_COLUMNS = TABLE3_COLUMNS
+"""Columns of the paper's Table 3, in its order (:data:`.metric_table.TABLE3_COLUMNS`)."""
 
-LOWER_IS_BETTER = frozenset({"O-POLIS", "E-POLIS", "H-POLIS", "O-MTA", "E-MTA", "H-MTA"})
+LOWER_IS_BETTER = frozenset(column for column in TABLE_COLUMNS if not metric_row(column).higher_is_better)
 """Table 3 columns where a smaller value is better (distances in px, angles in degrees)."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

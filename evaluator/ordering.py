@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .error_classes import RECORD_TABLES, error_layer
 from .instances import Instance
 
 __all__ = ["image_sort_key", "image_rank", "instance_sort_key", "canonical_order", "in_input_order"]
@@ -119,14 +120,11 @@ def in_input_order(records, gt_set, pred_set):
             found.setdefault((i.image_id, i.source_id, i.part), index)
         return found
 
-    gt_position, pred_position = positions(gt_set), positions(pred_set)
+    by_side = {"prediction": (positions(pred_set), "pred_id"), "reference": (positions(gt_set), "ref_id")}
 
-    def ordered(rows, position, id_field):
+    def ordered(rows, side):
+        position, id_field = by_side[side]
         return sorted(rows, key=lambda r: (position.get((r["image_id"], r[id_field], r["part"]), -1),
                                            r.get("hole_index", 0)))
 
-    return {**records,
-            "predictions": ordered(records["predictions"], pred_position, "pred_id"),
-            "references": ordered(records["references"], gt_position, "ref_id"),
-            "missed_holes": ordered(records["missed_holes"], gt_position, "ref_id"),
-            "hallucinated_holes": ordered(records["hallucinated_holes"], pred_position, "pred_id")}
+    return {**records, **{name: ordered(records[name], error_layer(name).side) for name in RECORD_TABLES}}

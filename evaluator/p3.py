@@ -54,6 +54,7 @@ from .detection import capped_order
 from .kernels import (flatten_rings, grouped_reduce, nearest_segments, pair_batches, ring_segments, sample_counts,
                       sample_flat_rings)
 from .matching import greedy_match, iou_candidates
+from .metric_table import suffixes
 from .paper import evaluate_paper
 from .stats import nanmean
 
@@ -62,7 +63,7 @@ __all__ = ["P3_AP_IOU_THRESHOLDS", "P3_BOUNDARY_SPACING_PX", "P3_METRICS", "eval
 
 P3_AP_IOU_THRESHOLDS = (0.5, 0.75)
 P3_BOUNDARY_SPACING_PX = 0.1
-P3_METRICS = ("IoU", "C-IoU", "AP", "AR", "POLIS", "HD", "CD", "MTA", "N-ratio")
+P3_METRICS = suffixes("P3")
 _SAMPLES_PER_CHUNK = 500_000
 
 

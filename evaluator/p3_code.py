@@ -51,6 +51,7 @@ import shapely
 
 from .coco import evaluate_coco
 from .kernels import nearest_segments
+from .metric_table import suffixes
 from .p3 import tile_means
 from .raster_iou import instance_masks
 from .stats import nanmean
@@ -58,7 +59,7 @@ from .stats import nanmean
 __all__ = ["P3_CODE_METRICS", "P3CodeParts", "evaluate_p3_code", "p3_code_parts", "add_p3_code_metrics",
            "union_iou_nr", "box_iou", "box_pairs", "polis_p3_code", "hausdorff_chamfer_points", "merged_prediction_mta"]
 
-P3_CODE_METRICS = ("IoU", "C-IoU", "N-ratio", "AP", "AR", "POLIS", "HD", "CD", "MTA")
+P3_CODE_METRICS = suffixes("P3code")
 _DENSIFY_PX = 0.1
 _MTA_SPACING_PX = 2.0
 _MTA_MIN_PRECISION = 0.5

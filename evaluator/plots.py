@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InvalidParameterError, MissingDependencyError
+from .metric_table import metric
 from .writers import atomic_output
 
 __all__ = [
@@ -31,11 +32,8 @@ __all__ = [
 _HOLE_BINS = ("0", "1", "2", ">=3")
 _SIMPLE_TO_COMPLEX_TITLE = "Simple-to-complex: ground truth grouped by hole count H"
 _WRONG_TOPO_TITLE = "WrongTopo of matched complex polygons under geometry filters"
-_WRONG_TOPO_FILTERS = (
-    ("IoU", "IoU ≥ τ", "τ (IoU)"),
-    ("E-BIoU", "E-BIoU ≥ τ", "τ (exterior BIoU)"),
-    ("E-POLIS", "E-POLIS ≤ τ", "τ (exterior POLIS, px)"),
-)
+_WRONG_TOPO_FILTERS = (("IoU", "τ (IoU)"), ("E-BIoU", "τ (exterior BIoU)"), ("E-POLIS", "τ (exterior POLIS, px)"))
+_SIMPLE_TO_COMPLEX_PANELS = ("O-BIoU", "O-POLIS")
 _UNIT_SUFFIXES = (("_px2", "px²"), ("_px", "px"))
 _MAX_MARKER_PT2 = 300.0
 _MIN_MARKER_PT2 = 4.0
@@ -125,7 +123,8 @@ def simple_to_complex_figure(rows, *, title=_SIMPLE_TO_COMPLEX_TITLE):
     bins = [str(row["H"]) for row in next(iter(methods.values()), [])]
     figure, panels = _new_figure(2, (10.0, 4.2))
     positions = np.arange(len(bins))
-    for axes, key, label in zip(panels, ("O-BIoU", "O-POLIS"), ("Overall BIoU", "Overall POLIS (px)")):
+    for axes, key in zip(panels, _SIMPLE_TO_COMPLEX_PANELS):
+        label = metric(key).label
         axes.set(xlabel="Ground-truth hole count H", ylabel=label, title=f"{label} by H")
         axes.set_xticks(positions, [_bin_label(b) for b in bins])
         drawn = 0
@@ -190,15 +189,16 @@ def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE, methods=None):
     ['B']
     """
     methods = {"": series} if methods is None else methods
-    known = [key for key, _, _ in _WRONG_TOPO_FILTERS]
+    known = [key for key, _ in _WRONG_TOPO_FILTERS]
     unknown = {key for one in methods.values() for key in one} - set(known)
     if unknown:
         raise InvalidParameterError(f"Expected WrongTopo series among {known} but got {sorted(unknown)}")
     largest = max([float(point["pairs"]) for one in methods.values() for points in one.values()
                    for point in points] + [1.0])
     figure, panels = _new_figure(3, (13.5, 4.2))
-    for axes, (key, panel_title, x_label) in zip(panels, _WRONG_TOPO_FILTERS):
-        axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=panel_title, ylim=(0.0, 1.05))
+    for axes, (key, x_label) in zip(panels, _WRONG_TOPO_FILTERS):
+        sign = "≥" if metric(key).higher_is_better else "≤"
+        axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=f"{key} {sign} τ", ylim=(0.0, 1.05))
         drawn = 0
         for name, one in methods.items():
             points = sorted(one.get(key, []), key=lambda point: point["tau"])

@@ -24,25 +24,22 @@ import numpy as np
 import shapely
 
 from .construct import ring_polygons
+from .error_classes import PREDICTION_CLASSES, REFERENCE_CLASSES
+from .metric_table import FEATURE_FIELDS
 from .pair_rules import pair_hole_counts, valid_flags
 from .stats import f1_scores
 
-__all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records", "error_classes"]
-
-PREDICTION_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                      "unmatched")
-REFERENCE_CLASSES = ("ok", "missing hole", "extra hole", "misplaced hole", "invalid", "exterior mismatch",
-                     "missed")
+__all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records", "pair_error_classes"]
 
 
 FIELD_KINDS = {
-    **{name: "float" for name in ("score", "iou", "hole_f1", "o_biou", "e_biou", "o_polis", "e_polis", "o_mta",
-                                  "e_mta", "area_px2")},
-    **{name: "int" for name in ("pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "topo_em", "part",
-                                "hole_index")},
+    **{field: row.field_kind for field, row in FEATURE_FIELDS.items()},
+    **{name: "float" for name in ("score", "area_px2")},
+    **{name: "int" for name in ("pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "part", "hole_index")},
     "valid": "bool", "invalid_reason": "str", "error_class": "str",
 }
-"""Type of each numeric record field, for writers when every value of a field is None."""
+"""Type of each numeric record field, for writers when every value of a field is None (metric fields from
+:data:`.metric_table.FEATURE_FIELDS`)."""
 
 
 _PREDICTION_FIELDS = ("image_id", "pred_id", "part", "score", "category_id", "matched_ref_id", "iou", "valid",
@@ -53,7 +50,7 @@ _REFERENCE_FIELDS = ("image_id", "ref_id", "part", "category_id", "matched_pred_
                      "pred_holes", "topo_em", "error_class", "geometry")
 
 
-def error_classes(valid, exterior_ok, hole_fp, hole_fn):
+def pair_error_classes(valid, exterior_ok, hole_fp, hole_fn):
     """The :data:`PREDICTION_CLASSES` name of each matched pair, the first that applies.
 
     Parameters
@@ -71,7 +68,7 @@ def error_classes(valid, exterior_ok, hole_fp, hole_fn):
 
     Examples
     --------
-    >>> error_classes(np.array([True, False]), np.array([True, True]), np.array([1, 0]),
+    >>> pair_error_classes(np.array([True, False]), np.array([True, True]), np.array([1, 0]),
     ...               np.array([1, 0])).tolist()
     ['misplaced hole', 'invalid']
     """
@@ -133,7 +130,7 @@ def build_records(outcome):
     reasons = outcome.pred_reasons
     valid = valid_flags(reasons)
     pair_valid = valid_flags(reasons, outcome.params.check_validity)[pi]
-    classes = error_classes(pair_valid, np.asarray(outcome.exterior_matched, dtype=bool), fp, fn)
+    classes = pair_error_classes(pair_valid, np.asarray(outcome.exterior_matched, dtype=bool), fp, fn)
     pred_class = _column("unmatched", n_pred, pi, classes)
     topo = np.asarray(outcome.topo).astype(np.int64).tolist()
     iou = np.asarray(pairs.iou, dtype=float).tolist()

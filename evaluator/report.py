@@ -14,14 +14,13 @@ import os
 import shutil
 from pathlib import Path
 
+from .error_classes import RECORD_TABLES
 from .errors import EvaluatorError
+from .metric_table import HEADLINE, SWEEP_PLOTTED, metric
 from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
-__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder", "HEADLINE"]
+__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
 
-_RECORD_TABLES = ("predictions", "references", "missed_holes", "hallucinated_holes")
-HEADLINE = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS",
-            "O-MTA", "E-MTA", "H-MTA", "Hole-F1", "Topo-EM")
 
 
 def _fmt(value):
@@ -45,8 +44,7 @@ def format_table(summary):
         interval = boot.get(name)
         ci = ("   [undefined]" if boot.get("undefined") else
               f"   [{_fmt(interval['low'])}, {_fmt(interval['high'])}]") if interval else ""
-        unit = " px" if "POLIS" in name else (" °" if "MTA" in name else "")
-        lines.append(f"  {name:<{width}}{_fmt(metrics.get(name)):>8}{unit}{ci}")
+        lines.append(f"  {name:<{width}}{_fmt(metrics.get(name)):>8}{metric(name).suffix}{ci}")
     if boot.get("undefined"):
         lines.append(f"  (no bootstrap interval: {boot['undefined']})")
     elif boot:
@@ -112,7 +110,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
-        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in _RECORD_TABLES}
+        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in RECORD_TABLES}
         for name, table in tables.items():
             files[f"{name}_csv"] = staging / f"{name}.csv"
             write_csv(table, files[f"{name}_csv"])
@@ -168,5 +166,5 @@ def _plots(summary, folder):
                               ("ring_threshold_sweep", "ring_match_threshold", "Ring match threshold γ")):
         if key in summary:
             files[key] = folder / f"{key}.png"
-            plot_sweep(summary[key], x_key, ["AP50", "Hole-F1", "H-BIoU", "Topo-EM"], files[key], title)
+            plot_sweep(summary[key], x_key, SWEEP_PLOTTED, files[key], title)
     return files

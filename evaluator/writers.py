@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import shapely
 
+from .error_classes import ERROR_LAYERS, RECORD_TABLES
 from .errors import EvaluatorError, InvalidParameterError
 from .io_vector import ogr_exceptions
 from .output_safety import check_file_output, partial_name, write_failure
@@ -349,11 +350,11 @@ def error_layers(pred_records, gt_records, missed_holes, hallucinated_holes):
     Returns
     -------
     list of tuple
-        ``(name, table, geometry_type)`` with a :class:`RecordTable` for ``predictions``,
-        ``references``, ``missed_holes``, ``hallucinated_holes``,
-        ``unmatched_predictions`` (error class ``"unmatched"``) and
-        ``missed_references`` (error class ``"missed"``); the type is MultiPolygon when
-        any record of the layer is one, else Polygon.
+        ``(name, table, geometry_type)`` with a :class:`RecordTable` for each layer of
+        :data:`~.error_classes.ERROR_LAYERS`: ``predictions``, ``references``,
+        ``missed_holes``, ``hallucinated_holes``, ``unmatched_predictions`` (error class
+        ``"unmatched"``) and ``missed_references`` (error class ``"missed"``); the type
+        is MultiPolygon when any record of the layer is one, else Polygon.
 
     Examples
     --------
@@ -362,16 +363,10 @@ def error_layers(pred_records, gt_records, missed_holes, hallucinated_holes):
     >>> [(name, len(records), kind) for name, records, kind in layers][-2:]
     [('unmatched_predictions', 1, 'Polygon'), ('missed_references', 0, 'Polygon')]
     """
-    pred, gt, missed, hallucinated = (_as_table(records, None)
-                                      for records in (pred_records, gt_records, missed_holes, hallucinated_holes))
-    named = [
-        ("predictions", pred),
-        ("references", gt),
-        ("missed_holes", missed),
-        ("hallucinated_holes", hallucinated),
-        ("unmatched_predictions", pred.where("error_class", "unmatched")),
-        ("missed_references", gt.where("error_class", "missed")),
-    ]
+    tables = dict(zip(RECORD_TABLES, (_as_table(records, None) for records in
+                                      (pred_records, gt_records, missed_holes, hallucinated_holes))))
+    named = [(layer.name, tables[layer.name] if layer.source == layer.name
+              else tables[layer.source].where("error_class", layer.error_class)) for layer in ERROR_LAYERS]
     return [(name, table, _polygon_type(table)) for name, table in named]
 
 

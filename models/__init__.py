@@ -11,14 +11,16 @@ Typical use::
     print(model.session.report.describe())
     report = run_to_file(model, "image.tif", "buildings.gpkg", RunParams(batch_size=4))
 
-or iterate :class:`Prediction` to get :class:`MapPolygon` objects without a file.
+or iterate :class:`PreparedRun` to get :class:`MapPolygon` objects without a file.
 See docs/models.md for the model card, the decoder families and the memory bound.
+
+This namespace holds what users call: loading and running a model, its card, the
+prompts, the results and the errors. The engine's parts (tiling, polygonization, card
+checks against the graph, sessions, decoders) are imported from their own modules.
 """
 
-from .card import ModelCard, card_to_props, example_card, parse_card
-from .card_io import describe_model, format_description, read_card, write_card
-from .card_validation import GraphSignature, ModelIO, TensorSpec, check_card
-from .decoders.families import FAMILIES, SEG_THRESHOLD_FAMILIES
+from .card import ModelCard, example_card
+from .card_io import describe_model, read_card, write_card
 from .errors import (
     InferenceCancelled,
     InferenceError,
@@ -30,20 +32,14 @@ from .errors import (
     ProviderError,
     RasterError,
 )
-from .model import LoadedModel, load_model, model_from_session
-from .pipeline import MapPolygon, Prediction, RunParams, RunReport, decoding_summary, decoding_values, run_to_file
-from .polygonize import PixelPolygons, polygonize_mask
+from .model import LoadedModel, load_model
+from .pipeline import MapPolygon, PreparedRun, RunParams, RunReport, run_to_file
 from .prompts import Prompt, prompts_from_geometries, prompts_from_vector
 from .raster import GeoreferenceWarning
-from .session import PROVIDER_CHOICES, ProviderReport, SessionParams, open_session
-from .strip_polygonizer import StripPolygonizer
-from .tiling import TilingParams, blend_weights
+from .session import SessionParams
 
 __all__ = [
-    "FAMILIES",
-    "PROVIDER_CHOICES",
     "GeoreferenceWarning",
-    "GraphSignature",
     "InferenceCancelled",
     "InferenceError",
     "LoadedModel",
@@ -52,35 +48,18 @@ __all__ = [
     "ModelCard",
     "ModelCardError",
     "ModelFileError",
-    "ModelIO",
     "ModelsError",
     "OutputError",
-    "PixelPolygons",
-    "Prediction",
+    "PreparedRun",
     "Prompt",
     "ProviderError",
-    "ProviderReport",
     "RasterError",
     "RunParams",
     "RunReport",
-    "SEG_THRESHOLD_FAMILIES",
     "SessionParams",
-    "StripPolygonizer",
-    "TensorSpec",
-    "TilingParams",
-    "blend_weights",
-    "card_to_props",
-    "check_card",
-    "decoding_summary",
-    "decoding_values",
     "describe_model",
     "example_card",
-    "format_description",
     "load_model",
-    "model_from_session",
-    "open_session",
-    "parse_card",
-    "polygonize_mask",
     "prompts_from_geometries",
     "prompts_from_vector",
     "read_card",

@@ -1,6 +1,6 @@
 """Whole maps in blocks: one raster cut into grid blocks, each run as one task on a Dask cluster.
 
-The client plans the run exactly as a single-process run (a :class:`Prediction`
+The client plans the run exactly as a single-process run (a :class:`PreparedRun`
 that checks the card, the bands, the extent and the memory, and reads no tile),
 cuts the grid into :class:`~polytopo.models.grid_blocks.GridBlock` objects
 aligned to the tile grid and sends one task per block through
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..evaluator.cluster import map_partitions
 from .grid_blocks import grid_blocks
-from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, RunReport, empty_output_messages
+from .pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, RunReport, empty_output_messages
 from .raster import GeoreferenceWarning
 from .session import SessionParams
 from .worker_model import worker_model
@@ -89,10 +89,10 @@ def run_block(task):
     model = worker_model(task.model_path, task.session)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GeoreferenceWarning)  # the client reports it once
-        prediction = Prediction(model, task.raster_path, task.params, block=task.block)
-    polygons = list(prediction)
-    report = prediction.report
-    return BlockResult(polygons, prediction.seam_pieces, prediction.seam_labels(), report.tiles_run,
+        prepared = PreparedRun(model, task.raster_path, task.params, block=task.block)
+    polygons = list(prepared)
+    report = prepared.report
+    return BlockResult(polygons, prepared.seam_pieces, prepared.seam_labels(), report.tiles_run,
                        report.tiles_rerun, report.invalid_dropped, report.session_seconds)
 
 
@@ -133,7 +133,7 @@ def run_blocks(model_path, raster_path, out_path, client, params=RunParams(), se
     """
     started = time.perf_counter()
     model = worker_model(model_path, session)
-    plan = Prediction(model, raster_path, params)
+    plan = PreparedRun(model, raster_path, params)
     plan.require_grid_blocks()
     tiling = plan.tiling
     blocks = grid_blocks(plan.grid.width_px, plan.grid.height_px, plan.tile_cols, plan.tile_rows,

@@ -1,4 +1,6 @@
-"""Command line of the inference engine.
+"""Command line of the inference engine: the parser, ``info``, ``write-card``, and the exit status.
+
+The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
 
 ::
 
@@ -121,7 +123,7 @@ def _bands(text):
 
 
 def _cmd_run(args):
-    from .run_cli import run_command
+    from .run_command import run_command
 
     return run_command(args)
 

@@ -40,7 +40,7 @@ from ..evaluator.cluster import map_partitions
 from ..evaluator.output_safety import check_file_output, probe_folder
 from ..evaluator.writers import atomic_output
 from .errors import ModelsError, OutputError, RasterError
-from .pipeline import Prediction, RunParams
+from .pipeline import PreparedRun, RunParams
 from .raster import GeoreferenceWarning
 from .session import SessionParams
 from .worker_model import worker_model
@@ -240,9 +240,9 @@ def run_image(task):
         model = worker_model(task.model_path, task.session)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", GeoreferenceWarning)  # crops without georeference are the usual case
-            prediction = Prediction(model, task.image_path, task.params)
-            gt = prediction.info.geotransform
-            polygons = [(p.class_id, p.class_name, p.score, _to_image_pixels(p.geometry, gt)) for p in prediction]
+            prepared = PreparedRun(model, task.image_path, task.params)
+            gt = prepared.info.geotransform
+            polygons = [(p.class_id, p.class_name, p.score, _to_image_pixels(p.geometry, gt)) for p in prepared]
     except Exception as exc:  # one image's failure, whatever it is, must not stop the others
         message = str(exc) if isinstance(exc, ModelsError) else f"{type(exc).__name__}: {exc}"
         return ImageResult(task.image_path, task.image_id, [], message, time.perf_counter() - started)

@@ -1,6 +1,6 @@
 """Run a model over a raster: windows → batches → onnxruntime → decoder → map polygons.
 
-:class:`Prediction` checks everything that can be checked before work starts
+:class:`PreparedRun` checks everything that can be checked before work starts
 (card against graph, bands, extent, tile size, memory) and then yields
 :class:`MapPolygon` objects strip by strip; :func:`run_to_file` writes them
 to a GeoPackage or GeoJSON atomically. The progress callback is called after
@@ -14,11 +14,11 @@ rows are polygonized at once and only the rows of still-open polygons are
 carried to the next strip. Polygons cut at block seams are merged whole. See
 docs/models.md for the bound.
 
-A :class:`Prediction` can also run one :class:`~polytopo.models.grid_blocks.GridBlock`
+A :class:`PreparedRun` can also run one :class:`~polytopo.models.grid_blocks.GridBlock`
 of a grid split in rows and columns (one worker task of a block run, see
 :mod:`~polytopo.models.block_run`): it then runs only the tiles of that block,
 yields the polygons inside its core and keeps the pieces of polygons that
-touch its seams in :attr:`Prediction.seam_pieces`.
+touch its seams in :attr:`PreparedRun.seam_pieces`.
 """
 
 import os
@@ -43,7 +43,7 @@ from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
 from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .writer import VectorWriter
 
-__all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "Prediction", "RunParams", "RunReport",
+__all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "PreparedRun", "RunParams", "RunReport",
            "decoding_summary", "decoding_values", "empty_output_messages", "prefetch_depth", "run_to_file"]
 
 DECODE_ROWS_PER_CALL = 512
@@ -327,8 +327,8 @@ def _aoi_extent(aoi, extent):
     return (xmin, ymin, xmax, ymax)
 
 
-class Prediction:
-    """A prepared run; iterate it to get :class:`MapPolygon` objects.
+class PreparedRun:
+    """A run of a model over a raster, checked and planned at construction; iterate it to get :class:`MapPolygon` objects.
 
     Parameters
     ----------
@@ -683,7 +683,7 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
         when complete, so it never exists half-written.
     params : RunParams
     progress, cancel : callable or None
-        See :class:`Prediction`.
+        See :class:`PreparedRun`.
     overwrite : bool
         Replace an existing ``out_path``.
     inputs : iterable of str
@@ -704,9 +704,9 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
         Any check failure, NaN outputs, cancellation; the destination is then
         left untouched.
     """
-    prediction = Prediction(model, raster_path, params, progress, cancel)
-    with VectorWriter(out_path, prediction.grid.crs_wkt, overwrite=overwrite, inputs=(raster_path, *inputs),
-                      finish=(lambda path: finish(path, prediction.report)) if finish else None) as writer:
-        for polygon in prediction:
+    prepared = PreparedRun(model, raster_path, params, progress, cancel)
+    with VectorWriter(out_path, prepared.grid.crs_wkt, overwrite=overwrite, inputs=(raster_path, *inputs),
+                      finish=(lambda path: finish(path, prepared.report)) if finish else None) as writer:
+        for polygon in prepared:
             writer.write(polygon.geometry, polygon.class_id, polygon.class_name, polygon.score)
-    return prediction.report
+    return prepared.report

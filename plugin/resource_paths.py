@@ -1,4 +1,4 @@
-"""Locations of the plugin's bundled resources (icons, styles, report template).
+"""Locations of the plugin's bundled resources (icons, report template).
 
 The paths are absolute and derived from this file's location, so they hold
 wherever the plugin folder or the installed package lives.
@@ -6,16 +6,13 @@ wherever the plugin folder or the installed package lives.
 
 from pathlib import Path
 
-__all__ = ["RESOURCES_DIR", "ICON_PATH", "STYLES_DIR", "REPORT_TEMPLATE_PATH"]
+__all__ = ["RESOURCES_DIR", "ICON_PATH", "REPORT_TEMPLATE_PATH"]
 
 #: Folder ``resources/`` at the plugin root.
 RESOURCES_DIR = Path(__file__).resolve().parent.parent / "resources"
 
 #: The plugin and provider icon (SVG).
 ICON_PATH = RESOURCES_DIR / "icon.svg"
-
-#: QML layer styles, one ``<layer name>.qml`` per output layer of an evaluation.
-STYLES_DIR = RESOURCES_DIR / "styles"
 
 #: HTML template of the evaluation report (``string.Template`` placeholders).
 REPORT_TEMPLATE_PATH = RESOURCES_DIR / "report" / "report.html"

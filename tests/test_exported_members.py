@@ -169,3 +169,24 @@ def test_evaluator_package_exports_exactly_the_pinned_surface():
 
     assert sorted(evaluator.__all__) == sorted(EVALUATOR_SURFACE)
     assert all(hasattr(evaluator, name) for name in EVALUATOR_SURFACE)
+
+
+MODELS_SURFACE = (
+    "GeoreferenceWarning", "InferenceCancelled", "InferenceError", "LoadedModel", "MapPolygon", "MemoryBudgetError",
+    "ModelCard", "ModelCardError", "ModelFileError", "ModelsError", "OutputError", "PreparedRun", "Prompt",
+    "ProviderError", "RasterError", "RunParams", "RunReport", "SessionParams",
+    "describe_model", "example_card", "load_model", "prompts_from_geometries", "prompts_from_vector", "read_card",
+    "run_to_file", "write_card",
+)
+
+
+def test_models_package_exports_exactly_the_pinned_surface():
+    """``polytopo.models`` exports what users call: loading and running a model, the card, prompts, results, errors.
+
+    The engine's parts (tiling, polygonization, card checks, sessions, decoders) are imported
+    from their own modules.
+    """
+    import polytopo.models as models
+
+    assert sorted(models.__all__) == sorted(MODELS_SURFACE)
+    assert all(hasattr(models, name) for name in MODELS_SURFACE)

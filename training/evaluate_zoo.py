@@ -2,7 +2,7 @@
 
 For each bundled model and each of its held-out rasters (:mod:`.heldout`),
 the ONNX file is loaded with :func:`polytopo.models.load_model` and run over
-the raster by :class:`polytopo.models.Prediction` (tiling, resampling,
+the raster by :class:`polytopo.models.PreparedRun` (tiling, resampling,
 decoding and polygonization exactly as a user gets them). The polygons and
 the reference are put in pixels of the held-out raster (so the evaluator's
 pixel size is the raster's GSD) and scored by
@@ -21,7 +21,7 @@ from ..evaluator import InstanceSet, evaluate
 from ..evaluator.instances import instances_from_geometries
 from ..models.card_io import write_card
 from ..models.model import load_model
-from ..models.pipeline import Prediction, RunParams
+from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
 from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout
@@ -75,8 +75,8 @@ def score_raster(model, heldout, batch_size=4):
         counts of both sides, the :data:`METRICS` (None when undefined),
         ``Hole-TP/FP/FN`` and ``invalid_predictions``.
     """
-    prediction = Prediction(model, heldout.raster, RunParams(extent=heldout.extent, batch_size=batch_size))
-    polygons = list(prediction)
+    prepared = PreparedRun(model, heldout.raster, RunParams(extent=heldout.extent, batch_size=batch_size))
+    polygons = list(prepared)
     predicted = np.array([p.geometry for p in polygons], object)
     scores = [p.score for p in polygons]
     pred_px = data.map_to_pixels(predicted, heldout.geotransform) if len(predicted) else predicted
@@ -99,7 +99,7 @@ def score_raster(model, heldout, batch_size=4):
     row.update({name: _clean(metrics[name]) for name in METRICS})
     row.update({name: int(metrics[name]) for name in ("Hole-TP", "Hole-FP", "Hole-FN")})
     row["invalid_predictions"] = int(metrics["invalid_pred"])
-    row["invalid_dropped_by_engine"] = prediction.report.invalid_dropped
+    row["invalid_dropped_by_engine"] = prepared.report.invalid_dropped
     return row
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import shapely
 
 from ..models.model import load_model
-from ..models.pipeline import Prediction, RunParams
+from ..models.pipeline import PreparedRun, RunParams
 from ..models.raster import open_raster
 from ..models.session import SessionParams
 from ..models.zoo import zoo_models
@@ -57,7 +57,7 @@ def run_models(raster, threads=2):
     for entry in zoo_models():
         model = load_model(entry.path, SessionParams(provider="cpu", intra_op_threads=threads))
         bands = (1,) if len(model.card.bands or ()) == 1 else None
-        polygons = [p.geometry for p in Prediction(model, raster, RunParams(batch_size=2, bands=bands))]
+        polygons = [p.geometry for p in PreparedRun(model, raster, RunParams(batch_size=2, bands=bands))]
         out[entry.name] = [part for polygon in polygons
                            for part in shapely.get_parts(shapely.transform(polygon, to_pixels))]
     return out

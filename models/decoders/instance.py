@@ -12,7 +12,7 @@ may omit the batch axis. Instances scoring below ``det_conf`` are dropped;
 each mask is thresholded at ``polytopo.mask_threshold`` (nodata pixels
 removed) and its largest 4-connected component becomes the polygon, holes
 included. Duplicates across tile overlaps are removed by core ownership and
-polygon NMS at ``det_iou_thresh`` (see :mod:`.sparse`).
+polygon NMS at ``det_iou_thresh`` (see :mod:`.object_stitching`).
 """
 
 import numpy as np
@@ -23,7 +23,7 @@ from ..errors import InferenceError
 from ..polygon_cleanup import simplify_keep_valid
 from ..polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
-from .sparse import SparseStitcher, core_owner, with_batch_axis
+from .object_stitching import ObjectStitcher, core_owner, with_batch_axis
 
 __all__ = ["InstanceDecoder", "mask_to_polygon", "paste_box_mask"]
 
@@ -87,7 +87,7 @@ class InstanceDecoder(Decoder):
 
     def __init__(self, context):
         super().__init__(context)
-        self._stitch = SparseStitcher(self.card.det_iou_threshold)
+        self._stitch = ObjectStitcher(self.card.det_iou_threshold)
 
     def _arrays(self, outputs, batch, tile_px):
         boxes = with_batch_axis(outputs["boxes"], batch, 3)

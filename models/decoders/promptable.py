@@ -25,7 +25,7 @@ from ..errors import InferenceError
 from ..polygon_cleanup import simplify_keep_valid
 from .base import Decoder, PolygonRecord
 from .instance import mask_to_polygon
-from .sparse import core_owner
+from .object_stitching import core_owner
 
 __all__ = ["PromptableDecoder"]
 

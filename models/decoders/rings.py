@@ -29,7 +29,7 @@ from ..errors import InferenceError
 from ..polygon_cleanup import drop_small_holes, largest_polygon
 from ..polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
-from .sparse import SparseStitcher, core_owner, with_batch_axis
+from .object_stitching import ObjectStitcher, core_owner, with_batch_axis
 
 __all__ = ["RingsDecoder", "VertexGraphDecoder", "assemble_rings", "pack_rings", "ring_polygon", "rings_from_successors"]
 
@@ -124,7 +124,7 @@ class RingsDecoder(Decoder):
 
     def __init__(self, context):
         super().__init__(context)
-        self._stitch = SparseStitcher(self.card.det_iou_threshold)
+        self._stitch = ObjectStitcher(self.card.det_iou_threshold)
         self.repaired = 0
 
     def tile_rings(self, outputs, batch):

@@ -49,13 +49,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from .demo_data import fetch_demo_data
 from ..errors import PluginError
 
 __all__ = [
     "ATLANTA_TITLE",
     "DEFAULT_MODEL",
-    "HEADLINE_METRICS",
     "HOLE_MODEL",
     "LEGEND_SWATCH_PX",
     "MAP_WIDTH_PX",
@@ -80,16 +80,12 @@ HOLE_MODEL = "unet_holes_rgb"
 ATLANTA_TITLE = "SpaceNet Atlanta sample tile (real imagery, 0.5 m panchromatic)"
 #: Sub-folders of the output, one per scene, in the order they run.
 SCENE_FOLDERS = ("atlanta", "helsinki")
-#: Processing output → metric name of the evaluator.
-HEADLINE_METRICS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
 #: Width of the rendered map, pixels.
 MAP_WIDTH_PX = 1200
 #: Edge of a legend swatch, pixels.
 LEGEND_SWATCH_PX = 18
 #: Evaluation layer → the word that starts its legend entries (a feature of which side).
-_LEGEND_ROLES = {"predictions": "prediction", "references": "reference", "missed_holes": "hole",
-                 "hallucinated_holes": "hole", "unmatched_predictions": "prediction",
-                 "missed_references": "reference"}
+_LEGEND_ROLES = {layer.name: "hole" if layer.holes else layer.side for layer in LAYER_TABLE}
 #: The file that marks a folder as a main job output (and so replaceable by the next run).
 MARKER_FILE = "main_job.json"
 
@@ -396,6 +392,7 @@ def _vectorize_evaluate_render(raster_path, reference_path, out_dir, model, prov
     import processing
     from qgis.core import QgsProcessingContext, QgsProcessingException, QgsProcessingFeedback, QgsVectorLayer
 
+    from ..processing.evaluation_parameters import number_outputs
     from ..processing.vectorize_parameters import providers
 
     polygons, gpkg, report_dir = out_dir / "polygons.gpkg", out_dir / "evaluation.gpkg", out_dir / "report"
@@ -418,7 +415,7 @@ def _vectorize_evaluate_render(raster_path, reference_path, out_dir, model, prov
         report_html=report_dir / "report.html", summary_json=report_dir / "summary.json", map_png=map_png,
         record=out_dir / MARKER_FILE, model=model, provider_used=results["PROVIDER_USED"],
         features=int(results["FEATURES"]), pixel_size=float(provenance["pixel_size"]),
-        metrics={metric: float(results[output]) for output, metric in HEADLINE_METRICS.items()})
+        metrics={metric: float(results[output]) for output, metric in number_outputs().items()})
 
 
 def run_main_job(raster_path, reference_path, out_dir, *, model=None, provider="auto", feedback=None, title=None,

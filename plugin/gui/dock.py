@@ -9,7 +9,8 @@ tiling, batch, the segmentation threshold and the minimum polygon and hole areas
 (each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
 reference layer (never the same), the pixel size (taken from the raster the
 prediction came from, shown with its unit and its size in metres, refused
-outside 1 cm–10 m), the profile and the output GeoPackage; after a run it shows
+outside 1 cm–10 m), the profile, under *Advanced* the Dask workers or scheduler
+(:mod:`polytopo.plugin.gui.cluster_fields`) and the output GeoPackage; after a run it shows
 the headline metrics, *Open report*, one row per prediction, and *Previous* /
 *Next* through one error class; selecting a row selects, flashes and zooms to
 the feature and explains it ring by ring. A finished vectorization becomes the
@@ -71,10 +72,13 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
+from ...evaluator.metric_table import KEY_METRICS, metric
 from ...evaluator.params import PROFILES
-from ...models import PROVIDER_CHOICES, ModelsError, decoding_values, read_card
-from ...models.session import import_onnxruntime
+from ...models import ModelsError, read_card
+from ...models.pipeline import decoding_values
+from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
+from .cluster_fields import ClusterFields
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
 from .output_check import REPLACE_LABEL, check_output, report_folder
@@ -104,8 +108,8 @@ __all__ = [
     "step_row",
 ]
 
-#: Headline metrics of the summary table, in display order.
-SUMMARY_METRICS = ("AP50", "E-BIoU", "Hole-F1", "Topo-EM")
+#: Key metrics of the summary table, in the metric table's order.
+SUMMARY_METRICS = KEY_METRICS
 
 #: Per-feature table columns: (header, prediction record field).
 FEATURE_COLUMNS = (
@@ -113,9 +117,7 @@ FEATURE_COLUMNS = (
     ("error class", "error_class"),
     ("pred holes", "pred_holes"),
     ("ref holes", "ref_holes"),
-    ("Hole-F1", "hole_f1"),
-    ("Topo-EM", "topo_em"),
-    ("IoU", "iou"),
+    *((name, metric(name).field) for name in ("Hole-F1", "Topo-EM", "IoU")),
 )
 
 _CUDA = "CUDAExecutionProvider"
@@ -735,6 +737,8 @@ class PolyTopoDock(QgsDockWidget):
         self.profile_combo = _narrow(QComboBox())
         self.profile_combo.addItems(list(PROFILES))
         form.addRow("Profile", self.profile_combo)
+        self.cluster_fields = ClusterFields()
+        form.addRow(self.cluster_fields)
         self.gpkg_output = QgsFileWidget()
         self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)
         self.gpkg_output.setFilter("GeoPackage (*.gpkg)")
@@ -844,7 +848,8 @@ class PolyTopoDock(QgsDockWidget):
         """Start evaluating the chosen prediction layer against the reference layer (returns at once).
 
         Every check that needs no work runs first: two different layers, a plausible
-        pixel size, the output (exists without *Replace*, folder not writable).
+        pixel size, the workers or scheduler address (*Advanced*), the output (exists
+        without *Replace*, folder not writable).
 
         Returns
         -------
@@ -858,6 +863,7 @@ class PolyTopoDock(QgsDockWidget):
         try:
             check_distinct_layers(prediction, reference)
             self._pixel_check()
+            workers, scheduler = self.cluster_fields.choice()
             check_output(self.gpkg_output.filePath(), self.overwrite.isChecked())
             if self.gpkg_output.filePath():
                 check_output(report_folder(self.gpkg_output.filePath()), self.overwrite.isChecked())
@@ -868,7 +874,8 @@ class PolyTopoDock(QgsDockWidget):
             LayerSnapshot.of(prediction, context), LayerSnapshot.of(reference, context),
             self.pixel_size.value(), self.profile_combo.currentText(), self.score_field.currentField() or None,
             None, self.gpkg_output.filePath() or None, self.overwrite.isChecked(),
-            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})")
+            f"{run_group_name(prediction.name(), reference.name())} ({time.strftime('%H:%M:%S')})", workers,
+            scheduler)
         task = EvaluationTask(request, self.core, self._evaluated, self.notifier, self._evaluation_done)
         self._start(task, self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
         self.evaluation_task = task

@@ -233,6 +233,11 @@ class EvaluationRequest:
         Whether existing outputs may be replaced.
     group_name : str
         Name of the layer group the result is added under.
+    workers : int
+        Worker processes of a local Dask cluster for the evaluation; 0 runs it in the
+        QGIS process.
+    scheduler : str or None
+        Address ``tcp://HOST:PORT`` of a running Dask scheduler (excludes ``workers``).
     """
 
     prediction: LayerSnapshot
@@ -244,6 +249,8 @@ class EvaluationRequest:
     gpkg_path: object
     overwrite: bool
     group_name: str
+    workers: int = 0
+    scheduler: object = None
 
 
 @dataclass(frozen=True)
@@ -450,7 +457,8 @@ class EvaluationTask(_CoreTask):
         run = self.core.evaluate_layers(
             request.prediction.open(), request.reference.open(), pixel_size=request.pixel_size,
             profile=request.profile, score_field=request.score_field, default_score=request.default_score,
-            feedback=work, transform_context=request.prediction.transform_context)
+            feedback=work, transform_context=request.prediction.transform_context, workers=request.workers,
+            scheduler=request.scheduler)
         paths = self.core.export_run(run, gpkg_path, report_dir, overwrite=request.overwrite, feedback=write)
         return EvaluationResult(run, dict(paths), gpkg_path, request)
 

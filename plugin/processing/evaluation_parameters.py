@@ -23,33 +23,26 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import RunParameterError
 from ..runs.raster_pixel import raster_pixel_size
 
 __all__ = [
     "EVALUATION_HELP",
     "LAYER_OUTPUTS",
-    "NUMBER_OUTPUTS",
     "add_evaluation_parameters",
     "advanced",
     "add_evaluation_outputs",
     "add_workers_parameter",
     "evaluation_options",
     "evaluation_results",
+    "number_outputs",
     "profiles",
 ]
 
-#: Output name → GeoPackage layer of an evaluation.
-LAYER_OUTPUTS = {
-    "SCORED_PREDICTIONS": "predictions",
-    "SCORED_REFERENCES": "references",
-    "MISSED_HOLES": "missed_holes",
-    "HALLUCINATED_HOLES": "hallucinated_holes",
-    "UNMATCHED_PREDICTIONS": "unmatched_predictions",
-    "MISSED_REFERENCES": "missed_references",
-}
-#: Output name → metric of the summary.
-NUMBER_OUTPUTS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
+#: Output name → GeoPackage layer of an evaluation (``SCORED_`` for the layers drawn by error class).
+LAYER_OUTPUTS = {f"{'SCORED_' if layer.error_class is None else ''}{layer.name.upper()}": layer.name
+                 for layer in LAYER_TABLE}
 #: Threshold parameter → (EvaluationParams field, description, minimum, maximum).
 _THRESHOLDS = {
     "IOU_THRESHOLD": ("iou_threshold", "Instance match IoU β (0–1; profile default 0.5)", 0.0, 1.0),
@@ -96,6 +89,20 @@ def profiles():
     except ImportError:
         return ("paper",)
     return params.PROFILES
+
+
+def number_outputs():
+    """Number output name → metric of the summary: the key metrics of the evaluator's metric table.
+
+    ``{"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}``. The
+    outputs are declared when the provider loads; without shapely the evaluator cannot be
+    imported, and the algorithm declares none and refuses to run (as for :func:`profiles`).
+    """
+    try:
+        from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+    except ImportError:
+        return {}
+    return metric_table.OUTPUT_NAMES
 
 
 def add_evaluation_parameters(algorithm, *, prediction_parameter=None, with_pixel_size_from=True):
@@ -153,7 +160,7 @@ def add_workers_parameter(algorithm):
 
 
 def add_evaluation_outputs(algorithm):
-    """Declare the layer outputs of :data:`LAYER_OUTPUTS`, the numbers of :data:`NUMBER_OUTPUTS` and the report.
+    """Declare the layer outputs of :data:`LAYER_OUTPUTS`, the numbers of :func:`number_outputs` and the report.
 
     ``OUTPUT_HTML`` is the report.html of the report folder, which the Processing results
     viewer lists and opens.
@@ -162,7 +169,7 @@ def add_evaluation_outputs(algorithm):
     for name, layer in LAYER_OUTPUTS.items():
         algorithm.addOutput(QgsProcessingOutputVectorLayer(name, layer.replace("_", " ").capitalize(),
                                                            QgsProcessing.TypeVectorPolygon))
-    for name, metric in NUMBER_OUTPUTS.items():
+    for name, metric in number_outputs().items():
         algorithm.addOutput(QgsProcessingOutputNumber(name, metric))
 
 
@@ -236,14 +243,14 @@ def evaluation_results(run, files):
     -------
     dict
         ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, ``OUTPUT_HTML`` (report.html), one ``path|layername=...`` per
-        :data:`LAYER_OUTPUTS` and one float per :data:`NUMBER_OUTPUTS` (NaN when undefined).
+        :data:`LAYER_OUTPUTS` and one float per :func:`number_outputs` (NaN when undefined).
     """
     gpkg = str(files["geopackage"])
     metrics = run.evaluation.summary["metrics"]
     results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent),
                "OUTPUT_HTML": str(files["report_html"])}
     results.update({name: f"{gpkg}|layername={layer}" for name, layer in LAYER_OUTPUTS.items()})
-    for name, metric in NUMBER_OUTPUTS.items():
+    for name, metric in number_outputs().items():
         value = metrics.get(metric)
         results[name] = math.nan if value is None else float(value)
     return results

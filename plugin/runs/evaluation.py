@@ -19,7 +19,7 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
-from ...evaluator.cluster import open_client
+from ...evaluator.cluster import check_cluster_choice, open_client
 from ...evaluator.instances import InstanceSet, instances_from_geometries
 from ...evaluator.io_vector import SCORE_FIELD, assign_images, frame_for_bounds, implied_score_field
 from ..errors import LayerInputError, RunParameterError
@@ -59,7 +59,7 @@ class EvaluationRun:
 
 def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
                     default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                    transform_context=None, workers=0):
+                    transform_context=None, workers=0, scheduler=None):
     """Evaluate the polygons of ``prediction_layer`` against those of ``reference_layer``.
 
     Parameters
@@ -97,6 +97,9 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     workers : int
         Worker processes of a local Dask cluster for the evaluation (0: in this process);
         they run the system Python, not the QGIS binary (same numbers either way).
+    scheduler : str, optional
+        Address ``tcp://HOST:PORT`` of a running Dask scheduler to evaluate on instead
+        (excludes ``workers``; see :func:`polytopo.evaluator.cluster.open_client`).
 
     Returns
     -------
@@ -110,7 +113,8 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     RunParameterError
         No usable pixel size (not 1 cm–10 m on the ground, see
         :func:`polytopo.plugin.runs.raster_pixel.check_pixel_size`), an unknown profile or
-        parameter, or both ``image_field`` and ``patch_size_px``.
+        parameter, both ``image_field`` and ``patch_size_px``, both ``workers`` and
+        ``scheduler``, or a malformed scheduler address (checked before any layer is read).
     RunCanceled
         ``feedback.isCanceled()`` became true; checked while reading, between phases and, on
         a cluster, after each finished partition (the rest are canceled and the cluster closed).
@@ -122,6 +126,7 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     """
     steps = RunSteps(feedback, "evaluation")
     params = _params(profile, overrides)
+    cluster = _cluster(workers, scheduler)
     crs = layer_crs(reference_layer)
     ground_metres = check_pixel_size(pixel_size, crs, reference_layer.sourceExtent().center(),
                      transform_context or QgsCoordinateTransformContext())
@@ -149,7 +154,7 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     gt_set = _instance_set(reference, frame, image_field, [1.0] * len(reference.fids), "reference")
     scores = _scores(prediction, score_field, default_score, steps)
     pred_set = _instance_set(prediction, frame, image_field, scores, "prediction")
-    evaluation = _evaluate(gt_set, pred_set, params, steps, workers)
+    evaluation = _evaluate(gt_set, pred_set, params, steps, cluster)
     steps.progress(100)
     provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
                              {"pixel_size_m": ground_metres, "score_field": score_field, "default_score": default_score,
@@ -236,11 +241,18 @@ def _instance_set(features, frame, image_field, scores, role):
     return InstanceSet(tuple(instances), image_ids, dict(features.skipped), features.source)
 
 
-def _evaluate(gt_set, pred_set, params, steps, workers):
+def _cluster(workers, scheduler):
+    try:
+        return check_cluster_choice(workers, scheduler)
+    except EvaluatorError as exc:
+        raise RunParameterError(str(exc)) from exc
+
+
+def _evaluate(gt_set, pred_set, params, steps, cluster):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with open_client(workers) as client:
+            with open_client(*cluster) as client:
                 evaluation = evaluate(gt_set, pred_set, params, progress=steps.phases(30, 99, _EXPECTED_PHASES),
                                       client=client)
         except InputFormatError as exc:

@@ -25,6 +25,7 @@ from qgis.core import QgsLayerMetadata, QgsProviderRegistry, QgsVectorLayer
 
 from ...evaluator import EvaluatorError, write_report
 from ...evaluator import output_safety
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ...evaluator.records import FIELD_KINDS
 from ...evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from ..errors import OutputExistsError, RunFailedError, RunParameterError
@@ -38,15 +39,8 @@ __all__ = ["export_run", "PROVENANCE_PROPERTY", "LAYER_DESCRIPTIONS"]
 #: Custom layer property holding the provenance record as JSON.
 PROVENANCE_PROPERTY = "polytopo/provenance"
 #: GeoPackage layer → one-line description (layer metadata title and style description).
-LAYER_DESCRIPTIONS = {
-    "predictions": "Predicted polygons with per-feature scores and error class",
-    "references": "Reference polygons with their match and error class",
-    "missed_holes": "Reference holes that no predicted hole matched",
-    "hallucinated_holes": "Predicted holes that no reference hole matched",
-    "unmatched_predictions": "Predictions that matched no reference polygon (false positives)",
-    "missed_references": "Reference polygons that no prediction matched (false negatives)",
-    SUMMARY_LAYER: "Headline metrics of the evaluation",
-}
+LAYER_DESCRIPTIONS = {**{layer.name: layer.description for layer in LAYER_TABLE},
+                      SUMMARY_LAYER: "Headline metrics of the evaluation"}
 
 
 def export_run(run, gpkg_path, report_dir, *, overwrite=False, feedback=None):

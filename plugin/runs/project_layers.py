@@ -4,21 +4,14 @@ from pathlib import Path
 
 from qgis.core import QgsVectorLayer
 
+from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import LayerInputError
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style
 
 __all__ = ["add_run_to_project", "LAYER_TITLES"]
 
 #: GeoPackage layer → name shown in the layer tree.
-LAYER_TITLES = {
-    "missed_holes": "Missed holes",
-    "hallucinated_holes": "Hallucinated holes",
-    "unmatched_predictions": "Unmatched predictions",
-    "missed_references": "Missed references",
-    "predictions": "Predictions",
-    "references": "References",
-    SUMMARY_LAYER: "Summary",
-}
+LAYER_TITLES = {**{layer.name: layer.title for layer in LAYER_TABLE}, SUMMARY_LAYER: "Summary"}
 
 
 def add_run_to_project(gpkg_path, project, group_name):
@@ -26,7 +19,7 @@ def add_run_to_project(gpkg_path, project, group_name):
 
     The layers get the styles saved in the GeoPackage by :func:`polytopo.plugin.runs.export.export_run`; a
     GeoPackage without saved styles (the evaluator's command line writes such files) gets
-    the bundled QML styles and aliases. Call from the main thread only.
+    the generated QML styles and aliases. Call from the main thread only.
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ import html
 import math
 from string import Template
 
-from ...evaluator.report import HEADLINE
+from ...evaluator.metric_table import HEADLINE, metric
 from ..resource_paths import REPORT_TEMPLATE_PATH
 
 __all__ = ["render_report_html", "FIGURE_TITLES"]
@@ -63,15 +63,13 @@ def render_report_html(summary, provenance, figures):
         A complete HTML document.
     """
     metrics, boot = summary["metrics"], summary.get("bootstrap", {})
-    units = {"POLIS": " px", "MTA": " °"}
     rows = []
     for name in HEADLINE:
-        unit = next((suffix for key, suffix in units.items() if key in name), "")
         interval = boot.get(name)
         ci = ("undefined" if boot.get("undefined") else
               f"[{_number(interval['low'])}, {_number(interval['high'])}]") if interval else ""
         value = _number(metrics.get(name))
-        rows.append(_row(name, value + (unit if value != "–" else ""), ci, numeric=(1,)))
+        rows.append(_row(name, value + (metric(name).suffix if value != "–" else ""), ci, numeric=(1,)))
     counts = summary["counts"]
     count_rows = [_row(label, counts.get(key, "–"), numeric=(1,)) for key, label in _COUNTS]
     figures = sorted(figures, key=lambda name: list(FIGURE_TITLES).index(name[:-4])

@@ -1,33 +1,33 @@
 """Styles and field aliases of the evaluation layers.
 
-Each output layer of an evaluation has a rule-based QML style in ``resources/styles``
-(``predictions.qml``, ``references.qml``, ``missed_holes.qml``, ``hallucinated_holes.qml``,
-``unmatched_predictions.qml``, ``missed_references.qml``); docs/plugin.md shows the legend.
-Field aliases live here, not in the QML files, so that every layer shares one table.
+Each output layer of an evaluation has a rule-based QML style generated from the error
+class table (:mod:`polytopo.evaluator.qml_styles`); docs/plugin.md shows the legend.
+Field aliases live here, not in the styles, so that every layer shares one table.
 """
 
 from qgis.core import QgsEditorWidgetSetup
 from qgis.PyQt.QtCore import QVariant
+from qgis.PyQt.QtXml import QDomDocument
 
+from ...evaluator.error_classes import layers_top_to_bottom
+from ...evaluator.qml_styles import qml_style
 from ..errors import PluginError
-from ..resource_paths import STYLES_DIR
 
-__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES", "style_path", "apply_style"]
+__all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
+           "field_aliases", "load_style", "apply_style"]
 
 #: Decimals shown for real-valued fields (attribute table, forms, identify results); the
 #: stored values keep full precision.
 DISPLAY_DECIMALS = 3
 
 #: The spatial layers of an evaluation, drawn top to bottom in this order.
-ERROR_LAYERS = ("missed_holes", "hallucinated_holes", "unmatched_predictions", "missed_references",
-                "predictions", "references")
+ERROR_LAYERS = layers_top_to_bottom()
 
 #: Name of the GeoPackage table of headline numbers (fields ``metric``, ``value``).
 SUMMARY_LAYER = "summary"
 
-#: Field name → alias shown in attribute tables and forms. Units: POLIS in pixels,
-#: MTA in degrees, areas in px² of the evaluation grid.
-FIELD_ALIASES = {
+#: Aliases of the record fields that are not metrics (see :func:`field_aliases`).
+_RECORD_ALIASES = {
     "image_id": "Image",
     "pred_id": "Prediction feature",
     "ref_id": "Reference feature",
@@ -36,7 +36,6 @@ FIELD_ALIASES = {
     "category_id": "Category",
     "matched_ref_id": "Matched reference",
     "matched_pred_id": "Matched prediction",
-    "iou": "IoU",
     "valid": "Valid",
     "invalid_reason": "Invalid because",
     "pred_holes": "Predicted holes",
@@ -44,14 +43,6 @@ FIELD_ALIASES = {
     "hole_tp": "Holes matched (TP)",
     "hole_fp": "Extra holes (FP)",
     "hole_fn": "Missed holes (FN)",
-    "hole_f1": "Hole F1",
-    "topo_em": "Topology exact",
-    "o_biou": "Overall BIoU",
-    "e_biou": "Exterior BIoU",
-    "o_polis": "Overall POLIS (px)",
-    "e_polis": "Exterior POLIS (px)",
-    "o_mta": "Overall MTA (°)",
-    "e_mta": "Exterior MTA (°)",
     "error_class": "Error class",
     "hole_index": "Hole number",
     "area_px2": "Area (px²)",
@@ -60,25 +51,57 @@ FIELD_ALIASES = {
 }
 
 
-def style_path(layer_name):
-    """The QML file of an evaluation layer.
+def field_aliases():
+    """Field name → alias shown in attribute tables and forms (also the module attribute ``FIELD_ALIASES``).
 
-    Parameters
-    ----------
-    layer_name : str
-        One of :data:`ERROR_LAYERS`.
+    Metric fields take their labels from the evaluator's metric table, read on first use:
+    this module loads with the provider, before shapely may be imported. Units: POLIS in
+    pixels, MTA in degrees, areas in px² of the evaluation grid.
 
     Returns
     -------
-    pathlib.Path
+    dict
+    """
+    from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+
+    return {**_RECORD_ALIASES, **{field: row.label for field, row in metric_table.FEATURE_FIELDS.items()}}
+
+
+def __getattr__(name):
+    if name == "FIELD_ALIASES":
+        return field_aliases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_style(layer, layer_name):
+    """Give ``layer`` the generated QML style of an evaluation layer (symbology and labels).
+
+    Parameters
+    ----------
+    layer : QgsVectorLayer
+        A layer with the fields of that evaluation layer.
+    layer_name : str
+        One of :data:`ERROR_LAYERS`.
+
+    Raises
+    ------
+    PluginError
+        ``layer_name`` is not an evaluation layer, or QGIS cannot read the style.
     """
     if layer_name not in ERROR_LAYERS:
         raise PluginError(f"Expected a layer name of {list(ERROR_LAYERS)} but got {layer_name!r}")
-    return STYLES_DIR / f"{layer_name}.qml"
+    document = QDomDocument()
+    parsed, message, line, _ = document.setContent(qml_style(layer_name))
+    loaded = False
+    if parsed:
+        loaded, message = layer.importNamedStyle(document)
+    if not loaded:
+        raise PluginError(f"Expected the style of {layer_name!r} to load but QGIS reported: {message} "
+                          f"(line {line}); reinstall the plugin")
 
 
 def apply_style(layer, layer_name):
-    """Give ``layer`` the aliases of :data:`FIELD_ALIASES`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
+    """Give ``layer`` the aliases of :func:`field_aliases`, :data:`DISPLAY_DECIMALS` for real fields and its QML style.
 
     Parameters
     ----------
@@ -91,16 +114,13 @@ def apply_style(layer, layer_name):
     Raises
     ------
     PluginError
-        When the QML file cannot be loaded.
+        When the style cannot be loaded.
     """
     if layer_name in ERROR_LAYERS:
-        path = style_path(layer_name)
-        message, loaded = layer.loadNamedStyle(str(path))
-        if not loaded:
-            raise PluginError(f"Expected the style {path} to load but QGIS reported: {message}; "
-                              "reinstall the plugin")
+        load_style(layer, layer_name)
+    aliases = field_aliases()
     for index, field in enumerate(layer.fields()):
-        alias = FIELD_ALIASES.get(field.name())
+        alias = aliases.get(field.name())
         if alias:
             layer.setFieldAlias(index, alias)
         if field.type() == QVariant.Double:

@@ -31,7 +31,6 @@ from ...evaluator.output_safety import (
     write_failure,
 )
 from ...models import (
-    PROVIDER_CHOICES,
     InferenceCancelled,
     MemoryBudgetError,
     ModelCardError,
@@ -42,11 +41,11 @@ from ...models import (
     RasterError,
     RunParams,
     SessionParams,
-    decoding_summary,
-    decoding_values,
     load_model,
     run_to_file,
 )
+from ...models.pipeline import decoding_summary, decoding_values
+from ...models.session import PROVIDER_CHOICES
 from ..errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
 from .layer_reading import read_polygon_features
 from ..gui.output_check import REPLACE_OPTION
@@ -105,7 +104,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         Tiles per inference call (default 1).
     threshold : float, optional
         Segmentation threshold in [0, 1] (default: the card's ``seg_thresh``); only for
-        the families of :data:`polytopo.models.SEG_THRESHOLD_FAMILIES`.
+        the families of :data:`polytopo.models.decoders.families.SEG_THRESHOLD_FAMILIES`.
     min_area_px, min_hole_area_px : float, optional
         Smallest polygon and smallest hole kept, square model pixels (default: the card's
         ``polytopo.min_area_px`` and ``polytopo.min_hole_area_px``). The values used are
@@ -130,7 +129,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         ``provider_report`` (one line, with the reason of any fallback), ``card`` (the model
         card as a dict), ``features`` (polygons written), ``model`` (the model path),
         ``messages`` (notes of the run), ``decoding`` (the threshold and minimum areas used,
-        :func:`polytopo.models.decoding_values`) and ``provenance`` (JSON-ready record).
+        :func:`polytopo.models.pipeline.decoding_values`) and ``provenance`` (JSON-ready record).
 
     Raises
     ------

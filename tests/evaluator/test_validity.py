@@ -1,8 +1,10 @@
-"""Definition 15 validity reasons."""
+"""Definition 15 validity reasons, their boundary cases, and what they mean for Topo-EM."""
 
 import numpy as np
 import pytest
+from ring_literals import box
 
+from polytopo.evaluator import evaluate
 from polytopo.evaluator.instances import Instance
 from polytopo.evaluator.validity import validity_reasons
 
@@ -38,3 +40,34 @@ def test_several_reasons_are_all_reported():
     outside = [[30, 5], [35, 5], [35, 10], [30, 10]]
     reasons = validity_reasons([_instance(bowtie, [outside])])[0].split("; ")
     assert reasons == ["exterior not simple", "hole not inside exterior"]
+
+
+@pytest.mark.parametrize("holes, expected", [
+    ([box(0, 2, 3, 5)], "hole along exterior boundary"),
+    ([np.array([[0, 5], [5, 3], [10, 5], [5, 7]], dtype=float)], "holes split the interior"),
+    ([np.array([[0, 5], [3, 3], [5, 5], [3, 7]], dtype=float), np.array([[5, 5], [8, 3], [10, 5], [8, 7]], float)],
+     "holes split the interior"),
+    ([np.array([[0, 5], [3, 3], [5, 5], [3, 7]], dtype=float)], ""),
+])
+def test_definition_15_boundary_cases(holes, expected):
+    """A hole sharing an edge with the exterior, and holes cutting the interior in two, are invalid.
+
+    A hole touching the exterior at one point (last case) stays valid.
+    """
+    assert validity_reasons([Instance(0, 0, box(0, 0, 10, 10), tuple(holes))]) == [expected]
+
+
+def test_hole_touching_the_exterior_at_a_point_is_valid(square, make_set):
+    touching = np.array([[0, 10], [5, 5], [5, 15]], dtype=float)
+    polygon = (square(0, 0, 20), [touching])
+    result = evaluate(make_set([polygon]), make_set([polygon]), bootstrap_resamples=0)
+    assert result.records["predictions"][0]["valid"] is True
+    assert result.summary["metrics"]["Topo-EM"] == 1.0 and result.summary["metrics"]["Hole-F1"] == 1.0
+
+
+def test_a_hole_along_the_boundary_fails_topo_em(make_set):
+    square = box(0, 0, 10, 10)
+    notched = (square, [box(0, 2, 3, 5)])
+    with pytest.warns(UserWarning, match="1 reference polygon"):
+        m = evaluate(make_set([notched]), make_set([notched]), bootstrap_resamples=0).summary["metrics"]
+    assert m["Topo-EM"] == 0.0 and m["invalid_pred"] == 1

@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from polytopo_testing import BASELINE_CARDS as CARDS
 from polytopo_testing import baseline_card, build, constant, mask_box_nodes
 
-from polytopo.models import ModelCardError, Prediction, RunParams, SessionParams, load_model, prompts_from_geometries
+from polytopo.models import ModelCardError, PreparedRun, RunParams, SessionParams, load_model, prompts_from_geometries
 from polytopo.models.card_io import write_card
 
 CPU = SessionParams(provider="cpu")
@@ -26,7 +26,7 @@ GT = (500000.0, 0.5, 0.0, 4000000.0, 0.0, -0.5)
 PX2 = 0.25  # m² per pixel
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 def test_every_baseline_card_is_valid():
-    from polytopo.models import card_to_props, parse_card
+    from polytopo.models.card import card_to_props, parse_card
 
     names = sorted(path.stem for path in CARDS.glob("*.json"))
     assert names == ["ffl", "hisup", "maskrcnn_torchvision", "pix2poly", "polyworld", "sam", "sam2", "unet_smp"]
@@ -85,7 +85,7 @@ def test_unet_logits_with_sigmoid_outside_the_graph(tmp_path, tiny):
     model = load_model(unet_smp_model(tmp_path / "unet.onnx"), CPU)
     rgb = np.stack([courtyard(96) * 255, np.full((96, 96), 90), np.full((96, 96), 30)]).astype(np.uint8)
     raster = tiny.write_raster(tmp_path / "rgb.tif", rgb)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     assert polygon.class_name == "building" and polygon.score > 0.99
     assert len(polygon.geometry.interiors) == 1
     assert polygon.geometry.area == pytest.approx((48 * 48 - 16 * 16) * PX2)
@@ -141,14 +141,14 @@ def test_torchvision_maskrcnn_heads_with_dynamic_instance_count(tmp_path, tiny):
     bands[0, 8:56, 8:56] = courtyard(48, (0, 48), (16, 32))  # one building, whole in the first tile, cut in others
     bands[1] = bands[0]  # second candidate, under torchvision's score threshold
     raster = tiny.write_raster(tmp_path / "rgb.tif", (bands * 255).astype(np.uint8))
-    prediction = Prediction(model, raster)
+    prediction = PreparedRun(model, raster)
     (polygon,) = list(prediction)
     assert polygon.class_name == "building" and polygon.score == pytest.approx(0.9)
     assert len(polygon.geometry.interiors) == 1
     assert polygon.geometry.area == pytest.approx((48 * 48 - 16 * 16) * PX2)
     assert prediction.report.tiles_run == 4
     empty = tiny.write_raster(tmp_path / "empty.tif", np.full((3, 64, 64), 7, np.uint8))
-    assert list(Prediction(model, empty)) == []  # N = 0: boxes (0, 4), masks (0, 1, H, W)
+    assert list(PreparedRun(model, empty)) == []  # N = 0: boxes (0, 4), masks (0, 1, H, W)
 
 
 def maskrcnn_box_masks_model(path, pattern):
@@ -184,7 +184,7 @@ def test_box_relative_mask_heads_are_pasted_into_their_boxes(tmp_path, tiny):
     model = load_model(maskrcnn_box_masks_model(tmp_path / "box_masks.onnx", pattern), CPU)
     bands = np.zeros((3, 64, 64), np.uint8)
     bands[0, 8:56, 8:56] = 255
-    (polygon,) = list(Prediction(model, tiny.write_raster(tmp_path / "rgb.tif", bands)))
+    (polygon,) = list(PreparedRun(model, tiny.write_raster(tmp_path / "rgb.tif", bands)))
     (hole,) = polygon.geometry.interiors
     assert shapely.Polygon(hole).bounds == pytest.approx((*to_map(8 + 17, 8 + 31), *to_map(8 + 31, 8 + 17)))
     assert polygon.geometry.area == pytest.approx((48 * 48 - 14 * 14) * PX2)
@@ -310,7 +310,7 @@ def test_sam_encoder_and_prompt_decoder_with_box_prompts(tmp_path, tiny, version
     rgb = np.stack([courtyard() * 255, np.full((64, 64), 80), np.full((64, 64), 40)]).astype(np.uint8)
     raster = tiny.write_raster(tmp_path / "rgb.tif", rgb)
     box = shapely.box(*to_map(-2, 50), *to_map(50, -2))
-    (polygon,) = list(Prediction(model, raster, RunParams(prompts=prompts_from_geometries([box]))))
+    (polygon,) = list(PreparedRun(model, raster, RunParams(prompts=prompts_from_geometries([box]))))
     assert polygon.score == pytest.approx(1.0)
     assert len(polygon.geometry.interiors) == 1
     # bilinear upsampling of the low-resolution logits rounds the corners by a pixel or so
@@ -399,7 +399,7 @@ def test_hisup_quarter_resolution_heads_with_junction_offsets(tmp_path, tiny):
     offsets[corners > 0] = -3.0  # joff = sigmoid(4 * -3) - 0.5 ≈ -0.5 cell: the junction is the cell's top-left corner
     raster = tiny.write_raster(tmp_path / "hisup.tif", np.stack([building, corners, offsets]))
     model = load_model(hisup_model(tmp_path / "hisup.onnx"), CPU)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     geometry = polygon.geometry
     assert len(geometry.interiors) == 1
     assert len(geometry.exterior.coords) - 1 == 4 and len(geometry.interiors[0].coords) - 1 == 4
@@ -454,7 +454,7 @@ def test_polyworld_vertices_and_successor_scores_become_rings_by_assignment(tmp_
     card = baseline_card("polyworld", tile_size=32, polytopo__input_range=[0, 1])
     path = constant_heads(tmp_path / "polyworld.onnx", {"vertices": vertices, "scores": successors, "vertex_scores": vertex_scores}, card)
     raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
-    (polygon,) = list(Prediction(load_model(path, CPU), raster))
+    (polygon,) = list(PreparedRun(load_model(path, CPU), raster))
     assert polygon.score == pytest.approx(0.9)
     assert len(polygon.geometry.interiors) == 1
     assert polygon.geometry.area == pytest.approx((23 * 23 - 11 * 11) * PX2)
@@ -472,7 +472,7 @@ def test_rings_padded_with_a_validity_mask(tmp_path, tiny):
     }
     arrays = {"polygons": slots, "scores": np.array([0.8, 0.7], np.float32), "valid": valid}
     raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
-    (polygon,) = list(Prediction(load_model(constant_heads(tmp_path / "roipoly.onnx", arrays, card), CPU), raster))
+    (polygon,) = list(PreparedRun(load_model(constant_heads(tmp_path / "roipoly.onnx", arrays, card), CPU), raster))
     assert len(polygon.geometry.interiors) == 1 and polygon.score == pytest.approx(0.8)
     assert polygon.geometry.area == pytest.approx((23 * 23 - 11 * 11) * PX2)
 
@@ -538,7 +538,7 @@ def test_pix2poly_greedy_token_loop_then_assignment(tmp_path, tiny):
     model = load_model(pix2poly_models(tmp_path, sequence, successors), CPU)
     assert (model.sequence_io.length, model.sequence_io.vertices) == (21, 10)
     raster = tiny.write_raster(tmp_path / "one.tif", np.ones((3, 32, 32), np.float32))
-    prediction = Prediction(model, raster)
+    prediction = PreparedRun(model, raster)
     (polygon,) = list(prediction)
     assert prediction.decoder.decoder_runs == 21  # one decoder run per token position, as Pix2Poly's loop
     assert len(polygon.geometry.interiors) == 1

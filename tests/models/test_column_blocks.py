@@ -6,7 +6,7 @@ import shapely
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polytopo.models import Prediction, RunParams, SessionParams, load_model, write_card
+from polytopo.models import PreparedRun, RunParams, SessionParams, load_model, write_card
 from polytopo.models import pipeline
 from polytopo.models.column_blocks import SeamMerger, column_blocks
 from polytopo.models.polygonize import label_components, polygonize_mask
@@ -135,7 +135,7 @@ def test_random_masks_in_blocks_and_strips_equal_whole_map_polygons(seed, height
 
 def run_polygons(model, raster, monkeypatch, block_px):
     monkeypatch.setattr(pipeline, "COLUMN_BLOCK_PX", block_px)
-    prediction = Prediction(model, raster, RunParams())
+    prediction = PreparedRun(model, raster, RunParams())
     polygons = list(prediction)
     return prediction, polygons
 

@@ -7,7 +7,7 @@ from osgeo import ogr, osr
 
 from polytopo.models import (
     InferenceError,
-    Prediction,
+    PreparedRun,
     RunParams,
     SessionParams,
     load_model,
@@ -16,7 +16,7 @@ from polytopo.models import (
     run_to_file,
 )
 from polytopo.models.decoders.rings import assemble_rings, ring_polygon
-from polytopo.models.decoders.sparse import suppress_duplicates
+from polytopo.models.decoders.object_stitching import suppress_duplicates
 from polytopo.models.decoders.vertex_mask import heatmap_peaks, snap_to_peaks
 
 CPU = SessionParams(provider="cpu")
@@ -43,7 +43,7 @@ def test_instance_model_one_polygon_per_instance_across_tiles(tmp_path, tiny):
     band_b = np.zeros((96, 96), np.float32)
     band_b[60:70, 10:20] = 1
     raster = tiny.write_raster(tmp_path / "two.tif", np.stack([band_a, band_b]))
-    polygons = sorted(Prediction(model, raster), key=lambda p: -p.score)
+    polygons = sorted(PreparedRun(model, raster), key=lambda p: -p.score)
     assert [round(p.score, 3) for p in polygons] == [0.9, 0.8]
     ring, block = (p.geometry for p in polygons)
     assert ring.is_valid and len(ring.interiors) == 1 and ring.area == pytest.approx((196 - 36) * 0.25)
@@ -58,7 +58,7 @@ def test_instance_masks_exclude_nodata(tmp_path, tiny):
     band_b = band_a.copy()
     band_a[4:20, 4:8] = -1  # nodata strip inside the instance
     raster = tiny.write_raster(tmp_path / "nd.tif", np.stack([band_a, band_b * 0]), nodata=-1)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     assert polygon.geometry.area == pytest.approx(16 * 12 * 0.25)
 
 
@@ -84,7 +84,7 @@ def test_rings_model_assembles_holes_by_containment(tmp_path, tiny):
     rings = padded([OUTER, HOLE, ISLAND, [(0, 0), (3, 0), (3, 3)]])
     model = load_model(tiny.rings_model(tmp_path / "rings.onnx", rings, [0.9, 0.8, 0.7, 0.1], tile=32), CPU)
     raster = tiny.write_raster(tmp_path / "one.tif", np.ones((32, 32), np.float32))
-    polygons = sorted(Prediction(model, raster), key=lambda p: -p.geometry.area)
+    polygons = sorted(PreparedRun(model, raster), key=lambda p: -p.geometry.area)
     assert len(polygons) == 2  # the 0.1 ring is below det_conf
     outer, island = polygons
     assert len(outer.geometry.interiors) == 1 and outer.score == pytest.approx(0.9)
@@ -99,7 +99,7 @@ def test_rings_duplicates_across_tiles_are_suppressed(tmp_path, tiny):
     write_card(model.path, {"det_iou_thresh": 0.3})
     model = load_model(model.path, CPU)
     raster = tiny.write_raster(tmp_path / "wide.tif", np.ones((32, 40), np.float32))
-    polygons = list(Prediction(model, raster, RunParams(overlap_px=24)))  # two tiles, 8 px apart
+    polygons = list(PreparedRun(model, raster, RunParams(overlap_px=24)))  # two tiles, 8 px apart
     assert len(polygons) == 1
 
 
@@ -108,7 +108,7 @@ def test_rings_clipped_to_valid_pixels(tmp_path, tiny):
     image = np.ones((32, 32), np.float32)
     image[:, 16:] = -1
     raster = tiny.write_raster(tmp_path / "half.tif", image, nodata=-1)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     assert polygon.geometry.area == pytest.approx(12 * 24 * 0.25)
 
 
@@ -143,7 +143,7 @@ def test_vertex_mask_model_takes_vertices_from_heatmap_peaks(tmp_path, tiny):
     for r, c in outer_corners + hole_corners:
         heat[r, c] = 1.0
     raster = tiny.write_raster(tmp_path / "vm.tif", np.stack([mask, heat]))
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     geometry = polygon.geometry
     assert geometry.is_valid and len(geometry.interiors) == 1
     exterior = {tuple(np.round(xy, 6)) for xy in geometry.exterior.coords}
@@ -180,7 +180,7 @@ def test_promptable_model_with_box_prompts(tmp_path, tiny):
     ring_box = shapely.box(*to_map(3, 25), *to_map(25, 3))
     block_box = shapely.box(*to_map(29, 51), *to_map(61, 35))  # wider than the overlap: cut at a tile edge
     prompts = prompts_from_geometries([ring_box, block_box, shapely.box(9e5, 9e6, 9e5 + 1, 9e6 + 1)])
-    prediction = Prediction(model, raster, RunParams(prompts=prompts))
+    prediction = PreparedRun(model, raster, RunParams(prompts=prompts))
     polygons = sorted(prediction, key=lambda p: -p.geometry.area)
     assert prediction.decoder.dropped_prompts == 1
     assert prediction.report.tiles_run == 2
@@ -203,12 +203,12 @@ def test_prompts_from_a_vector_file_and_from_another_model(tmp_path, tiny):
     prompts = prompts_from_vector(path, srs.ExportToWkt())
     assert [p.kind for p in prompts] == ["box"]
     model = load_model(tiny.promptable_models(tmp_path, tile=32), CPU)
-    (polygon,) = list(Prediction(model, raster, RunParams(prompts=prompts)))
+    (polygon,) = list(PreparedRun(model, raster, RunParams(prompts=prompts)))
     assert len(polygon.geometry.interiors) == 1
 
     detector = load_model(tiny.instance_model(tmp_path / "inst.onnx", tile=32), CPU)
     two_band = tiny.write_raster(tmp_path / "two.tif", np.stack([buildings_band() * 0, ring_mask((64, 64), 4, 4, 20, 9, 9, 8)]))
-    boxes = prompts_from_geometries([p.geometry for p in Prediction(detector, two_band)])
+    boxes = prompts_from_geometries([p.geometry for p in PreparedRun(detector, two_band)])
     out = tmp_path / "sam.gpkg"
     report = run_to_file(model, raster, out, RunParams(prompts=boxes))
     assert report.polygon_count == 1
@@ -218,7 +218,7 @@ def test_promptable_without_prompts_is_an_error(tmp_path, tiny):
     model = load_model(tiny.promptable_models(tmp_path, tile=32), CPU)
     raster = tiny.write_raster(tmp_path / "b.tif", buildings_band())
     with pytest.raises(InferenceError, match="--prompts"):
-        Prediction(model, raster)
+        PreparedRun(model, raster)
 
 
 def test_every_family_has_a_decoder_and_an_example_card():

@@ -11,7 +11,7 @@ from polytopo_testing import baseline_card
 from scipy import ndimage
 from shapely import affinity
 
-from polytopo.models import ModelCardError, Prediction, SessionParams, load_model
+from polytopo.models import ModelCardError, PreparedRun, SessionParams, load_model
 from polytopo.models.card import parse_card
 from polytopo.models.decoders import frame_field
 from polytopo.models.decoders.frame_field import align_polygon, field_directions, frame_corners
@@ -139,7 +139,7 @@ def test_ffl_graph_end_to_end_across_tiles(tmp_path, tiny):
     interior = rasterize(truth, (64, 64)).astype(np.float32)
     angle = np.full((64, 64), (90.0 - 30.0) / 180.0, np.float32)
     raster = tiny.write_raster(tmp_path / "b.tif", np.stack([interior, np.zeros_like(interior), angle]))
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     geometry = polygon.geometry
     assert polygon.class_name == "building" and polygon.score == pytest.approx(1.0, abs=0.01)
     assert geometry.is_valid and len(geometry.interiors) == 1
@@ -162,8 +162,8 @@ def test_edge_channel_separates_buildings_sharing_a_wall(tmp_path, tiny):
     }
     joined = load_model(tiny.frame_field_model(tmp_path / "a.onnx", card=card), CPU)
     split = load_model(tiny.frame_field_model(tmp_path / "b.onnx", card={**card, "polytopo.edge_threshold": 0.5}), CPU)
-    assert len(list(Prediction(joined, raster))) == 1
-    halves = sorted(p.geometry.area / PIXEL_M ** 2 for p in Prediction(split, raster))
+    assert len(list(PreparedRun(joined, raster))) == 1
+    halves = sorted(p.geometry.area / PIXEL_M ** 2 for p in PreparedRun(split, raster))
     assert halves == pytest.approx([20 * 11, 20 * 11])
 
 

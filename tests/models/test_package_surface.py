@@ -4,6 +4,7 @@ import ast
 import pathlib
 import subprocess
 import sys
+import types
 
 import polytopo.models
 
@@ -32,7 +33,7 @@ def test_no_module_of_models_imports_qgis_or_qt():
 
 def test_importing_the_engine_loads_no_qgis_or_qt_module():
     code = (
-        "import sys, polytopo.models, polytopo.models.cli, polytopo.models.run_cli; "
+        "import sys, polytopo.models, polytopo.models.cli, polytopo.models.run_command; "
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -47,3 +48,10 @@ def test_every_module_declares_all_and_exports_exist():
     for name in polytopo.models.__all__:
         assert hasattr(polytopo.models, name), name
     assert sorted(polytopo.models.__all__) == sorted(set(polytopo.models.__all__))
+
+
+def test_the_package_namespace_holds_only_its_surface_and_submodules():
+    """``polytopo.models.X`` is either a name of ``__all__`` or a submodule: internals are not re-exported."""
+    public = {name for name, value in vars(polytopo.models).items()
+              if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    assert public == set(polytopo.models.__all__)

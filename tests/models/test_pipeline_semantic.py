@@ -14,7 +14,7 @@ from polytopo.models import (
     MemoryBudgetError,
     ModelCardError,
     OutputError,
-    Prediction,
+    PreparedRun,
     RasterError,
     RunParams,
     SessionParams,
@@ -73,8 +73,8 @@ def test_deepness_model_end_to_end_to_geopackage(tmp_path, tiny, deepness):
 
 def test_batches_change_nothing(tmp_path, tiny, deepness):
     raster = tiny.write_raster(tmp_path / "rgb.tif", buildings_image())
-    one = [p.geometry.wkt for p in Prediction(deepness, raster, RunParams(batch_size=1))]
-    three = [p.geometry.wkt for p in Prediction(deepness, raster, RunParams(batch_size=3))]
+    one = [p.geometry.wkt for p in PreparedRun(deepness, raster, RunParams(batch_size=1))]
+    three = [p.geometry.wkt for p in PreparedRun(deepness, raster, RunParams(batch_size=3))]
     assert sorted(one) == sorted(three) and len(one) == 3
 
 
@@ -85,7 +85,7 @@ def test_small_segment_median_filter_removes_specks(tmp_path, tiny):
     write_card(path, {"seg_small_segment": 3})
     model = load_model(path, CPU)
     raster = tiny.write_raster(tmp_path / "rgb.tif", buildings_image())
-    polygons = list(Prediction(model, raster))
+    polygons = list(PreparedRun(model, raster))
     assert len(polygons) == 2 and min(p.geometry.area for p in polygons) > 100
 
 
@@ -140,7 +140,7 @@ def test_nodata_pixels_never_produce_polygons(tmp_path, tiny):
     image = np.ones((40, 40), np.float32)
     image[:, 20:] = -1.0  # nodata on the right half, which the model would call foreground
     raster = tiny.write_raster(tmp_path / "f.tif", image, nodata=-1.0)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     assert polygon.geometry.area == pytest.approx(40 * 20 * 0.25)
 
 
@@ -165,7 +165,7 @@ def test_geojson_output(tmp_path, tiny, deepness):
 def test_resampled_run_keeps_map_geometry(tmp_path, tiny, deepness):
     image = np.repeat(np.repeat(buildings_image(), 2, axis=1), 2, axis=2)  # same ground at 0.25 m
     raster = tiny.write_raster(tmp_path / "fine.tif", image, geotransform=(500000.0, 0.25, 0.0, 4000000.0, 0.0, -0.25))
-    polygons = sorted(Prediction(deepness, raster), key=lambda p: -p.geometry.area)
+    polygons = sorted(PreparedRun(deepness, raster), key=lambda p: -p.geometry.area)
     assert len(polygons) == 3
     assert polygons[0].geometry.area == pytest.approx((80 * 70 - 40 * 30) * 0.25)
     assert len(polygons[0].geometry.interiors) == 1
@@ -174,11 +174,11 @@ def test_resampled_run_keeps_map_geometry(tmp_path, tiny, deepness):
 def test_extent_and_aoi_limit_the_area(tmp_path, tiny, deepness):
     raster = tiny.write_raster(tmp_path / "rgb.tif", buildings_image())
     extent = (500045.0, 3999920.0, 500075.0, 4000000.0)  # only the block and the speck
-    polygons = list(Prediction(deepness, raster, RunParams(extent=extent)))
+    polygons = list(PreparedRun(deepness, raster, RunParams(extent=extent)))
     assert len(polygons) == 2
     assert all(shapely.box(*extent).contains(p.geometry) for p in polygons)
     aoi = shapely.Polygon([(500000, 3999920), (500075, 3999920), (500075, 3999960)])
-    clipped = list(Prediction(deepness, raster, RunParams(aoi=aoi)))
+    clipped = list(PreparedRun(deepness, raster, RunParams(aoi=aoi)))
     assert clipped and all(shapely.buffer(aoi, 0.5).contains(p.geometry) for p in clipped)
 
 
@@ -186,23 +186,23 @@ def test_tile_the_memory_cannot_hold(tmp_path, tiny):
     model = load_model(tiny.semantic_band_model(tmp_path / "m.onnx", card={"polytopo.family": "semantic"}), CPU)
     raster = tiny.write_raster(tmp_path / "f.tif", np.zeros((16, 16), np.float32))
     with pytest.raises(MemoryBudgetError, match="--tile"):
-        Prediction(model, raster, RunParams(tile_size_px=200_000))
+        PreparedRun(model, raster, RunParams(tile_size_px=200_000))
     with pytest.raises(MemoryBudgetError):
-        Prediction(model, raster, RunParams(tile_size_px=8, memory_limit_bytes=1000))
+        PreparedRun(model, raster, RunParams(tile_size_px=8, memory_limit_bytes=1000))
 
 
 def test_dynamic_model_needs_a_tile_size(tmp_path, tiny):
     model = load_model(tiny.semantic_band_model(tmp_path / "m.onnx", card={"polytopo.family": "semantic"}), CPU)
     raster = tiny.write_raster(tmp_path / "f.tif", np.zeros((16, 16), np.float32))
     with pytest.raises(ModelCardError, match="'tile_size'"):
-        Prediction(model, raster)
-    assert list(Prediction(model, raster, RunParams(tile_size_px=8))) == []
+        PreparedRun(model, raster)
+    assert list(PreparedRun(model, raster, RunParams(tile_size_px=8))) == []
 
 
 def test_raster_with_too_few_bands(tmp_path, tiny, deepness):
     raster = tiny.write_raster(tmp_path / "gray.tif", np.zeros((16, 16), np.uint8))
     with pytest.raises(RasterError, match="at least 3 bands"):
-        Prediction(deepness, raster)
+        PreparedRun(deepness, raster)
 
 
 def test_sixteen_bit_input_scaled_by_the_card(tmp_path, tiny):
@@ -211,7 +211,7 @@ def test_sixteen_bit_input_scaled_by_the_card(tmp_path, tiny):
     image = np.full((40, 40), 4000, np.uint16)
     image[10:30, 10:30] = 9000  # 0.9 after scaling, above 0.5
     raster = tiny.write_raster(tmp_path / "u16.tif", image)
-    (polygon,) = list(Prediction(model, raster))
+    (polygon,) = list(PreparedRun(model, raster))
     assert polygon.geometry.area == pytest.approx(400 * 0.25) and polygon.score == pytest.approx(0.9)
 
 
@@ -234,7 +234,7 @@ def test_multiclass_argmax_with_class_thresholds(tmp_path, tiny):
     probs[2, :, 10:] = 0.8  # below its 0.9 threshold: background wins
     probs[2, 15:, 10:] = 0.95
     raster = tiny.write_raster(tmp_path / "p.tif", probs)
-    polygons = sorted(Prediction(model, raster), key=lambda p: p.class_id)
+    polygons = sorted(PreparedRun(model, raster), key=lambda p: p.class_id)
     assert [(p.class_id, p.class_name) for p in polygons] == [(1, "road"), (2, "grass")]
     assert polygons[1].geometry.area == pytest.approx(5 * 10 * 0.25)
 
@@ -255,10 +255,10 @@ def test_random_content_gives_only_valid_polygons(tmp_path, tiny):
     model = load_model(tiny.semantic_band_model(tmp_path / "m.onnx", card=card), CPU)
     mask = np.random.default_rng(7).random((90, 100)) < 0.5
     raster = tiny.write_raster(tmp_path / "noise.tif", mask.astype(np.float32))
-    polygons = list(Prediction(model, raster))
+    polygons = list(PreparedRun(model, raster))
     assert polygons and all(p.geometry.is_valid and p.geometry.geom_type == "Polygon" for p in polygons)
     unsimplified = RunParams()
-    total = sum(p.geometry.area for p in Prediction(load_model(
+    total = sum(p.geometry.area for p in PreparedRun(load_model(
         tiny.semantic_band_model(tmp_path / "m0.onnx", card={**card, "polytopo.simplify_tolerance_px": 0}), CPU), raster, unsimplified))
     assert total == pytest.approx(mask.sum() * 0.25)
 

@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from polytopo.models import InferenceCancelled, InferenceError, Prediction, RunParams, SessionParams, load_model, run_to_file
+from polytopo.models import InferenceCancelled, InferenceError, PreparedRun, RunParams, SessionParams, load_model, run_to_file
 from polytopo.models import pipeline
 from polytopo.models.prefetch import Prefetcher
 from polytopo.models.session import ProviderReport
@@ -99,7 +99,7 @@ def test_prefetching_changes_no_polygon(tmp_path, tiny, family):
     raster = ring_raster(tiny, tmp_path / "r.tif")
     outputs = {}
     for depth in (0, 1, 3):
-        prediction = Prediction(model, raster, RunParams(prefetch_batches=depth))
+        prediction = PreparedRun(model, raster, RunParams(prefetch_batches=depth))
         outputs[depth] = [(p.geometry.wkb, p.class_id, round(p.score, 12)) for p in prediction]
         assert prediction.report.prefetch_batches == depth
     assert outputs[0] and outputs[1] == outputs[0] and outputs[3] == outputs[0]
@@ -139,7 +139,7 @@ def test_schedule_aoi_tests_and_reading_happen_in_the_prefetch_thread_only(tmp_p
     raster = ring_raster(tiny, tmp_path / "r.tif")
     aoi = shapely.box(500003.0, 3999930.0, 500060.0, 3999996.0)
     threads = {"aoi": set(), "read": set()}
-    tile_in_aoi, read_tile = Prediction._tile_in_aoi, Prediction._read_tile
+    tile_in_aoi, read_tile = PreparedRun._tile_in_aoi, PreparedRun._read_tile
 
     def recording_aoi(self, tile):
         threads["aoi"].add(threading.current_thread().name)
@@ -149,11 +149,11 @@ def test_schedule_aoi_tests_and_reading_happen_in_the_prefetch_thread_only(tmp_p
         threads["read"].add(threading.current_thread().name)
         return read_tile(self, tile)
 
-    monkeypatch.setattr(Prediction, "_tile_in_aoi", recording_aoi)
-    monkeypatch.setattr(Prediction, "_read_tile", recording_read)
-    with_thread = [p.geometry.wkb for p in Prediction(model, raster, RunParams(aoi=aoi, prefetch_batches=2))]
+    monkeypatch.setattr(PreparedRun, "_tile_in_aoi", recording_aoi)
+    monkeypatch.setattr(PreparedRun, "_read_tile", recording_read)
+    with_thread = [p.geometry.wkb for p in PreparedRun(model, raster, RunParams(aoi=aoi, prefetch_batches=2))]
     assert threads == {"aoi": {"polytopo-prefetch"}, "read": {"polytopo-prefetch"}}
     threads["aoi"].clear(), threads["read"].clear()
-    without = [p.geometry.wkb for p in Prediction(model, raster, RunParams(aoi=aoi, prefetch_batches=0))]
+    without = [p.geometry.wkb for p in PreparedRun(model, raster, RunParams(aoi=aoi, prefetch_batches=0))]
     assert threads == {"aoi": {"MainThread"}, "read": {"MainThread"}}
     assert with_thread and with_thread == without

@@ -7,7 +7,7 @@ import pytest
 import shapely
 from osgeo import ogr
 
-from polytopo.models import ModelCardError, Prediction, RunParams, SessionParams, load_model
+from polytopo.models import ModelCardError, PreparedRun, RunParams, SessionParams, load_model
 from polytopo.models.cli import main
 
 CPU = SessionParams(provider="cpu")
@@ -33,7 +33,7 @@ def scene(tmp_path, tiny):
 
 def shapes(model, raster, **overrides):
     """(area px², hole count) of every polygon, largest first."""
-    polygons = [p.geometry for p in Prediction(model, raster, RunParams(**overrides))]
+    polygons = [p.geometry for p in PreparedRun(model, raster, RunParams(**overrides))]
     return sorted(((round(p.area), len(p.interiors)) for p in polygons), reverse=True)
 
 
@@ -56,11 +56,11 @@ def test_minimum_area_drops_the_smaller_block(scene):
 
 def test_overrides_replace_the_card_for_the_run_only(scene):
     model, raster = scene
-    prediction = Prediction(model, raster, RunParams(threshold=0.7, min_area_px=9, min_hole_area_px=0))
+    prediction = PreparedRun(model, raster, RunParams(threshold=0.7, min_area_px=9, min_hole_area_px=0))
     card = prediction.model.card
     assert (card.seg_threshold, card.min_area_px2, card.min_hole_area_px2) == (0.7, 9.0, 0.0)
     assert (model.card.seg_threshold, model.card.min_area_px2, model.card.min_hole_area_px2) == (0.5, 4.0, 4.0)
-    assert Prediction(model, raster).model is model
+    assert PreparedRun(model, raster).model is model
 
 
 @pytest.mark.parametrize("field, value", [("threshold", 1.5), ("threshold", -0.1), ("threshold", math.nan),
@@ -74,7 +74,7 @@ def test_threshold_refused_for_a_family_without_one(tmp_path, tiny):
     model = load_model(tiny.instance_model(tmp_path / "instance.onnx"), CPU)
     raster = tiny.write_raster(tmp_path / "two.tif", np.zeros((2, 32, 32), np.float32))
     with pytest.raises(ModelCardError, match="Expected a segmentation threshold only .* but got one for family 'instance'"):
-        Prediction(model, raster, RunParams(threshold=0.6))
+        PreparedRun(model, raster, RunParams(threshold=0.6))
 
 
 def test_minimum_hole_area_reaches_the_instance_family(tmp_path, tiny):
@@ -83,8 +83,8 @@ def test_minimum_hole_area_reaches_the_instance_family(tmp_path, tiny):
     masks[0, 4:24, 4:24] = 1.0
     masks[0, 10:14, 10:14] = 0.0  # a 16 px² hole
     raster = tiny.write_raster(tmp_path / "two.tif", masks)
-    holes = [len(p.geometry.interiors) for p in Prediction(model, raster, RunParams(min_hole_area_px=0))]
-    filled = [len(p.geometry.interiors) for p in Prediction(model, raster, RunParams(min_hole_area_px=17))]
+    holes = [len(p.geometry.interiors) for p in PreparedRun(model, raster, RunParams(min_hole_area_px=0))]
+    filled = [len(p.geometry.interiors) for p in PreparedRun(model, raster, RunParams(min_hole_area_px=17))]
     assert (holes, filled) == ([1], [0])
 
 

@@ -12,7 +12,7 @@ import pytest
 import shapely
 from osgeo import gdal, osr
 
-from polytopo.models import Prediction, RunParams, SessionParams, load_model
+from polytopo.models import PreparedRun, RunParams, SessionParams, load_model
 from polytopo.models.onnx_metadata import read_metadata_props
 from polytopo.training.cards import required_keys
 from polytopo.training.shared_data import find_shared_data, shared_data_available
@@ -69,7 +69,7 @@ def synthetic_raster(path, source):
 
 
 def run(model, raster, extent=None):
-    prediction = Prediction(model, raster, RunParams(extent=extent, batch_size=2))
+    prediction = PreparedRun(model, raster, RunParams(extent=extent, batch_size=2))
     polygons = [p.geometry for p in prediction]
     return prediction.report, polygons
 

@@ -1,11 +1,26 @@
 """Fixtures for the tests that load PolyTopo as a QGIS plugin."""
 
 import os
+import types
 from unittest import mock
 
 import pytest
 
-__all__ = ["plugin_folder", "qgis_env", "qgis_iface"]
+__all__ = ["plugin_folder", "project", "qgis_env", "qgis_iface"]
+
+
+@pytest.fixture
+def project(qgis_app):
+    """The project instance with the dock tests' prediction and reference layers; emptied afterwards."""
+    from dock_testing import PREDICTION, REFERENCE
+    from polytopo_testing import polygon_layer
+    from qgis.core import QgsProject
+
+    instance = QgsProject.instance()
+    prediction, reference = polygon_layer("pred", PREDICTION), polygon_layer("ref", REFERENCE)
+    instance.addMapLayers([prediction, reference])
+    yield types.SimpleNamespace(project=instance, prediction=prediction, reference=reference)
+    instance.clear()
 
 
 @pytest.fixture

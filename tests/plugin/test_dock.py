@@ -10,23 +10,11 @@ dependency message are driven through a ``Mock(spec=QgisInterface)``.
 import json
 import os
 import time
-import types
 
 import pytest
-from polytopo_testing import RecordingNotifier, polygon_layer, wait_until
+from dock_testing import make_dock, set_up_evaluation
+from polytopo_testing import wait_until
 from stand_ins import CancelInEvaluation, CancelInExport, SlowCore, VectorizeCore, fake_card, real_core
-
-
-#: Reference: a square with two holes, and a small square elsewhere.
-REFERENCE = [
-    "POLYGON((0 0,20 0,20 20,0 20,0 0),(3 3,8 3,8 8,3 8,3 3),(12 12,17 12,17 17,12 17,12 12))",
-    "POLYGON((30 0,40 0,40 10,30 10,30 0))",
-]
-#: Prediction: the first square with one hole right and one misplaced, and a false positive.
-PREDICTION = [
-    "POLYGON((0 0,20 0,20 20,0 20,0 0),(3 3,8 3,8 8,3 8,3 3),(12 2,16 2,16 6,12 6,12 2))",
-    "POLYGON((60 0,70 0,70 10,60 10,60 0))",
-]
 
 
 def raster_layer(folder, name="image"):
@@ -46,18 +34,6 @@ def raster_layer(folder, name="image"):
 
 
 @pytest.fixture
-def project(qgis_app):
-    """The project instance with a prediction and a reference layer; emptied afterwards."""
-    from qgis.core import QgsProject
-
-    instance = QgsProject.instance()
-    prediction, reference = polygon_layer("pred", PREDICTION), polygon_layer("ref", REFERENCE)
-    instance.addMapLayers([prediction, reference])
-    yield types.SimpleNamespace(project=instance, prediction=prediction, reference=reference)
-    instance.clear()
-
-
-@pytest.fixture
 def canvas(qgis_app):
     """A map canvas in EPSG:3857."""
     from qgis.core import QgsCoordinateReferenceSystem
@@ -68,29 +44,6 @@ def canvas(qgis_app):
     map_canvas.resize(400, 400)
     yield map_canvas
     map_canvas.deleteLater()
-
-
-def no_providers():
-    return ["CPUExecutionProvider"], False
-
-
-def make_dock(core, canvas=None, read_card=None):
-    """Return a dock with ``core``, a recording notifier and a fixed provider probe."""
-    from polytopo.models import read_card as real_read_card
-    from polytopo.plugin.gui.dock import PolyTopoDock
-
-    notifier = RecordingNotifier()
-    dock = PolyTopoDock(core, canvas=canvas, notifier=notifier, read_card=read_card or real_read_card,
-                        providers=no_providers, open_url=lambda url: None)
-    return dock, notifier
-
-
-def set_up_evaluation(dock, project, gpkg_path):
-    dock.prediction_combo.setLayer(project.prediction)
-    dock.reference_combo.setLayer(project.reference)
-    dock.score_field.setField("score")
-    dock.pixel_size.setValue(0.5)
-    dock.gpkg_output.setFilePath(str(gpkg_path))
 
 
 def run_evaluation(dock):

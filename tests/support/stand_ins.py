@@ -50,7 +50,7 @@ class StandInCore:
 
     def evaluate_layers(self, prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
                         default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                        transform_context=None, workers=0):
+                        transform_context=None, workers=0, scheduler=None):
         self.calls.append(("evaluate_layers", prediction_layer.name(), prediction_layer.featureCount(),
                            reference_layer.name(), pixel_size, profile, score_field))
         self._work(feedback)
@@ -82,7 +82,7 @@ class SlowCore:
 
     def evaluate_layers(self, prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
                         default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
-                        transform_context=None, workers=0):
+                        transform_context=None, workers=0, scheduler=None):
         self.started = True
         self.calls.append("evaluate_layers")
         for step in range(self.steps):

@@ -1,4 +1,7 @@
-"""The ``run`` command: load, prepare, run with a progress bar, report.
+"""What ``python -m polytopo.models run`` does: load, prepare, run with a progress bar, report.
+
+The parser of every command, and the ``info`` and ``write-card`` commands, are in
+:mod:`~polytopo.models.cli`, which imports this module only when ``run`` is called.
 
 One raster runs in this process (:func:`~polytopo.models.pipeline.run_to_file`),
 or in grid blocks on a Dask cluster with ``--workers``/``--scheduler``
@@ -19,7 +22,7 @@ from .errors import ModelCardError, ModelsError
 from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
 from .model import load_model
 from .worker_model import worker_model
-from .pipeline import COLUMN_BLOCK_PX, Prediction, RunParams, decoding_summary, run_to_file
+from .pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, decoding_summary, run_to_file
 from .prompts import prompts_from_geometries, prompts_from_vector
 from .raster import raster_crs_wkt
 from .session import SessionParams
@@ -48,7 +51,7 @@ def _prompts(args, crs_wkt, session_params, base):
         return prompts_from_vector(args.prompts, crs_wkt)
     if args.prompt_model:
         detector = load_model(args.prompt_model, session_params)
-        polygons = list(Prediction(detector, args.raster, RunParams(extent=base.extent, aoi=base.aoi)))
+        polygons = list(PreparedRun(detector, args.raster, RunParams(extent=base.extent, aoi=base.aoi)))
         print(f"prompt model {args.prompt_model}: {len(polygons)} boxes", file=sys.stderr)
         return prompts_from_geometries([p.geometry for p in polygons])
     return None

@@ -1,4 +1,7 @@
-"""Shared by the per-tile decoders: tile ownership and duplicate suppression across tiles.
+"""Stitching the objects of the per-tile decoders (instances, rings, prompted masks) across tiles.
+
+Which tile owns an object, and duplicate suppression among the objects of overlapping
+tiles; dense outputs are blended instead (:mod:`~polytopo.models.tiling`).
 
 An object seen by several overlapping tiles is kept from the tile whose
 *core* contains its centre (the cores are the cells of the tile grid cut
@@ -12,7 +15,7 @@ later tile can overlap them, then released.
 import numpy as np
 import shapely
 
-__all__ = ["SparseStitcher", "core_owner", "suppress_duplicates", "with_batch_axis"]
+__all__ = ["ObjectStitcher", "core_owner", "suppress_duplicates", "with_batch_axis"]
 
 
 def core_owner(values_px, origins_px, tile_size_px):
@@ -83,7 +86,7 @@ def suppress_duplicates(geometries, scores, classes, iou_threshold):
     return np.asarray(kept, np.int64)
 
 
-class SparseStitcher:
+class ObjectStitcher:
     """Holds per-tile candidates until no later tile can duplicate them.
 
     Parameters
