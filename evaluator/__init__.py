@@ -10,6 +10,8 @@ loading.
 """
 
 import importlib
+import sys
+import types
 
 from .errors import ClusterError, EvaluatorError, InputFormatError, InvalidParameterError, MissingDependencyError
 
@@ -68,6 +70,23 @@ __all__ = [
     "write_report",
     "write_summary_json",
 ]
+
+
+class _Namespace(types.ModuleType):
+    """The package module, whose namespace names are not hidden by submodules of the same name.
+
+    Loading a submodule binds it as an attribute of the package; ``.mta`` would then hide
+    the function ``mta`` of :data:`__all__` (``from polytopo.evaluator import mta`` would
+    give the module). ``from polytopo.evaluator.mta import ...`` is unaffected.
+    """
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and name in _DEFINED_IN:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Namespace
 
 
 def __getattr__(name):

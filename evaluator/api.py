@@ -18,6 +18,7 @@ from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .metric_table import SWEPT
 from .ordering import in_input_order
+from .pair_rules import invalid_count
 from .params import EvaluationParams, params_for
 from .profiles import profile_named
 from .records import build_records
@@ -89,7 +90,7 @@ def _counts(gt_set, pred_set, outcome):
         "gt_holes": len(outcome.gt_table.holes), "pred_holes": len(outcome.pred_table.holes),
         "gt_input_instances": len(gt_set), "pred_input_instances": len(pred_set),
         "gt_input_holes": gt_set.hole_count, "pred_input_holes": pred_set.hole_count,
-        "invalid_predictions": sum(1 for r in outcome.pred_reasons if r),
+        "invalid_predictions": invalid_count(outcome.pred_reasons),
         "skipped": {"gt": dict(gt_set.skipped), "pred": dict(pred_set.skipped)},
     }
 
@@ -218,11 +219,14 @@ def _pr_curve(outcome):
     return {"iou_threshold": ranking.iou_threshold, "precision": precision.tolist(), "recall": recall.tolist()}
 
 
-def _is_coco(path):
+def _coco_data(path):
+    """Whether ``path`` is COCO-style JSON (not GeoJSON, not another format), and its parsed JSON if so."""
     if Path(path).suffix.lower() != ".json":
-        return False
+        return False, None
     data = read_json(path)
-    return not (isinstance(data, dict) and data.get("type") == "FeatureCollection")
+    if isinstance(data, dict) and data.get("type") == "FeatureCollection":
+        return False, None
+    return True, data
 
 
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
@@ -243,14 +247,14 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     ``check_pixel_size=False`` accepts a pixel size outside 1 mm .. 10 km on the ground
     (see :func:`.io_vector.load_vector_layer`).
     """
-    gt_coco, pred_coco = _is_coco(gt_path), _is_coco(pred_path)
+    (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
     if gt_coco != pred_coco:
         raise InputFormatError(
             f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
             f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
     if gt_coco:
-        return (load_coco_ground_truth(gt_path, categories, drop_degenerate),
-                load_coco_predictions(pred_path, categories, default_score, drop_degenerate), None)
+        return (load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data),
+                load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None)
     from .io_vector import load_vector_layer
 
     gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,

@@ -10,12 +10,11 @@ most the threshold (pixels).
 
 import numpy as np
 import shapely
-from scipy.optimize import linear_sum_assignment
 
 from .construct import ring_polygons
 from .repair import largest_polygons
 
-__all__ = ["ring_corners", "match_corners", "corner_counts"]
+__all__ = ["ring_corners", "assigned_distances", "match_corners", "corner_counts", "matched_corner_counts"]
 
 
 def ring_corners(rings, tolerance_px=1.0):
@@ -37,6 +36,69 @@ def ring_corners(rings, tolerance_px=1.0):
     return corners
 
 
+_CHUNK_DISTANCES = 1 << 22
+"""Most corner-to-corner distances held at once by :func:`assigned_distances` (float64)."""
+
+
+def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
+    """Distances (px) of the Hungarian corner assignment of every matched ring pair, concatenated.
+
+    Parameters
+    ----------
+    gt_corners, pred_corners : list of numpy.ndarray
+        ``(k, 2)`` corner arrays of each ring, pixels.
+    matched_gt, matched_pred : array_like of int
+        The ring pairs: ``gt_corners[matched_gt[i]]`` against ``pred_corners[matched_pred[i]]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``min(k_gt, k_pred)`` distances per pair (none when a side has no corner), pair
+        after pair.
+
+    Notes
+    -----
+    The distance matrices of many pairs are computed in one numpy pass (at most
+    ``2**22`` distances at a time); only the assignment itself runs pair by pair.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    gt_sets = [gt_corners[g] for g in matched_gt]
+    pred_sets = [pred_corners[p] for p in matched_pred]
+    rows = np.array([len(c) for c in gt_sets], dtype=np.int64)
+    cols = np.array([len(c) for c in pred_sets], dtype=np.int64)
+    cells = rows * cols
+    out = []
+    lo = 0
+    while lo < len(cells):
+        hi = lo + max(1, int(np.searchsorted(np.cumsum(cells[lo:]), _CHUNK_DISTANCES, side="right")))
+        keep = np.flatnonzero(cells[lo:hi] > 0) + lo
+        if keep.size:
+            gt_flat = np.concatenate([gt_sets[k] for k in keep])
+            pred_flat = np.concatenate([pred_sets[k] for k in keep])
+            n_rows, n_cols, n_cells = rows[keep], cols[keep], cells[keep]
+            # Matrix row by matrix row: a ground-truth corner against its pair's predicted corners.
+            row_width = np.repeat(n_cols, n_rows)
+            gt_at = np.repeat(np.arange(len(gt_flat)), row_width)
+            row_offset = np.repeat(np.cumsum(n_cols) - n_cols, n_rows) - (np.cumsum(row_width) - row_width)
+            pred_at = np.arange(len(gt_at)) + np.repeat(row_offset, row_width)
+            distances = np.linalg.norm(gt_flat[gt_at] - pred_flat[pred_at], axis=1)
+            starts = np.cumsum(n_cells) - n_cells
+            for start, n_row, n_col in zip(starts.tolist(), n_rows.tolist(), n_cols.tolist()):
+                matrix = distances[start:start + n_row * n_col].reshape(n_row, n_col)
+                r, c = linear_sum_assignment(matrix)
+                out.append(matrix[r, c])
+        lo = hi
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def _threshold_counts(distances, gt_total, pred_total, thresholds_px):
+    """``[tp, fp, fn]`` per threshold from assigned distances and the corner totals of both sides."""
+    thresholds = np.asarray(thresholds_px, dtype=float)
+    tp = np.count_nonzero(distances[None, :] <= thresholds[:, None], axis=1).astype(np.int64)
+    return np.stack([tp, pred_total - tp, gt_total - tp], axis=1)
+
+
 def match_corners(gt_corners, pred_corners, thresholds_px):
     """True positives, false positives and false negatives per threshold.
 
@@ -51,18 +113,8 @@ def match_corners(gt_corners, pred_corners, thresholds_px):
     >>> match_corners(a, a + [3.0, 0.0], [2.0, 5.0]).tolist()
     [[0, 3, 3], [3, 0, 0]]
     """
-    counts = np.zeros((len(thresholds_px), 3), dtype=np.int64)
-    if len(gt_corners) == 0 or len(pred_corners) == 0:
-        counts[:, 1] = len(pred_corners)
-        counts[:, 2] = len(gt_corners)
-        return counts
-    distances = np.linalg.norm(gt_corners[:, None, :] - pred_corners[None, :, :], axis=2)
-    rows, cols = linear_sum_assignment(distances)
-    matched = distances[rows, cols]
-    for index, threshold in enumerate(thresholds_px):
-        tp = int(np.count_nonzero(matched <= threshold))
-        counts[index] = (tp, len(pred_corners) - tp, len(gt_corners) - tp)
-    return counts
+    distances = assigned_distances([gt_corners], [pred_corners], [0], [0])
+    return _threshold_counts(distances, len(gt_corners), len(pred_corners), thresholds_px)
 
 
 def corner_counts(gt_rings, pred_rings, matched_gt, matched_pred, tolerance_px, thresholds_px):
@@ -76,11 +128,33 @@ def corner_counts(gt_rings, pred_rings, matched_gt, matched_pred, tolerance_px, 
     numpy.ndarray
         ``(len(thresholds_px), 3)`` integer counts.
     """
-    gt_corners = ring_corners(gt_rings, tolerance_px)
-    pred_corners = ring_corners(pred_rings, tolerance_px)
-    counts = np.zeros((len(thresholds_px), 3), dtype=np.int64)
-    for g, p in zip(matched_gt, matched_pred):
-        counts += match_corners(gt_corners[g], pred_corners[p], thresholds_px)
-    counts[:, 2] += sum(len(gt_corners[i]) for i in np.setdiff1d(np.arange(len(gt_rings)), matched_gt))
-    counts[:, 1] += sum(len(pred_corners[i]) for i in np.setdiff1d(np.arange(len(pred_rings)), matched_pred))
-    return counts
+    return matched_corner_counts(ring_corners(gt_rings, tolerance_px), ring_corners(pred_rings, tolerance_px),
+                                 matched_gt, matched_pred, thresholds_px)
+
+
+def matched_corner_counts(gt_corners, pred_corners, matched_gt, matched_pred, thresholds_px):
+    """Corner ``[tp, fp, fn]`` per threshold of corner arrays, over matched ring pairs.
+
+    Parameters
+    ----------
+    gt_corners, pred_corners : list of numpy.ndarray
+        ``(k, 2)`` corners of each ring (:func:`ring_corners`), pixels.
+    matched_gt, matched_pred : array_like of int
+        The matched ring pairs; corners of rings in no pair count as false negatives
+        (ground truth) or false positives (predictions).
+    thresholds_px : sequence of float
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(thresholds_px), 3)`` integer counts.
+    """
+    distances = assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred)
+    return _threshold_counts(distances, _corner_total(gt_corners, matched_gt),
+                             _corner_total(pred_corners, matched_pred), thresholds_px)
+
+
+def _corner_total(corners, matched):
+    """Corners of the matched rings (once per pair) plus those of the rings no pair uses."""
+    unmatched = np.setdiff1d(np.arange(len(corners)), matched)
+    return sum(len(corners[i]) for i in matched) + sum(len(corners[i]) for i in unmatched)

@@ -14,6 +14,7 @@ from collections import Counter
 import numpy as np
 import shapely
 
+from .construct import closed_coords, polygons_of
 from .errors import InvalidParameterError
 
 __all__ = ["MAX_SAMPLES_PER_RING", "check_sampling_cost", "reference_flags"]
@@ -23,13 +24,26 @@ MAX_SAMPLES_PER_RING = 10_000_000
 _BYTES_PER_SAMPLE = 16
 
 
-def _perimeters(instance_set):
-    lengths = []
-    for instance in instance_set.instances:
-        for ring in instance.rings:
-            closed = np.vstack([ring, ring[:1]])
-            lengths.append(float(np.hypot(*np.diff(closed, axis=0).T).sum()))
-    return np.asarray(lengths, dtype=np.float64)
+def _ring_perimeter(ring):
+    closed = np.vstack([ring, ring[:1]])
+    return float(np.hypot(*np.diff(closed, axis=0).T).sum())
+
+
+def _longest_perimeter(rings):
+    """The longest perimeter (px) of ``rings``, or None without rings.
+
+    All perimeters are summed in one pass; the few within rounding of the longest are
+    summed again ring by ring, so the value does not depend on the order of summation.
+    """
+    if not rings:
+        return None
+    coords, owner = closed_coords(rings)
+    steps = np.hypot(*np.diff(coords, axis=0).T)
+    same_ring = owner[1:] == owner[:-1]
+    perimeters = np.bincount(owner[1:][same_ring], steps[same_ring], minlength=len(rings))
+    top = float(perimeters.max())
+    near = np.flatnonzero(perimeters >= top * (1.0 - 1e-6))
+    return max(_ring_perimeter(rings[i]) for i in near) if near.size else top
 
 
 def check_sampling_cost(gt_set, pred_set, params):
@@ -59,10 +73,9 @@ def check_sampling_cost(gt_set, pred_set, params):
     ...
     polytopo.evaluator.errors.InvalidParameterError: Expected at most 10000000 boundary samples per ring ...
     """
-    perimeters = np.concatenate([_perimeters(gt_set), _perimeters(pred_set)])
-    if not len(perimeters):
+    longest = _longest_perimeter([ring for s in (gt_set, pred_set) for i in s.instances for ring in i.rings])
+    if longest is None:
         return
-    longest = float(perimeters.max())
     samples = longest / params.sample_spacing_px
     if samples > MAX_SAMPLES_PER_RING:
         raise InvalidParameterError(
@@ -102,7 +115,7 @@ def reference_flags(gt_set):
     {'gt_invalid': 1, 'gt_duplicate_ids': 1}
     """
     instances = gt_set.instances
-    polygons = np.array([instance.polygon() for instance in instances], dtype=object)
+    polygons = polygons_of(instances)
     invalid = np.flatnonzero(~shapely.is_valid(polygons)) if len(polygons) else np.array([], dtype=int)
     keys = Counter((instance.source_id, instance.part) for instance in instances if instance.source_id is not None)
     repeated = [key for key, count in keys.items() if count > 1]

@@ -80,7 +80,7 @@ def _image_id(record, where, key="image_id"):
     return image_id
 
 
-def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
+def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data=None):
     """Load ground truth from a COCO-style JSON file.
 
     Parameters
@@ -93,6 +93,8 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
         Skip records whose exterior has fewer than 3 distinct points and drop such holes
         (counted as ``degenerate_exterior`` / ``degenerate_hole``), as the public
         PolyTopoBench evaluator does silently; by default they are an error.
+    data : object, optional
+        The file's parsed JSON, when the caller has read it already (the file is not read again).
 
     Returns
     -------
@@ -100,7 +102,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
         Instances with score 1.0; ``image_ids`` lists every image of ``images`` followed by
         image ids that only annotations mention.
     """
-    data = read_json(path)
+    data = read_json(path) if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
         raise InputFormatError(
             f"{path}: expected a COCO object with an 'annotations' list (and 'images') but got "
@@ -136,7 +138,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False):
     return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
 
 
-def load_coco_predictions(path, categories=None, default_score=None, drop_degenerate=False):
+def load_coco_predictions(path, categories=None, default_score=None, drop_degenerate=False, *, data=None):
     """Load predictions from a JSON list of ``{image_id, category_id, segmentation, score}``.
 
     Parameters
@@ -149,6 +151,8 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
         Score for records without one; without it a missing score is an error.
     drop_degenerate : bool
         As in :func:`load_coco_ground_truth`.
+    data : object, optional
+        As in :func:`load_coco_ground_truth`.
 
     Returns
     -------
@@ -158,7 +162,7 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
     if default_score is not None and (isinstance(default_score, bool) or not isinstance(default_score, (int, float))
                                       or not math.isfinite(default_score)):
         raise InputFormatError(f"Expected default_score to be a finite number but got {default_score!r}")
-    data = read_json(path)
+    data = read_json(path) if data is None else data
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]
     if not isinstance(data, list):

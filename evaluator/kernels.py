@@ -20,7 +20,6 @@ import contextlib
 import contextvars
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 __all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
            "ring_segments", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
@@ -393,6 +392,8 @@ class _SeparatedTree:
         columns = int(np.ceil(np.sqrt(n_groups)))
         offset = np.column_stack([np.arange(n_groups) % columns, np.arange(n_groups) // columns]) * cell
         offset = offset - np.where(np.isfinite(low), low, 0.0)
+        from scipy.spatial import cKDTree
+
         self.tree = cKDTree(reps + offset[rep_owner])
         self.moved = queries + offset[query_owner]
         self.size = len(reps)

@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 import shapely
-from scipy.optimize import linear_sum_assignment
 
 __all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "same_image_pairs", "score_order"]
 
@@ -160,6 +159,8 @@ def hungarian_match(similarity, threshold, inclusive):
     """
     if similarity.size == 0:
         return []
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(1.0 - similarity)
     values = similarity[rows, cols]
     accept = values >= threshold if inclusive else values > threshold

@@ -26,7 +26,9 @@ from .detection import detection_metrics
 from .filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from .matching import greedy_match, iou_candidates, score_order
 from .ordering import canonical_order
-from .outcome import DetectionRanking, Outcome
+from .outcome import Outcome
+from .pair_rules import (closest_threshold, detection_ranking, exterior_matched, invalid_count, pair_hole_counts,
+                         topology_exact_pairs, valid_flags)
 from .pairs import evaluate_pairs
 from .profiles import profile_named
 from .repair import occupied_region
@@ -204,14 +206,10 @@ def topology_exact(pairs, gt_table, pred_table, pred_reasons, params):
     ext_matched, topo : numpy.ndarray of bool
         One value per pair of ``pairs``.
     """
-    gamma = params.ring_match_threshold
-    ext_matched = pairs.e_biou >= gamma if params.ring_match_inclusive else pairs.e_biou > gamma
-    gt_h = np.diff(gt_table.hole_start)[pairs.gt_index]
-    pred_h = np.diff(pred_table.hole_start)[pairs.pred_index]
-    valid = np.array([pred_reasons[p] == "" for p in pairs.pred_index], dtype=bool)
-    if not params.check_validity:
-        valid[:] = True
-    return ext_matched, valid & ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+    ext_matched = exterior_matched(pairs.e_biou, params.ring_match_threshold, params.ring_match_inclusive)
+    valid = valid_flags(pred_reasons, params.check_validity)[pairs.pred_index]
+    return ext_matched, topology_exact_pairs(ext_matched, valid, *pair_hole_counts(pairs, gt_table, pred_table),
+                                             pairs.hole_tp)
 
 
 def summarize_paper(match, params, detection=detection_metrics):
@@ -238,8 +236,7 @@ def summarize_paper(match, params, detection=detection_metrics):
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
 
     ext_matched, topo = topology_exact(pairs, gt_table, pred_table, pred_reasons, params)
-    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
-    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
+    gt_h, pred_h = pair_hole_counts(pairs, gt_table, pred_table)
 
     hole_tp = int(pairs.hole_tp.sum())
     hole_fp = len(pred_table.holes) - hole_tp
@@ -266,11 +263,11 @@ def summarize_paper(match, params, detection=detection_metrics):
         "matched_pairs": int(len(pairs_gt)),
         "unmatched_gt": int(len(gt) - len(pairs_gt)),
         "unmatched_pred": int(len(pred) - len(pairs_pred)),
-        "invalid_pred": int(sum(1 for r in pred_reasons if r)),
+        "invalid_pred": invalid_count(pred_reasons),
     }
-    order, tp = ranked[min(ranked, key=lambda t: abs(t - params.iou_threshold))]
-    ranking = DetectionRanking(params.iou_threshold, scores[order], tp, pred_image[order],
-                               np.bincount(match.gt_image, minlength=len(match.image_ids)))
+    order, tp = ranked[closest_threshold(ranked, params.iou_threshold)]
+    ranking = detection_ranking(params.iou_threshold, scores, order, tp, pred_image, match.gt_image,
+                                len(match.image_ids))
     return Outcome(params, gt, pred, match.gt_regions, match.pred_regions, gt_table, pred_table, pairs,
                    ext_matched, topo, pred_reasons, match.gt_reasons, (match.gt_image, pred_image),
                    match.image_ids, metrics, ranking)

@@ -23,11 +23,13 @@ side has a hole.
 import numpy as np
 import shapely
 
+from .construct import ring_polygons
 from .error_classes import PREDICTION_CLASSES, REFERENCE_CLASSES
 from .metric_table import FEATURE_FIELDS
-from .stats import f1_score
+from .pair_rules import pair_hole_counts, valid_flags
+from .stats import f1_scores
 
-__all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records"]
+__all__ = ["FIELD_KINDS", "PREDICTION_CLASSES", "REFERENCE_CLASSES", "build_records", "pair_error_classes"]
 
 
 FIELD_KINDS = {
@@ -40,27 +42,61 @@ FIELD_KINDS = {
 :data:`.metric_table.FEATURE_FIELDS`)."""
 
 
-def _value(array, index):
-    value = float(array[index])
-    return None if np.isnan(value) else value
+_PREDICTION_FIELDS = ("image_id", "pred_id", "part", "score", "category_id", "matched_ref_id", "iou", "valid",
+                      "invalid_reason", "pred_holes", "ref_holes", "hole_tp", "hole_fp", "hole_fn", "hole_f1",
+                      "topo_em", "o_biou", "e_biou", "o_polis", "e_polis", "o_mta", "e_mta", "error_class",
+                      "geometry")
+_REFERENCE_FIELDS = ("image_id", "ref_id", "part", "category_id", "matched_pred_id", "iou", "ref_holes",
+                     "pred_holes", "topo_em", "error_class", "geometry")
 
 
-def _error_class(valid, exterior_ok, tp, fp, fn):
-    if not valid:
-        return "invalid"
-    if not exterior_ok:
-        return "exterior mismatch"
-    if fn and fp:
-        return "misplaced hole"
-    if fn:
-        return "missing hole"
-    if fp:
-        return "extra hole"
-    return "ok"
+def pair_error_classes(valid, exterior_ok, hole_fp, hole_fn):
+    """The :data:`PREDICTION_CLASSES` name of each matched pair, the first that applies.
+
+    Parameters
+    ----------
+    valid, exterior_ok : numpy.ndarray of bool
+        Per pair: the prediction counts as valid, its exterior matched at γ.
+    hole_fp, hole_fn : numpy.ndarray of int
+        Per pair: unmatched predicted and reference holes.
+
+    Returns
+    -------
+    numpy.ndarray of str
+        ``invalid``, ``exterior mismatch``, ``misplaced hole``, ``missing hole``,
+        ``extra hole`` or ``ok``.
+
+    Examples
+    --------
+    >>> pair_error_classes(np.array([True, False]), np.array([True, True]), np.array([1, 0]),
+    ...               np.array([1, 0])).tolist()
+    ['misplaced hole', 'invalid']
+    """
+    fp, fn = np.asarray(hole_fp) > 0, np.asarray(hole_fn) > 0
+    conditions = [~np.asarray(valid, dtype=bool), ~np.asarray(exterior_ok, dtype=bool), fn & fp, fn, fp]
+    return np.select(conditions, ["invalid", "exterior mismatch", "misplaced hole", "missing hole", "extra hole"],
+                     "ok").astype(object)
 
 
-def _hole_polygon(ring):
-    return shapely.Polygon(ring)
+def _column(default, size, index, values):
+    """A list of ``size`` entries: ``default`` (one value, or a list of ``size``) except at ``index``, ``values``."""
+    column = np.empty(size, dtype=object)
+    column[:] = default
+    column[index] = values
+    return column.tolist()
+
+
+def _values(array):
+    """Python floats of ``array``, None where NaN."""
+    array = np.asarray(array, dtype=float)
+    values = np.empty(len(array), dtype=object)
+    values[:] = array.tolist()
+    values[np.isnan(array)] = None
+    return values
+
+
+def _rows(fields, columns):
+    return [dict(zip(fields, row)) for row in zip(*columns)]
 
 
 def build_records(outcome):
@@ -76,72 +112,62 @@ def build_records(outcome):
         ``predictions``, ``references``, ``missed_holes`` and ``hallucinated_holes``: lists of
         records (hole records carry ``image_id``, the owner's ``pred_id``/``ref_id``,
         ``hole_index`` and ``area_px2``).
+
+    Notes
+    -----
+    Built column by column from the pair arrays and the ring tables (whose polygons are
+    the records' geometries), then zipped into one dict per feature.
     """
     gt, pred, pairs = outcome.gt, outcome.pred, outcome.pairs
-    pair_of_pred = {int(p): k for k, p in enumerate(pairs.pred_index)}
-    pair_of_gt = {int(g): k for k, g in enumerate(pairs.gt_index)}
-    pred_records, gt_records = [], []
-    for index, instance in enumerate(pred):
-        reason = outcome.pred_reasons[index]
-        record = {
-            "image_id": instance.image_id, "pred_id": instance.source_id, "part": instance.part,
-            "score": instance.score, "category_id": instance.category_id,
-            "matched_ref_id": None, "iou": None, "valid": reason == "", "invalid_reason": reason or None,
-            "pred_holes": instance.hole_count, "ref_holes": None,
-            "hole_tp": 0, "hole_fp": instance.hole_count, "hole_fn": None, "hole_f1": None, "topo_em": 0,
-            "o_biou": None, "e_biou": None, "o_polis": None, "e_polis": None, "o_mta": None, "e_mta": None,
-            "error_class": "unmatched", "geometry": instance.polygon(),
-        }
-        k = pair_of_pred.get(index)
-        if k is not None:
-            ref = gt[int(pairs.gt_index[k])]
-            tp = int(pairs.hole_tp[k])
-            fp, fn = instance.hole_count - tp, ref.hole_count - tp
-            valid = reason == "" or not outcome.params.check_validity
-            record.update(
-                matched_ref_id=ref.source_id, iou=float(pairs.iou[k]), ref_holes=ref.hole_count,
-                hole_tp=tp, hole_fp=fp, hole_fn=fn,
-                hole_f1=f1_score(tp, fp, fn) if (tp + fp + fn) else None,
-                topo_em=int(outcome.topo[k]),
-                o_biou=_value(pairs.o_biou, k), e_biou=_value(pairs.e_biou, k),
-                o_polis=_value(pairs.o_polis, k), e_polis=_value(pairs.e_polis, k),
-                o_mta=_value(pairs.o_mta, k), e_mta=_value(pairs.e_mta, k),
-                error_class=_error_class(valid, bool(outcome.exterior_matched[k]), tp, fp, fn),
-            )
-        pred_records.append(record)
-    for index, instance in enumerate(gt):
-        record = {
-            "image_id": instance.image_id, "ref_id": instance.source_id, "part": instance.part,
-            "category_id": instance.category_id, "matched_pred_id": None, "iou": None,
-            "ref_holes": instance.hole_count, "pred_holes": None, "topo_em": 0, "error_class": "missed",
-            "geometry": instance.polygon(),
-        }
-        k = pair_of_gt.get(index)
-        if k is not None:
-            p = int(pairs.pred_index[k])
-            record.update(matched_pred_id=pred[p].source_id, iou=float(pairs.iou[k]),
-                          pred_holes=pred[p].hole_count, topo_em=int(outcome.topo[k]),
-                          error_class=pred_records[p]["error_class"])
-        gt_records.append(record)
+    n_gt, n_pred = len(gt), len(pred)
+    gi, pi = np.asarray(pairs.gt_index, dtype=np.int64), np.asarray(pairs.pred_index, dtype=np.int64)
+    gt_holes = np.diff(outcome.gt_table.hole_start)
+    pred_holes = np.diff(outcome.pred_table.hole_start)
+    pair_gt_holes, pair_pred_holes = pair_hole_counts(pairs, outcome.gt_table, outcome.pred_table)
+    tp = np.asarray(pairs.hole_tp, dtype=np.int64)
+    fp, fn = pair_pred_holes - tp, pair_gt_holes - tp
+    f1 = _values(f1_scores(tp, fp, fn))
+    reasons = outcome.pred_reasons
+    valid = valid_flags(reasons)
+    pair_valid = valid_flags(reasons, outcome.params.check_validity)[pi]
+    classes = pair_error_classes(pair_valid, np.asarray(outcome.exterior_matched, dtype=bool), fp, fn)
+    pred_class = _column("unmatched", n_pred, pi, classes)
+    topo = np.asarray(outcome.topo).astype(np.int64).tolist()
+    iou = np.asarray(pairs.iou, dtype=float).tolist()
+    gt_ids = [instance.source_id for instance in gt]
+    pred_ids = [instance.source_id for instance in pred]
+    pred_columns = [
+        [i.image_id for i in pred], pred_ids, [i.part for i in pred], [i.score for i in pred],
+        [i.category_id for i in pred],
+        _column(None, n_pred, pi, [gt_ids[g] for g in gi.tolist()]), _column(None, n_pred, pi, iou),
+        valid.tolist(), [reason or None for reason in reasons], pred_holes.tolist(),
+        _column(None, n_pred, pi, pair_gt_holes.tolist()), _column(0, n_pred, pi, tp.tolist()),
+        _column(pred_holes.tolist(), n_pred, pi, fp.tolist()),
+        _column(None, n_pred, pi, fn.tolist()), _column(None, n_pred, pi, f1), _column(0, n_pred, pi, topo),
+        *(_column(None, n_pred, pi, _values(getattr(pairs, name)))
+          for name in ("o_biou", "e_biou", "o_polis", "e_polis", "o_mta", "e_mta")),
+        pred_class, list(outcome.pred_table.polygons),
+    ]
+    gt_columns = [
+        [i.image_id for i in gt], gt_ids, [i.part for i in gt], [i.category_id for i in gt],
+        _column(None, n_gt, gi, [pred_ids[p] for p in pi.tolist()]), _column(None, n_gt, gi, iou),
+        gt_holes.tolist(), _column(None, n_gt, gi, pair_pred_holes.tolist()), _column(0, n_gt, gi, topo),
+        _column("missed", n_gt, gi, classes), list(outcome.gt_table.polygons),
+    ]
     return {
-        "predictions": pred_records,
-        "references": gt_records,
-        "missed_holes": _hole_records(outcome.gt_table, gt, set(pairs.holes.gt_hole.tolist()), "ref_id"),
-        "hallucinated_holes": _hole_records(outcome.pred_table, pred, set(pairs.holes.pred_hole.tolist()),
-                                            "pred_id"),
+        "predictions": _rows(_PREDICTION_FIELDS, pred_columns),
+        "references": _rows(_REFERENCE_FIELDS, gt_columns),
+        "missed_holes": _hole_records(outcome.gt_table, gt, pairs.holes.gt_hole, "ref_id"),
+        "hallucinated_holes": _hole_records(outcome.pred_table, pred, pairs.holes.pred_hole, "pred_id"),
     }
 
 
 def _hole_records(table, instances, matched, id_field):
-    records = []
-    for hole, owner in enumerate(table.hole_owner):
-        if hole in matched:
-            continue
-        instance = instances[int(owner)]
-        polygon = _hole_polygon(table.holes[hole])
-        records.append({
-            "image_id": instance.image_id, id_field: instance.source_id, "part": instance.part,
-            "hole_index": int(hole - table.hole_start[owner]), "area_px2": float(abs(polygon.area)),
-            "geometry": polygon,
-        })
-    return records
+    unmatched = np.setdiff1d(np.arange(len(table.holes)), np.asarray(matched, dtype=np.int64))
+    owner = table.hole_owner[unmatched]
+    polygons = ring_polygons([table.holes[h] for h in unmatched.tolist()])
+    owners = [instances[o] for o in owner.tolist()]
+    columns = [[i.image_id for i in owners], [i.source_id for i in owners], [i.part for i in owners],
+               (unmatched - table.hole_start[owner]).tolist(), np.abs(shapely.area(polygons)).tolist(),
+               list(polygons)]
+    return _rows(("image_id", id_field, "part", "hole_index", "area_px2", "geometry"), columns)

@@ -25,15 +25,18 @@ import shapely
 from .average_precision import interpolated_ap
 from .boundary import band_iou, hd95, polis
 from .corners import corner_counts
-from .filters import apply_score_threshold, hole_area_px2
+from .construct import polygons_of, ring_linearrings
+from .filters import apply_score_threshold, kept_holes
 from .instances import Instance
 from .matching import hungarian_match, iou_candidates, same_image_pairs, score_order
-from .outcome import DetectionRanking, Outcome
+from .outcome import Outcome
 from .paper import image_codes
 from .mta import max_tangent_angle, region_precision
+from .pair_rules import (closest_threshold, detection_ranking, exterior_matched, pair_hole_counts,
+                         topology_exact_pairs, valid_flags)
 from .pairs import evaluate_pairs
-from .repair import largest_polygon, largest_polygons
-from .rings import RingTable
+from .repair import largest_polygons
+from .rings import RingTable, ring_regions
 from .validity import validity_reasons
 from .stats import nanmean, prf_summary
 
@@ -41,11 +44,16 @@ __all__ = ["RoleMatches", "ReferenceMatch", "normalize_like_reference", "evaluat
            "match_reference_code", "summarize_reference_code", "image_grouped_order", "flat_metrics"]
 
 
-def _from_polygon(instance, polygon):
-    exterior = shapely.get_coordinates(polygon.exterior)[:-1]
-    holes = tuple(shapely.get_coordinates(ring)[:-1] for ring in polygon.interiors)
-    return Instance(instance.image_id, instance.source_id, exterior, holes, instance.score,
-                    instance.category_id, instance.part)
+def _from_polygons(instances, polygons):
+    """The instances with their rings read back from ``polygons`` (one valid Polygon each)."""
+    rings, ring_owner = shapely.get_rings(np.asarray(polygons, dtype=object), return_index=True)
+    coords, coord_ring = shapely.get_coordinates(rings, return_index=True)
+    sizes = np.bincount(coord_ring, minlength=len(rings))
+    ends = np.cumsum(sizes)
+    arrays = [coords[end - size:end - 1] for size, end in zip(sizes.tolist(), ends.tolist())]
+    first = np.searchsorted(ring_owner, np.arange(len(instances) + 1)).tolist()
+    return [Instance(instance.image_id, instance.source_id, arrays[first[k]], tuple(arrays[first[k] + 1:first[k + 1]]),
+                     instance.score, instance.category_id, instance.part) for k, instance in enumerate(instances)]
 
 
 def normalize_like_reference(instance_set, min_hole_area_px2=0.0):
@@ -61,41 +69,42 @@ def normalize_like_reference(instance_set, min_hole_area_px2=0.0):
         Counts before and after the hole filter, as the reference reports them.
     kept : numpy.ndarray
         Index in ``instance_set`` of each returned instance (the others repaired to nothing).
+
+    Notes
+    -----
+    Every step runs on all instances at once (shapely's array functions); only the
+    polygons that need ``make_valid`` are repaired one by one.
     """
-    raw = [instance.polygon() for instance in instance_set.instances]
-    repaired = largest_polygons(raw)
-    instances, regions, kept_index = [], [], []
-    for index, (instance, polygon) in enumerate(zip(instance_set.instances, repaired)):
-        if polygon is not None:
-            instances.append(_from_polygon(instance, polygon))
-            regions.append(polygon)
-            kept_index.append(index)
+    repaired = largest_polygons(polygons_of(instance_set.instances))
+    kept_index = np.flatnonzero(~shapely.is_missing(repaired))
+    regions = repaired[kept_index]
+    instances = _from_polygons([instance_set.instances[i] for i in kept_index], regions)
     before = sum(instance.hole_count for instance in instances)
     counts = {"min_hole_area": float(min_hole_area_px2), "holes_before": before, "holes_after": before,
               "holes_removed": 0, "buildings_changed": 0}
     if min_hole_area_px2 > 0:
-        filtered, filtered_regions, filtered_index, changed = [], [], [], 0
-        for instance, region, source in zip(instances, regions, kept_index):
-            kept = [hole for hole in instance.holes if hole_area_px2(hole) >= min_hole_area_px2]
-            if len(kept) != instance.hole_count:
-                changed += 1
-                region = largest_polygon(shapely.Polygon(_closed(instance.exterior), [_closed(h) for h in kept]))
-                if region is None:
-                    region = largest_polygon(shapely.Polygon(_closed(instance.exterior)))
-                if region is None:
-                    continue
-                instance = _from_polygon(instance, region)
-            filtered.append(instance)
-            filtered_regions.append(region)
-            filtered_index.append(source)
-        instances, regions, kept_index = filtered, filtered_regions, filtered_index
+        kept_rings, changed = kept_holes(instances, min_hole_area_px2)
+        if changed:
+            rings = [ring for index in changed for ring in (instances[index].exterior, *kept_rings[index])]
+            owner = np.repeat(np.arange(len(changed)), [1 + len(kept_rings[index]) for index in changed])
+            region = largest_polygons(shapely.polygons(ring_linearrings(rings), indices=owner))
+            lost = np.flatnonzero(shapely.is_missing(region))
+            if lost.size:
+                region[lost] = ring_regions([instances[changed[k]].exterior for k in lost])
+            rebuilt = ~shapely.is_missing(region)
+            changed_rebuilt = np.array(changed, dtype=np.int64)[rebuilt]
+            for index, instance in zip(changed_rebuilt.tolist(),
+                                       _from_polygons([instances[i] for i in changed_rebuilt], region[rebuilt])):
+                instances[index] = instance
+            regions = regions.copy()
+            regions[changed_rebuilt] = region[rebuilt]
+            keep = np.ones(len(instances), dtype=bool)
+            keep[np.array(changed, dtype=np.int64)[~rebuilt]] = False
+            instances = [instance for instance, k in zip(instances, keep) if k]
+            regions, kept_index = regions[keep], kept_index[keep]
         after = sum(instance.hole_count for instance in instances)
-        counts.update(holes_after=after, holes_removed=before - after, buildings_changed=changed)
-    return instances, np.array(regions, dtype=object), counts, np.array(kept_index, dtype=np.int64)
-
-
-def _closed(ring):
-    return np.vstack([ring, ring[:1]])
+        counts.update(holes_after=after, holes_removed=before - after, buildings_changed=len(changed))
+    return instances, np.asarray(regions, dtype=object), counts, np.asarray(kept_index, dtype=np.int64)
 
 
 def image_grouped_order(instances):
@@ -324,10 +333,11 @@ def summarize_reference_code(match, params, progress=None):
             ap[name] = ap[key]
 
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
-    gt_h = np.diff(gt_table.hole_start)[pairs_gt]
-    pred_h = np.diff(pred_table.hole_start)[pairs_pred]
-    ext_matched = pairs.e_biou >= params.ring_match_threshold
-    topo = ext_matched & (gt_h == pred_h) & (pairs.hole_tp == gt_h)
+    gt_h, pred_h = pair_hole_counts(pairs, gt_table, pred_table)
+    ext_matched = exterior_matched(pairs.e_biou, params.ring_match_threshold, inclusive=True)
+    # The reference does not check validity: every pair counts as valid here.
+    topo = topology_exact_pairs(ext_matched, valid_flags(match.pred_reasons, check_validity=False)[pairs_pred],
+                                gt_h, pred_h, pairs.hole_tp)
     topo_count = n_gt + n_pred - len(pairs_gt)
     exterior = _role_summary(match.exterior, params)
     hole = _role_summary(match.hole, params)
@@ -349,9 +359,8 @@ def summarize_reference_code(match, params, progress=None):
         "exterior": exterior,
         "hole": hole,
     }
-    closest = min(tp_at, key=lambda t: abs(t - params.iou_threshold))
-    ranking = DetectionRanking(closest, scores[order], tp_at[closest], pred_image[order],
-                               np.bincount(gt_image, minlength=len(match.image_ids)))
+    closest = closest_threshold(tp_at, params.iou_threshold)
+    ranking = detection_ranking(closest, scores, order, tp_at[closest], pred_image, gt_image, len(match.image_ids))
     (gt_annotations, predictions), (gt_holes, pred_holes) = match.input_counts, match.hole_filter
     details = {
         "reference_metrics": reference,

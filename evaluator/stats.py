@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["nanmean", "f1_score", "prf_summary"]
+__all__ = ["nanmean", "f1_score", "f1_scores", "prf_summary"]
 
 
 def nanmean(values):
@@ -20,8 +20,20 @@ def nanmean(values):
 
 def f1_score(tp, fp, fn):
     """``2TP / (2TP + FP + FN)``; NaN when all three are 0."""
-    denominator = 2 * tp + fp + fn
-    return 2 * tp / denominator if denominator else float("nan")
+    return float(f1_scores(tp, fp, fn))
+
+
+def f1_scores(tp, fp, fn):
+    """:func:`f1_score` of each element of integer count arrays.
+
+    Examples
+    --------
+    >>> f1_scores(np.array([1, 0]), np.array([1, 0]), np.array([0, 0])).tolist()
+    [0.6666666666666666, nan]
+    """
+    denominator = 2 * np.asarray(tp) + np.asarray(fp) + np.asarray(fn)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator != 0, 2 * np.asarray(tp) / denominator, np.nan)
 
 
 def prf_summary(tp, fp, fn):
