@@ -32,6 +32,7 @@ __all__ = [
     "implied_score_field",
     "frame_for_bounds",
     "load_vector_layer",
+    "read_map_geometries",
     "require_osgeo",
     "ogr_exceptions",
 ]
@@ -390,6 +391,56 @@ def load_vector_layer(
     return InstanceSet(tuple(instances), image_ids, skipped, str(path)), frame
 
 
+def read_map_geometries(path, *, crs_wkt=None, purpose="vector"):
+    """Geometries of every feature of a vector file's first layer, in map units of ``crs_wkt``.
+
+    The reader of vector inputs other than the evaluated layers (areas of interest,
+    prompts): any geometry type, NULL and empty geometries left out, curves linearized.
+
+    Parameters
+    ----------
+    path : str or Path
+        Any dataset GDAL/OGR can open as vector data.
+    crs_wkt : str, optional
+        CRS (WKT) to reproject to when the layer has another CRS; None or empty keeps
+        the coordinates as they are, as does a layer without CRS.
+    purpose : str
+        What the file is for (``"AOI"``, ``"prompts"``), named in error messages.
+
+    Returns
+    -------
+    list of shapely.Geometry
+        In layer order.
+
+    Raises
+    ------
+    InputFormatError
+        The file cannot be opened, has no layer, holds non-finite coordinates, or its
+        coordinates cannot be reprojected.
+
+    Examples
+    --------
+    >>> point = '{"type": "Point", "coordinates": [10, 50]}'
+    >>> [geometry.wkt for geometry in read_map_geometries(point)]
+    ['POINT (10 50)']
+    """
+    with ogr_exceptions() as (gdal, _ogr, osr):
+        dataset = _open_dataset(gdal, path)
+        if dataset.GetLayerCount() == 0:
+            raise InputFormatError(f"{path}: expected a {purpose} file with a layer but it has none; "
+                                   "check the path and the format")
+        source = dataset.GetLayerByIndex(0)
+        where = f"{purpose} file {path} layer '{source.GetName()}'"
+        fids, wkbs, _values, _skipped = _read_features(source, [])
+        geometries = _map_geometries(wkbs, fids, where)
+        layer_srs = _layer_srs(source)
+        if layer_srs is not None and crs_wkt:
+            target = _srs_from_wkt(osr, crs_wkt)
+            if not _same_srs(layer_srs, target):
+                geometries = _reprojected(osr, geometries, layer_srs, target, where, "the target CRS")
+    return [geometry for geometry in geometries if geometry is not None]
+
+
 def _check_pixel_size(pixel_size):
     if isinstance(pixel_size, bool) or not isinstance(pixel_size, (int, float)) or not (
         math.isfinite(pixel_size) and pixel_size > 0
@@ -672,7 +723,7 @@ def _same_srs(first, second):
     return bool(first.IsSame(second, ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"]))
 
 
-def _reprojected(osr, geometries, layer_srs, target, where):
+def _reprojected(osr, geometries, layer_srs, target, where, target_name="the reference CRS"):
     source_srs, target_srs = _traditional(osr, layer_srs), _traditional(osr, target)
     transformation = osr.CoordinateTransformation(source_srs, target_srs)
 
@@ -685,8 +736,8 @@ def _reprojected(osr, geometries, layer_srs, target, where):
         return shapely.transform(geometries, transform)
     except RuntimeError as exc:
         raise InputFormatError(
-            f"{where}: expected coordinates that can be reprojected from {_described(layer_srs)} to the "
-            f"reference CRS {_described(target)} but got an error ({exc}); check the layer's CRS"
+            f"{where}: expected coordinates that can be reprojected from {_described(layer_srs)} to "
+            f"{target_name} {_described(target)} but got an error ({exc}); check the layer's CRS"
         ) from None
 
 

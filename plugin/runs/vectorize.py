@@ -44,6 +44,7 @@ from ...models import (
     load_model,
     run_to_file,
 )
+from ...models.errors import VectorInputError
 from ...models.pipeline import decoding_summary, decoding_values
 from ...models.session import PROVIDER_CHOICES
 from ..errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
@@ -306,7 +307,7 @@ def resolve_model(model):
 _ERROR_MAPPING = (
     (InferenceCancelled, RunCanceled),
     ((ModelFileError, ModelCardError), ModelInputError),
-    (RasterError, LayerInputError),
+    ((RasterError, VectorInputError), LayerInputError),
     (ProviderError, RunParameterError),
     ((MemoryBudgetError, OutputError), RunFailedError),
     (ModelsError, RunFailedError),
