@@ -21,7 +21,7 @@ from ...evaluator.cluster import check_cluster_choice, open_client
 from ...evaluator.frame import instances_in_frame
 from ...evaluator.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
 from ..errors import LayerInputError, RunParameterError
-from .layer_reading import describe_layer, layer_crs, read_polygon_features
+from .layer_reading import LayerFeatures, describe_layer, layer_crs, read_polygon_features
 from .raster_pixel import check_pixel_size
 from .feedback import RunSteps
 
@@ -63,7 +63,10 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     Parameters
     ----------
     prediction_layer, reference_layer : QgsVectorLayer or QgsFeatureSource
-        Polygon layers; the predictions are reprojected to the reference CRS.
+        Polygon layers; the predictions are reprojected to the reference CRS. The
+        predictions may also be :class:`~polytopo.plugin.runs.layer_reading.LayerFeatures`
+        already in the reference CRS (:func:`~polytopo.plugin.runs.layer_reading.features_from_polygons`:
+        a vectorizer's polygons evaluated without reading its output back).
     pixel_size : float
         Size of one evaluation pixel in map units of the reference CRS (metres for a
         UTM CRS, degrees for a geographic one): the ground sampling distance of the
@@ -137,15 +140,18 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     steps.info("Reading the reference layer")
     reference = read_polygon_features(reference_layer, role="reference", fields=[image_field], steps=steps)
     steps.progress(10)
-    steps.info("Reading the prediction layer")
-    if not score_field:
-        numeric = [field.name() for field in prediction_layer.fields() if field.isNumeric()]
-        score_field = implied_score_field(numeric, None, default_score)
-        if score_field:
-            steps.info(f"Scores from the prediction field {SCORE_FIELD!r} (no score field was named)")
-    prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
-                                       numeric_fields=[score_field], target_crs=crs,
-                                       transform_context=transform_context, steps=steps)
+    if isinstance(prediction_layer, LayerFeatures):
+        prediction = prediction_layer
+    else:
+        steps.info("Reading the prediction layer")
+        if not score_field:
+            numeric = [field.name() for field in prediction_layer.fields() if field.isNumeric()]
+            score_field = implied_score_field(numeric, None, default_score)
+            if score_field:
+                steps.info(f"Scores from the prediction field {SCORE_FIELD!r} (no score field was named)")
+        prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
+                                           numeric_fields=[score_field], target_crs=crs,
+                                           transform_context=transform_context, steps=steps)
     steps.progress(30)
     _warn_about_overlap(reference, prediction, crs, steps)
     frame = _frame(reference, pixel_size, patch_size_px, crs)
