@@ -22,10 +22,21 @@ def _comparable(summary):
                       default=repr)
 
 
-@pytest.mark.parametrize("suffix", [".gpkg", ".geojson"])
-def test_direct_chain_equals_evaluating_the_written_layer(vectorize_inputs, tmp_path, suffix):
+def _reference_in(vectorize_inputs, tmp_path, crs):
+    """The reference layer, reprojected to ``crs`` when given (so the predictions are reprojected too)."""
+    if crs is None:
+        return _layer(vectorize_inputs.reference, "reference")
+    from osgeo import gdal
+
+    path = tmp_path / "reference.gpkg"
+    gdal.VectorTranslate(str(path), str(vectorize_inputs.reference), dstSRS=crs, format="GPKG")
+    return _layer(path, "reference")
+
+
+@pytest.mark.parametrize(("suffix", "reference_crs"), [(".gpkg", None), (".geojson", None), (".gpkg", "EPSG:3857")])
+def test_direct_chain_equals_evaluating_the_written_layer(vectorize_inputs, tmp_path, suffix, reference_crs):
     """Same summary and per-feature records as reading the written polygons back and evaluating them."""
-    reference = _layer(vectorize_inputs.reference, "reference")
+    reference = _reference_in(vectorize_inputs, tmp_path, reference_crs)
     options = {"pixel_size": 0.5, "patch_size_px": 32}
     vectorized, run = vectorize_and_evaluate(
         _layer(vectorize_inputs.raster, "image"), reference, vectorize_inputs.model,
@@ -35,6 +46,7 @@ def test_direct_chain_equals_evaluating_the_written_layer(vectorize_inputs, tmp_
     assert _comparable(run.evaluation.summary) == _comparable(written.evaluation.summary)
     assert repr(run.evaluation.records) == repr(written.evaluation.records)
     assert run.frame == written.frame
+    assert run.evaluation.summary["metrics"]["Topo-EM"] > 0  # the predictions do match the reference
     assert run.provenance["prediction"]["source"] == str(vectorized["path"])
 
 
