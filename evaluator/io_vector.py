@@ -23,15 +23,15 @@ import numpy as np
 import shapely
 
 from .errors import InputFormatError, InvalidParameterError, MissingDependencyError
-from .instances import InstanceSet, instances_from_geometries
+from .frame import instances_in_frame
 
 __all__ = [
     "PixelFrame",
     "SCORE_FIELD",
-    "assign_images",
     "implied_score_field",
     "frame_for_bounds",
     "load_vector_layer",
+    "read_map_geometries",
     "require_osgeo",
     "ogr_exceptions",
 ]
@@ -309,9 +309,8 @@ def load_vector_layer(
     -----
     Features are read one by one through OGR (about 20 µs each); geometry conversion,
     reprojection (``osr.CoordinateTransformation.TransformPoints`` on all vertices at
-    once), the map-to-pixel transform and the patch assignment are vectorized. The
-    instances are then built feature by feature with
-    :func:`.instances.instances_from_geometries` (vectorized).
+    once), the map-to-pixel transform and the patch assignment (the frame step,
+    :func:`.frame.instances_in_frame`) are vectorized.
 
     Examples
     --------
@@ -369,25 +368,62 @@ def load_vector_layer(
             geometries = _reprojected(osr, geometries, layer_srs, target, where)
         if frame is None:
             frame = _reference_frame(geometries, target, pixel_size, patch_size_px, where, check_pixel_size)
-    pixels = frame.to_pixels(geometries)
-    image_of, image_ids = assign_images(
-        frame, pixels, values[image_field] if image_field is not None else None,
-        describe=lambda index: f"{where} feature FID {fids[index]} field {image_field!r}")
-    n = len(pixels)
-    category_of = values[category_field] if category_field else [None] * n
-    selected = np.array([geometry is not None for geometry in pixels], dtype=bool)
-    if categories is not None:
-        wanted_class = np.array([category in categories for category in category_of], dtype=bool)
-        skipped["other_category"] = skipped.get("other_category", 0) + int((selected & ~wanted_class).sum())
-        selected &= wanted_class
-    scores = [_score(values, score_field, default_score, index, fids[index], where) if scored and selected[index]
-              else 1.0 for index in range(n)]
-    geometries = np.array(pixels, dtype=object)
-    geometries[~selected] = None
-    instances = instances_from_geometries(
-        geometries, image_ids=image_of, source_ids=fids, scores=scores, category_ids=category_of,
-        where=lambda index: f"{where} feature FID {fids[index]} field 'geometry'")
-    return InstanceSet(tuple(instances), image_ids, skipped, str(path)), frame
+    instance_set = instances_in_frame(
+        frame, geometries, source_ids=fids, source=str(path), values=values, image_field=image_field,
+        score_field=score_field if scored else None, default_score=default_score, scored=scored,
+        category_field=category_field, categories=categories, skipped=skipped,
+        describe=lambda index: f"{where} feature FID {fids[index]}")
+    return instance_set, frame
+
+
+def read_map_geometries(path, *, crs_wkt=None, purpose="vector"):
+    """Geometries of every feature of a vector file's first layer, in map units of ``crs_wkt``.
+
+    The reader of vector inputs other than the evaluated layers (areas of interest,
+    prompts): any geometry type, NULL and empty geometries left out, curves linearized.
+
+    Parameters
+    ----------
+    path : str or Path
+        Any dataset GDAL/OGR can open as vector data.
+    crs_wkt : str, optional
+        CRS (WKT) to reproject to when the layer has another CRS; None or empty keeps
+        the coordinates as they are, as does a layer without CRS.
+    purpose : str
+        What the file is for (``"AOI"``, ``"prompts"``), named in error messages.
+
+    Returns
+    -------
+    list of shapely.Geometry
+        In layer order.
+
+    Raises
+    ------
+    InputFormatError
+        The file cannot be opened, has no layer, holds non-finite coordinates, or its
+        coordinates cannot be reprojected.
+
+    Examples
+    --------
+    >>> point = '{"type": "Point", "coordinates": [10, 50]}'
+    >>> [geometry.wkt for geometry in read_map_geometries(point)]
+    ['POINT (10 50)']
+    """
+    with ogr_exceptions() as (gdal, _ogr, osr):
+        dataset = _open_dataset(gdal, path)
+        if dataset.GetLayerCount() == 0:
+            raise InputFormatError(f"{path}: expected a {purpose} file with a layer but it has none; "
+                                   "check the path and the format")
+        source = dataset.GetLayerByIndex(0)
+        where = f"{purpose} file {path} layer '{source.GetName()}'"
+        fids, wkbs, _values, _skipped = _read_features(source, [])
+        geometries = _map_geometries(wkbs, fids, where)
+        layer_srs = _layer_srs(source)
+        if layer_srs is not None and crs_wkt:
+            target = _srs_from_wkt(osr, crs_wkt)
+            if not _same_srs(layer_srs, target):
+                geometries = _reprojected(osr, geometries, layer_srs, target, where, "the target CRS")
+    return [geometry for geometry in geometries if geometry is not None]
 
 
 def _check_pixel_size(pixel_size):
@@ -672,7 +708,7 @@ def _same_srs(first, second):
     return bool(first.IsSame(second, ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"]))
 
 
-def _reprojected(osr, geometries, layer_srs, target, where):
+def _reprojected(osr, geometries, layer_srs, target, where, target_name="the reference CRS"):
     source_srs, target_srs = _traditional(osr, layer_srs), _traditional(osr, target)
     transformation = osr.CoordinateTransformation(source_srs, target_srs)
 
@@ -685,8 +721,8 @@ def _reprojected(osr, geometries, layer_srs, target, where):
         return shapely.transform(geometries, transform)
     except RuntimeError as exc:
         raise InputFormatError(
-            f"{where}: expected coordinates that can be reprojected from {_described(layer_srs)} to the "
-            f"reference CRS {_described(target)} but got an error ({exc}); check the layer's CRS"
+            f"{where}: expected coordinates that can be reprojected from {_described(layer_srs)} to "
+            f"{target_name} {_described(target)} but got an error ({exc}); check the layer's CRS"
         ) from None
 
 
@@ -708,62 +744,3 @@ def _reference_frame(geometries, target, pixel_size, patch_size_px, where, check
     crs_wkt = target.ExportToWkt(["FORMAT=WKT2_2018"]) if target is not None else None
     bounds = shapely.total_bounds(geometries) if len(geometries) else (math.nan,) * 4
     return frame_for_bounds(bounds, pixel_size=pixel_size, patch_size_px=patch_size_px, crs_wkt=crs_wkt)
-
-
-def assign_images(frame, pixels, image_values=None, describe=str):
-    """Image id of each feature and the image ids in order.
-
-    Parameters
-    ----------
-    frame : PixelFrame
-        Its ``patch_size_px`` (if any) defines a patch grid from the frame origin.
-    pixels : numpy.ndarray of shapely geometry
-        Features in pixels (None where a feature has no geometry).
-    image_values : sequence, optional
-        An image/tile attribute per feature: each distinct value is an image (NULL is an
-        error). Without it, features go to the patch ``"r{row}_c{col}"`` holding their
-        representative point, or all to image 0 without a patch grid.
-    describe : callable
-        ``describe(index)`` names feature ``index`` in the error message.
-
-    Returns
-    -------
-    image_of : list
-        Image id per feature (None for a feature without geometry on a patch grid).
-    image_ids : tuple
-        The ids in order of first appearance (field) or by row then column (patches).
-    """
-    if image_values is not None:
-        for index, image_id in enumerate(image_values):
-            if image_id is None:
-                raise InputFormatError(f"{describe(index)}: expected an image id but got NULL; fill the field or "
-                                       "remove the feature")
-        return list(image_values), tuple(dict.fromkeys(image_values))
-    if frame.patch_size_px is None:
-        return [0] * len(pixels), (0,)
-    image_of = [None] * len(pixels)
-    present = np.flatnonzero(~shapely.is_missing(np.asarray(pixels, dtype=object)))
-    if not len(present):
-        return image_of, ()
-    points = shapely.point_on_surface(np.asarray(pixels, dtype=object)[present])
-    cols = np.floor(shapely.get_x(points) / frame.patch_size_px).astype(np.int64).tolist()
-    rows = np.floor(shapely.get_y(points) / frame.patch_size_px).astype(np.int64).tolist()
-    for index, row, col in zip(present.tolist(), rows, cols):
-        image_of[index] = f"r{row}_c{col}"
-    return image_of, tuple(f"r{row}_c{col}" for row, col in sorted(set(zip(rows, cols))))
-
-
-def _score(values, score_field, default_score, index, fid, where):
-    score = values[score_field][index] if score_field else None
-    if score is None:
-        if default_score is None:
-            raise InputFormatError(
-                f"{where} feature FID {fid} field {score_field!r}: expected a score but got NULL; "
-                "pass --default-score S to score such features"
-            )
-        return float(default_score)
-    if not math.isfinite(score):
-        raise InputFormatError(
-            f"{where} feature FID {fid} field {score_field!r}: expected a finite score but got {score}"
-        )
-    return float(score)

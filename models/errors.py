@@ -9,6 +9,7 @@ either::
     ├── ModelCardError(ModelsError, ValueError)       card key missing or contradictory
     ├── ProviderError(ModelsError, RuntimeError)      execution provider not available
     ├── RasterError(ModelsError, ValueError)          raster cannot feed the model
+    ├── VectorInputError(ModelsError, ValueError)     AOI or prompt file cannot be read
     ├── InferenceError(ModelsError, RuntimeError)     model produced unusable output
     ├── MemoryBudgetError(ModelsError, MemoryError)   the working set does not fit
     ├── OutputError(ModelsError, OSError)             the vector output cannot be written
@@ -27,6 +28,7 @@ __all__ = [
     "OutputError",
     "ProviderError",
     "RasterError",
+    "VectorInputError",
 ]
 
 
@@ -48,6 +50,10 @@ class ProviderError(ModelsError, RuntimeError):
 
 class RasterError(ModelsError, ValueError):
     """The raster cannot be opened or cannot supply what the model needs."""
+
+
+class VectorInputError(ModelsError, ValueError):
+    """A vector input (area of interest, prompts) cannot be opened, reprojected or used."""
 
 
 class InferenceError(ModelsError, RuntimeError):

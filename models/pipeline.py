@@ -672,7 +672,7 @@ class PreparedRun:
 
 
 def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None, cancel=None, overwrite=False,
-                inputs=(), finish=None):
+                inputs=(), finish=None, on_polygon=None):
     """Run ``model`` over ``raster_path`` and write the polygons to ``out_path``.
 
     Parameters
@@ -694,6 +694,9 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
         ``finish(path, report)`` with the complete, closed file and the finished
         :class:`RunReport`, before the file moves into place (e.g. to write
         metadata into it).
+    on_polygon : callable, optional
+        ``on_polygon(polygon)`` with each written polygon result (geometry in the
+        raster's CRS, class, score), e.g. to evaluate them without reading the file.
 
     Returns
     -------
@@ -710,4 +713,6 @@ def run_to_file(model, raster_path, out_path, params=RunParams(), progress=None,
                       finish=(lambda path: finish(path, prepared.report)) if finish else None) as writer:
         for polygon in prepared:
             writer.write(polygon.geometry, polygon.class_id, polygon.class_name, polygon.score)
+            if on_polygon is not None:
+                on_polygon(polygon)
     return prepared.report

@@ -70,4 +70,4 @@ def prompts_from_vector(path, crs_wkt=""):
     -------
     tuple of Prompt
     """
-    return prompts_from_geometries(read_geometries(path, crs_wkt))
+    return prompts_from_geometries(read_geometries(path, crs_wkt, "prompts"))

@@ -1,16 +1,21 @@
-"""Read geometries (areas of interest, prompts) from vector files into the raster's CRS."""
+"""Read geometries (areas of interest, prompts) from vector files into the raster's CRS.
+
+The reading is :func:`polytopo.evaluator.io_vector.read_map_geometries`, the one OGR
+reader of the project; its errors come back as :class:`.errors.VectorInputError`.
+"""
 
 import os
 
 import shapely
-from osgeo import gdal, ogr, osr
 
-from .errors import RasterError
+from ..evaluator.errors import EvaluatorError
+from ..evaluator.io_vector import read_map_geometries
+from .errors import VectorInputError
 
 __all__ = ["read_aoi", "read_geometries"]
 
 
-def read_geometries(path, crs_wkt=""):
+def read_geometries(path, crs_wkt="", purpose="vector"):
     """Shapely geometries of every feature of the first layer of a vector file.
 
     Parameters
@@ -20,44 +25,24 @@ def read_geometries(path, crs_wkt=""):
     crs_wkt : str
         Target CRS; features are reprojected into it when their layer has
         another CRS. Empty keeps the coordinates as they are.
+    purpose : str
+        What the file is for (``"AOI"``, ``"prompts"``), named in error messages.
 
     Returns
     -------
     list of shapely geometries
+        NULL and empty geometries left out.
 
     Raises
     ------
-    RasterError
-        OGR cannot open the file or it has no layer.
+    VectorInputError
+        OGR cannot open the file, it has no layer, or its coordinates are not finite or
+        cannot be reprojected; the message names the file and the fix.
     """
-    path = os.fspath(path)
-    gdal.PushErrorHandler("CPLQuietErrorHandler")
     try:
-        source = ogr.Open(path)
-    finally:
-        gdal.PopErrorHandler()
-    if source is None or source.GetLayerCount() == 0:
-        raise RasterError(f"Expected a vector file with a layer at {path} but OGR cannot read one; check the path and format.")
-    layer = source.GetLayer(0)
-    transform = None
-    layer_srs = layer.GetSpatialRef()
-    if layer_srs is not None and crs_wkt:
-        target = osr.SpatialReference()
-        target.ImportFromWkt(crs_wkt)
-        layer_srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
-        target.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
-        if not layer_srs.IsSame(target):
-            transform = osr.CoordinateTransformation(layer_srs, target)
-    geometries = []
-    for feature in layer:
-        geometry = feature.GetGeometryRef()
-        if geometry is None:
-            continue
-        geometry = geometry.Clone()
-        if transform is not None:
-            geometry.Transform(transform)
-        geometries.append(shapely.from_wkb(bytes(geometry.ExportToWkb())))
-    return geometries
+        return read_map_geometries(os.fspath(path), crs_wkt=crs_wkt or None, purpose=purpose)
+    except EvaluatorError as exc:
+        raise VectorInputError(str(exc)) from exc
 
 
 def read_aoi(path, crs_wkt=""):
@@ -65,10 +50,11 @@ def read_aoi(path, crs_wkt=""):
 
     Raises
     ------
-    RasterError
-        The file holds no polygon.
+    VectorInputError
+        The file cannot be read or holds no polygon.
     """
-    polygons = [g for g in read_geometries(path, crs_wkt) if g.geom_type in ("Polygon", "MultiPolygon")]
+    polygons = [g for g in read_geometries(path, crs_wkt, "AOI") if g.geom_type in ("Polygon", "MultiPolygon")]
     if not polygons:
-        raise RasterError(f"Expected polygons in the AOI file {os.fspath(path)} but found none.")
+        raise VectorInputError(f"Expected polygons in the AOI file {os.fspath(path)} but found none; "
+                               "pass a polygon layer with --aoi.")
     return shapely.make_valid(shapely.union_all(polygons))

@@ -3,14 +3,12 @@
 The reference layer fixes the CRS and the pixel frame (origin at the top-left of its
 extent, ``pixel_size`` map units per pixel, see
 :func:`polytopo.evaluator.io_vector.frame_for_bounds`); the prediction layer is
-reprojected to it with QGIS's transformations. Geometry goes to pixels with
-``frame.to_pixels``, becomes instances with
-:func:`polytopo.evaluator.instances.instances_from_geometries`, and
-:func:`polytopo.evaluator.evaluate` does the rest. Safe to run in a worker thread.
+reprojected to it with QGIS's transformations. The features become instances in pixels
+through the evaluator's frame step (:func:`polytopo.evaluator.frame.instances_in_frame`),
+and :func:`polytopo.evaluator.evaluate` does the rest. Safe to run in a worker thread.
 """
 
 import datetime
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -21,10 +19,10 @@ from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
 from ...evaluator.cluster import check_cluster_choice, open_client
 from ...evaluator.errors import EvaluationCanceled
-from ...evaluator.instances import InstanceSet, instances_from_geometries
-from ...evaluator.io_vector import SCORE_FIELD, assign_images, frame_for_bounds, implied_score_field
+from ...evaluator.frame import instances_in_frame
+from ...evaluator.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
 from ..errors import LayerInputError, RunParameterError
-from .layer_reading import describe_layer, layer_crs, read_polygon_features
+from .layer_reading import LayerFeatures, describe_layer, layer_crs, read_polygon_features
 from .raster_pixel import check_pixel_size
 from .feedback import RunSteps
 
@@ -66,7 +64,10 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     Parameters
     ----------
     prediction_layer, reference_layer : QgsVectorLayer or QgsFeatureSource
-        Polygon layers; the predictions are reprojected to the reference CRS.
+        Polygon layers; the predictions are reprojected to the reference CRS. The
+        predictions may also be :class:`~polytopo.plugin.runs.layer_reading.LayerFeatures`
+        already in the reference CRS (:func:`~polytopo.plugin.runs.layer_reading.features_from_polygons`:
+        a vectorizer's polygons evaluated without reading its output back).
     pixel_size : float
         Size of one evaluation pixel in map units of the reference CRS (metres for a
         UTM CRS, degrees for a geographic one): the ground sampling distance of the
@@ -140,21 +141,26 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
     steps.info("Reading the reference layer")
     reference = read_polygon_features(reference_layer, role="reference", fields=[image_field], steps=steps)
     steps.progress(10)
-    steps.info("Reading the prediction layer")
-    if not score_field:
-        numeric = [field.name() for field in prediction_layer.fields() if field.isNumeric()]
-        score_field = implied_score_field(numeric, None, default_score)
-        if score_field:
-            steps.info(f"Scores from the prediction field {SCORE_FIELD!r} (no score field was named)")
-    prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
-                                       numeric_fields=[score_field], target_crs=crs,
-                                       transform_context=transform_context, steps=steps)
+    if isinstance(prediction_layer, LayerFeatures):
+        prediction = prediction_layer
+    else:
+        steps.info("Reading the prediction layer")
+        if not score_field:
+            numeric = [field.name() for field in prediction_layer.fields() if field.isNumeric()]
+            score_field = implied_score_field(numeric, None, default_score)
+            if score_field:
+                steps.info(f"Scores from the prediction field {SCORE_FIELD!r} (no score field was named)")
+        prediction = read_polygon_features(prediction_layer, role="prediction", fields=[image_field, score_field],
+                                           numeric_fields=[score_field], target_crs=crs,
+                                           transform_context=transform_context, steps=steps)
     steps.progress(30)
     _warn_about_overlap(reference, prediction, crs, steps)
     frame = _frame(reference, pixel_size, patch_size_px, crs)
-    gt_set = _instance_set(reference, frame, image_field, [1.0] * len(reference.fids), "reference")
-    scores = _scores(prediction, score_field, default_score, steps)
-    pred_set = _instance_set(prediction, frame, image_field, scores, "prediction")
+    if not score_field and default_score is None:
+        steps.info("No score field: every prediction scores 1.0 and AP ranks them in feature order")
+    gt_set = _instance_set(reference, frame, "reference", image_field=image_field)
+    pred_set = _instance_set(prediction, frame, "prediction", image_field=image_field, score_field=score_field,
+                             default_score=default_score, scored=True)
     evaluation = _evaluate(gt_set, pred_set, params, steps, cluster)
     steps.progress(100)
     provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
@@ -203,43 +209,15 @@ def _frame(reference, pixel_size, patch_size_px, crs):
         raise RunParameterError(str(exc)) from exc
 
 
-def _scores(prediction, score_field, default_score, steps):
-    if not score_field:
-        if default_score is None:
-            steps.info("No score field: every prediction scores 1.0 and AP ranks them in feature order")
-        return [1.0 if default_score is None else float(default_score)] * len(prediction.fids)
-    scores = []
-    for fid, value in zip(prediction.fids, prediction.values[score_field]):
-        if value is None:
-            if default_score is None:
-                raise LayerInputError(
-                    f"prediction layer {prediction.name!r} feature {fid} field {score_field!r}: expected a "
-                    "score but got NULL; fill the field or give a default score"
-                )
-            value = default_score
-        value = float(value)
-        if not math.isfinite(value):
-            raise LayerInputError(
-                f"prediction layer {prediction.name!r} feature {fid} field {score_field!r}: expected a "
-                f"finite score but got {value}"
-            )
-        scores.append(value)
-    return scores
-
-
-def _instance_set(features, frame, image_field, scores, role):
-    pixels = frame.to_pixels(features.geometries)
+def _instance_set(features, frame, role, **fields):
     fids = features.fids
     try:
-        image_of, image_ids = assign_images(
-            frame, pixels, features.values[image_field] if image_field else None,
-            describe=lambda index: f"{role} layer {features.name!r} feature {fids[index]} field {image_field!r}")
-        instances = instances_from_geometries(
-            pixels, image_ids=image_of, source_ids=fids, scores=scores, category_ids=[None] * len(fids),
-            where=lambda index: f"{role} layer {features.name!r} feature {fids[index]}")
+        return instances_in_frame(frame, features.geometries, source_ids=fids, source=features.source,
+                                  values=features.values, skipped=features.skipped,
+                                  describe=lambda index: f"{role} layer {features.name!r} feature {fids[index]}",
+                                  **fields)
     except InputFormatError as exc:
         raise LayerInputError(str(exc)) from exc
-    return InstanceSet(tuple(instances), image_ids, dict(features.skipped), features.source)
 
 
 def _cluster(workers, scheduler):

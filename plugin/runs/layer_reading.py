@@ -15,6 +15,7 @@ from qgis.core import (
     QgsCoordinateTransform,
     QgsCsException,
     QgsFeatureRequest,
+    QgsGeometry,
     QgsProject,
     QgsVectorLayer,
     QgsWkbTypes,
@@ -23,7 +24,8 @@ from qgis.PyQt.QtCore import QVariant
 
 from ..errors import LayerInputError
 
-__all__ = ["LayerFeatures", "describe_layer", "read_polygon_features", "layer_crs", "CANCEL_CHECK_EVERY"]
+__all__ = ["LayerFeatures", "describe_layer", "features_from_polygons", "read_polygon_features", "layer_crs",
+           "CANCEL_CHECK_EVERY"]
 
 #: Features read between two cancellation checks.
 CANCEL_CHECK_EVERY = 2000
@@ -81,8 +83,11 @@ def _source_of(layer):
 
 
 def describe_layer(layer):
-    """``{"name", "source", "crs"}`` of a layer or feature source, for provenance records."""
-    _, crs, name, source = _source_of(layer)
+    """``{"name", "source", "crs"}`` of a layer, feature source or :class:`LayerFeatures`, for provenance records."""
+    if isinstance(layer, LayerFeatures):
+        crs, name, source = layer.crs, layer.name, layer.source
+    else:
+        _, crs, name, source = _source_of(layer)
     return {"name": name, "source": source, "crs": crs.authid() or crs.toWkt()}
 
 
@@ -141,9 +146,51 @@ def read_polygon_features(layer, *, role, fields=(), numeric_fields=(), target_c
         fids.append(int(feature.id()))
         for field_name, index in indices.items():
             values[field_name].append(_python_value(feature.attribute(index)))
-        wkbs.append(_feature_wkb(feature, transform, skipped, where))
+        wkbs.append(_geometry_wkb(feature.geometry(), feature.id(), transform, skipped, where))
+    return _features(name, public_source, crs, fids, wkbs, values, skipped)
+
+
+def features_from_polygons(polygons, *, name, source, crs, first_fid, values, target_crs=None,
+                           transform_context=None):
+    """The features a layer holding ``polygons`` would give :func:`read_polygon_features`.
+
+    Parameters
+    ----------
+    polygons : sequence of shapely.Geometry
+        In map units of ``crs``, in feature order.
+    name, source : str
+        Layer name and source, for messages and provenance.
+    crs : QgsCoordinateReferenceSystem
+        CRS of ``polygons``.
+    first_fid : int
+        Feature id of the first polygon (a GeoPackage numbers from 1, GeoJSON from 0).
+    values : dict
+        ``{field name: [value per polygon]}``.
+    target_crs, transform_context
+        As for :func:`read_polygon_features`: the same QGIS transformation reprojects them.
+
+    Returns
+    -------
+    LayerFeatures
+    """
+    where = f"prediction layer {name!r}"
+    transform = _transform(crs, target_crs, transform_context, where)
+    skipped = {"null_geometry": 0, "empty_geometry": 0}
+    fids = list(range(first_fid, first_fid + len(polygons)))
+    wkbs = [_geometry_wkb(_qgs_geometry(polygon), fid, transform, skipped, where)
+            for fid, polygon in zip(fids, polygons)]
+    return _features(name, source, crs, fids, wkbs, values, skipped)
+
+
+def _qgs_geometry(polygon):
+    geometry = QgsGeometry()
+    geometry.fromWkb(polygon.wkb)
+    return geometry
+
+
+def _features(name, source, crs, fids, wkbs, values, skipped):
     geometries = shapely.from_wkb(np.array(wkbs, dtype=object)) if wkbs else np.empty(0, dtype=object)
-    return LayerFeatures(name, public_source, crs, fids, np.asarray(geometries, dtype=object), values,
+    return LayerFeatures(name, source, crs, fids, np.asarray(geometries, dtype=object), values,
                          {reason: n for reason, n in skipped.items() if n})
 
 
@@ -197,8 +244,7 @@ def _python_value(value):
     return value
 
 
-def _feature_wkb(feature, transform, skipped, where):
-    geometry = feature.geometry()
+def _geometry_wkb(geometry, fid, transform, skipped, where):
     if geometry.isNull():
         skipped["null_geometry"] += 1
         return None
@@ -212,7 +258,7 @@ def _feature_wkb(feature, transform, skipped, where):
             geometry.transform(transform)
         except QgsCsException as exc:
             raise LayerInputError(
-                f"{where} feature {feature.id()}: expected coordinates that can be reprojected from "
+                f"{where} feature {fid}: expected coordinates that can be reprojected from "
                 f"{transform.sourceCrs().authid()} to {transform.destinationCrs().authid()} but got an "
                 f"error ({exc}); check the layer's CRS"
             ) from None

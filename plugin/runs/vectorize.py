@@ -44,6 +44,7 @@ from ...models import (
     load_model,
     run_to_file,
 )
+from ...models.errors import VectorInputError
 from ...models.pipeline import decoding_summary, decoding_values
 from ...models.session import PROVIDER_CHOICES
 from ..errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
@@ -80,7 +81,7 @@ def raster_source_path(raster_layer):
 
 def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                     overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None, min_hole_area_px=None,
-                    output_path, feedback=None, overwrite=False, transform_context=None):
+                    output_path, feedback=None, overwrite=False, transform_context=None, keep_polygons=False):
     """Run an ONNX model over ``raster_layer`` and write its polygons (with holes) to ``output_path``.
 
     Parameters
@@ -121,6 +122,9 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         Replace an existing output file.
     transform_context : QgsCoordinateTransformContext, optional
         For reprojecting the AOI layer; defaults to the current project's.
+    keep_polygons : bool
+        Also return the written polygons (``polygons``), to evaluate them without
+        reading the file back.
 
     Returns
     -------
@@ -129,7 +133,9 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         ``provider_report`` (one line, with the reason of any fallback), ``card`` (the model
         card as a dict), ``features`` (polygons written), ``model`` (the model path),
         ``messages`` (notes of the run), ``decoding`` (the threshold and minimum areas used,
-        :func:`polytopo.models.pipeline.decoding_values`) and ``provenance`` (JSON-ready record).
+        :func:`polytopo.models.pipeline.decoding_values`) and ``provenance`` (JSON-ready record);
+        with ``keep_polygons``, ``polygons``: the written polygon results in file order
+        (``geometry`` in the raster's CRS, ``score``).
 
     Raises
     ------
@@ -179,6 +185,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         steps.info(f"Decoding: {decoding_summary(run_card)}")
         result = {"path": output_path, "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model),
                   "decoding": decoding_values(run_card)}
+        kept = result.setdefault("polygons", []) if keep_polygons else None
 
         def finish(temporary, report):
             """Describe the run and write its provenance into the finished file, before it moves into place."""
@@ -196,7 +203,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
             report = run_to_file(loaded, raster_path, output_path, params,
                                  progress=lambda done, total: _progress(feedback, done, total),
                                  cancel=steps.cancel,
-                                 overwrite=overwrite, inputs=inputs[1:], finish=finish)
+                                 overwrite=overwrite, inputs=inputs[1:], finish=finish,
+                                 on_polygon=kept.append if kept is not None else None)
     result["messages"] = list(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
     for message in result["messages"]:
         steps.warn(message)
@@ -306,7 +314,7 @@ def resolve_model(model):
 _ERROR_MAPPING = (
     (InferenceCancelled, RunCanceled),
     ((ModelFileError, ModelCardError), ModelInputError),
-    (RasterError, LayerInputError),
+    ((RasterError, VectorInputError), LayerInputError),
     (ProviderError, RunParameterError),
     ((MemoryBudgetError, OutputError), RunFailedError),
     (ModelsError, RunFailedError),
