@@ -33,6 +33,18 @@ errors
     The plugin's exception hierarchy.
 resource_paths
     Locations of the files under ``resources/``.
+
+Importing this package first imports shapely with its own GEOS
+(:func:`~polytopo.plugin.setup.geos_isolation.import_shapely_with_own_geos`): every
+QGIS-side module comes through here, so none can bind shapely to the GEOS of the QGIS
+executable, whether QGIS starts the plugin or a script (Python console, ``qgis --code``)
+imports the run API or the dock directly. When shapely is not importable yet (it is
+installed into the plugin-local package folder), the plugin start repeats the import
+after adding that folder, and logs a mismatch.
 """
 
+from .setup.geos_isolation import import_shapely_with_own_geos
+
 __all__ = []
+
+import_shapely_with_own_geos()
