@@ -64,7 +64,8 @@ class StandInCore:
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                         overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
-                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
+                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None,
+                        keep_polygons=False):
         self.calls.append(("vectorize_layer", raster_layer.name(), model, provider, extent, output_path))
         self._work(feedback)
         with open(output_path, "wb") as stream:
@@ -161,7 +162,8 @@ class VectorizeCore:
 
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                         overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
-                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None):
+                        min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None,
+                        keep_polygons=False):
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
         self.calls.append((raster_layer.name(), model, provider, extent))
