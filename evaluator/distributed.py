@@ -364,7 +364,8 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
     results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
-                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
+                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"),
+                             packed=True)
     return merge_partitions(gt_set, pred_set, params, parts, results, progress)
 
 
