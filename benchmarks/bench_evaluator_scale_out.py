@@ -18,19 +18,27 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    of the ``4 x 2`` partitions of a 2-worker run (``distributed.partition_task``: filters
    and per-image work), one bootstrap chunk, and the scheduler's cost per task (empty
    tasks on a 2-worker cluster);
-3. projects the evaluation time to 16 and 64 workers with the model
+3. projects the evaluation time to 16 and 64 workers with a list-scheduling model. The
+   single process takes ``T1 = L + R + W + chunks * b``; ``N`` workers take
 
-       T(N) = S + I * W / N + ceil(chunks / N) * b + k * (4N + chunks)
+       T(N) = S + max(0, C - L) + M(N) + ceil(chunks / N) * b + k * (4N + chunks)
+       max(P(N), W / N) <= M(N) <= W / N + (1 - 1 / N) * P(N),   P(N) = p * 8 / (4N)
 
-   where S is the serial client time (everything of step 2 that runs on the client,
-   merge included, measured for 8 partitions and taken as independent of N: it is linear
-   in the instances, not in the partitions), W the summed per-partition work, I the
-   measured imbalance (largest partition over the mean, assumed to stay the same with 4N
-   partitions), b the time of one bootstrap chunk, k the scheduler cost per task and
-   4N + chunks the number of tasks (for N = 1 the partition term is W). It assumes every worker on a core of its own and the
-   client's network and memory bandwidth not limiting (the partitions are pickled once,
-   serially, on the client). The speed-up it prints is T(1) / T(N); ``S / T(1)`` bounds it
-   (Amdahl).
+   where L is the client's loading, R its work after the profile in one process too
+   (summary, analyses, records), S = L + R + the cluster-only client parts
+   (partitioning, pickling the partitions, unpickling the results, merge), C the
+   cluster's start-up (it runs while the client loads), W the summed work of the
+   partitions (pickling its result included), M(N) the makespan of the ``4N`` partitions
+   on N workers, bounded below by the largest partition and by an even spread, and
+   above by Graham's bound for list scheduling (a worker takes the next partition when
+   it is free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the
+   measured largest ``p`` of 8 scaled by their size (partitions hold equal instance
+   counts; no single image is near that size in this set). b is the time of one
+   bootstrap chunk, k the scheduler cost per task. S is measured for 8 partitions and
+   taken as independent of N (it is linear in the instances, not in the partitions).
+   It assumes every worker on a core of its own, the client on one more, and network
+   and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both
+   bounds; ``T1 / S`` bounds it for any N (Amdahl).
 
 The machine's load average is printed before and after each part: on a machine shared
 with other jobs the measured 1-vs-2-worker ratio says little; the per-part costs, taken
@@ -112,10 +120,9 @@ def part_costs(gt_path, pred_path, profile, n_parts):
     task = partition_task(params)
     partitions, results, result_blobs = [], [], []
     for blob in blobs:
-        result, seconds = _timed(lambda blob=blob: task(pickle.loads(blob)))
-        partitions.append(seconds)
-        result_blobs.append(pickle.dumps(result, protocol=5))
-        del result
+        started = time.perf_counter()
+        result_blobs.append(pickle.dumps(task(pickle.loads(blob)), protocol=5))
+        partitions.append(time.perf_counter() - started)
     results, serial["unpickle results"] = _timed(lambda: [pickle.loads(b) for b in result_blobs])
     phases = {}
     outcome, _ = _timed(merge_partitions, gt, pred, params, parts, results,
@@ -135,25 +142,36 @@ def part_costs(gt_path, pred_path, profile, n_parts):
 
 
 def task_overhead_s(workers=2, tasks=200):
-    """Seconds the scheduler adds per task (empty tasks mapped on a local cluster)."""
+    """Seconds the scheduler adds per task (empty tasks mapped on a local cluster), and the cluster's start-up."""
     from polytopo.evaluator.cluster import map_partitions, open_client
 
+    started = time.perf_counter()
     with open_client(workers) as client:
+        startup = time.perf_counter() - started
         map_partitions(client, _noop, range(10))
         _, seconds = _timed(map_partitions, client, _noop, range(tasks))
-    return seconds / tasks
+    return seconds / tasks, startup
 
 
-def project(costs, overhead_s, workers):
-    """Projected evaluation seconds on ``workers`` workers (model of the module docstring)."""
-    serial = sum(costs["serial"].values())
-    work = sum(costs["partitions"])
-    mean = work / max(1, len(costs["partitions"]))
-    imbalance = max(costs["partitions"]) / mean if mean else 1.0
-    chunks = costs["bootstrap_chunks"]
-    bootstrap = math.ceil(chunks / workers) * costs["bootstrap_chunk_s"]
-    spread = imbalance * work / workers if workers > 1 else work
-    return serial + spread + bootstrap + overhead_s * (4 * workers + chunks)
+CLUSTER_ONLY = ("partitioning", "pickle partitions", "unpickle results", "merge")
+"""Client parts of ``part_costs`` that a single process does not have."""
+
+
+def single_process_s(costs):
+    """Projected seconds of the single process (``T1`` of the module docstring)."""
+    serial = sum(seconds for name, seconds in costs["serial"].items() if name not in CLUSTER_ONLY)
+    return serial + sum(costs["partitions"]) + costs["bootstrap_chunks"] * costs["bootstrap_chunk_s"]
+
+
+def project(costs, overhead_s, startup_s, workers):
+    """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring)."""
+    parts = costs["partitions"]
+    work = sum(parts)
+    largest = max(parts) * len(parts) / (4 * workers)
+    fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"]["load"])
+             + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
+             + overhead_s * (4 * workers + costs["bootstrap_chunks"]))
+    return (fixed + max(largest, work / workers), fixed + work / workers + (1 - 1 / workers) * largest)
 
 
 def _cli(python, files, out, workers, profile):
@@ -240,7 +258,7 @@ def main(argv=None):
                             "identical": not differences and csv_same}
 
     costs = part_costs(files.gt_path, files.pred_path, args.profile, 4 * 2)
-    overhead = task_overhead_s()
+    overhead, startup = task_overhead_s()
     report["load_average"]["after the part costs"] = _load()
     parts = costs["partitions"]
     print(f"\nparts of a 2-worker run, measured one after the other in one process "
@@ -255,16 +273,20 @@ def main(argv=None):
     if costs["bootstrap_chunks"]:
         print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
     print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms")
+    print(f"  cluster start-up (2 workers)     {startup:8.3f} s (while the client loads)")
+    single = single_process_s(costs)
     serial = sum(costs["serial"].values())
-    total = serial + sum(parts) + costs["bootstrap_chunk_s"] * costs["bootstrap_chunks"]
-    print(f"  serial client share of a 1-process evaluation: {serial / total:.0%} (so no N gives more than "
-          f"{total / serial:.1f}x)")
-    print("\nprojection T(N) = S + I*W/N + ceil(chunks/N)*b + k*(4N + chunks), every worker on its own core:")
-    report["costs"], report["task_overhead_s"], report["projection_s"] = costs, overhead, {}
-    for n in (1, 2, *PROJECTED_WORKERS):
-        seconds = project(costs, overhead, n)
-        report["projection_s"][n] = seconds
-        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {project(costs, overhead, 1) / seconds:5.2f}x")
+    print(f"  serial client time S {serial:.2f} s against {single:.2f} s in one process (so no N gives more than "
+          f"{single / serial:.1f}x)")
+    print("\nprojection T(N) = S + max(0, C - L) + M(N) + ceil(chunks/N)*b + k*(4N + chunks), "
+          "max(P, W/N) <= M(N) <= W/N + (1 - 1/N) P, every worker on its own core:")
+    report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup
+    report["single_process_s"], report["projection_s"] = single, {}
+    print(f"    1 process:    {single:8.2f} s")
+    for n in (2, *PROJECTED_WORKERS):
+        low, high = project(costs, overhead, startup, n)
+        report["projection_s"][n] = [low, high]
+        print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     if differences or not csv_same:

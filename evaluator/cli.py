@@ -170,24 +170,26 @@ class _Progress:
 def run(args):
     """Run one evaluation from parsed arguments; returns the written file paths."""
     from .api import evaluate, load_inputs
-    from .cluster import open_client
+    from .cluster import client_starting
     from .kernels import reporting
     from .report import check_report_folder, format_table, write_report
 
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
     try:
-        progress("load")
-        gt, pred, frame = load_inputs(
-            args.gt, args.pred, categories=args.categories, default_score=args.default_score,
-            score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
-            pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
-            category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
-            check_pixel_size=not args.allow_any_pixel_size)
-        overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
-        with reporting(progress.within), open_client(args.workers, args.scheduler) as client:
-            evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
-                                  client=client, **overrides)
+        with client_starting(args.workers, args.scheduler) as started_client:
+            progress("load")
+            gt, pred, frame = load_inputs(
+                args.gt, args.pred, categories=args.categories, default_score=args.default_score,
+                score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
+                pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
+                category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
+                check_pixel_size=not args.allow_any_pixel_size)
+            overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
+            client = started_client()
+            with reporting(progress.within):
+                evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
+                                      client=client, **overrides)
         progress("write")
         files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                              inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)

@@ -11,20 +11,23 @@ Inside QGIS ``sys.executable`` is the QGIS binary, not a Python interpreter: wor
 processes of a local cluster are started with :func:`worker_python` instead.
 """
 
+import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
 import multiprocessing.spawn
 import os
+import pickle
 import shutil
 import sys
 import urllib.parse
+import uuid
 from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "check_cluster_choice", "check_scheduler_address", "open_client", "map_partitions",
-           "worker_python"]
+__all__ = ["SCHEDULER_TIMEOUT_S", "check_cluster_choice", "check_scheduler_address", "open_client", "client_starting",
+           "map_partitions", "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -256,7 +259,32 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         yield client
 
 
-def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1):
+@contextlib.contextmanager
+def client_starting(workers=0, scheduler=None, **options):
+    """Start :func:`open_client` in a background thread; yield a function that waits for its client.
+
+    Starting a local cluster takes seconds (each worker process imports Python, numpy,
+    shapely and Dask); the caller meanwhile does its own work in this thread (loading
+    the inputs), then calls the yielded function.
+
+    Parameters
+    ----------
+    workers, scheduler, **options
+        As for :func:`open_client` (``timeout_s``).
+
+    Yields
+    ------
+    callable
+        Without arguments; returns the ``distributed.Client`` or None (as
+        :func:`open_client` yields) and raises what :func:`open_client` raised. The
+        cluster is closed when the context ends, also when the function was never called.
+    """
+    with contextlib.ExitStack() as stack, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        opening = pool.submit(stack.enter_context, open_client(workers, scheduler, **options))
+        yield opening.result
+
+
+def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False):
     """Return ``[func(p) for p in partitions]``, computed on the cluster's workers.
 
     Parameters
@@ -274,6 +302,12 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         caller's cancel check, :mod:`.cancel`), the partitions still running are canceled.
     retries : int
         How often Dask retries a partition whose worker died.
+    packed : bool
+        Send each partition, and its result back, as one pickled byte string. Dask sends
+        every numpy array inside an argument or result as a frame of its own; objects made
+        of many small arrays (instance sets, ring tables: tens of thousands per
+        partition) then cost the client seconds of CPU, one pickled string costs
+        milliseconds. Packed partitions must not hold futures (Dask cannot see them).
 
     Returns
     -------
@@ -297,14 +331,19 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
                 progress(done, total)
         return results
     distributed = _distributed()
-    futures = client.map(func, partitions, pure=False, retries=retries)
+    if packed:
+        token = uuid.uuid4().hex
+        futures = client.map(_run_packed, [func] * total, [_pack(p) for p in partitions], retries=retries,
+                             key=[f"{func.__name__}-{token}-{i}" for i in range(total)])
+    else:
+        futures = client.map(func, partitions, pure=False, retries=retries)
     index = {future.key: i for i, future in enumerate(futures)}
     results = [None] * total
     try:
         for done, future in enumerate(distributed.as_completed(futures, loop=client.loop), 1):
             i = index[future.key]
             try:
-                results[i] = future.result()
+                results[i] = pickle.loads(future.result()) if packed else future.result()
             except Exception as exc:
                 if _is_own_error(exc):
                     raise
@@ -318,6 +357,16 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         client.cancel(futures)
         raise
     return results
+
+
+def _pack(value):
+    """``value`` pickled into one byte string (its arrays in band, so it travels as one frame)."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _run_packed(func, packed):
+    """Worker side of a packed partition: unpickle it, run ``func``, pickle the result."""
+    return _pack(func(pickle.loads(packed)))
 
 
 def _is_own_error(exc):

@@ -27,7 +27,7 @@ from .analysis import percentile_intervals, per_image_statistics, resample_metri
 from .cluster import map_partitions
 from .instances import InstanceSet
 from .matching import Candidates
-from .ordering import image_sort_key, instance_sort_key
+from .ordering import image_rank, image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
 from .profiles import profile_named
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
@@ -312,21 +312,31 @@ def merge_p3_code_parts(parts, image_ids):
 def _filtered(whole, matches, side):
     """The filtered whole set, in canonical order, from the partitions' filtered instances.
 
-    Each partition's instances are already in canonical order; one sort by the same key
-    (:func:`.ordering.instance_sort_key`) over all of them gives the order of one process.
+    Each partition's instances are already in canonical order, which sorts by image first
+    (:func:`.ordering.instance_sort_key`), and every image lies in one partition: sorting
+    by image (:func:`.ordering.image_sort_key`) and then by position in the partition
+    gives the order of one process without comparing geometry. Only when two distinct
+    image ids share a sort key (``True`` and ``"True"``) does it sort by the whole key.
     Returns the set and, per partition, the positions of its instances in it.
     """
     local = [list(getattr(match, side)) for match in matches]
-    flat = [(k, j) for k, instances in enumerate(local) for j in range(len(instances))]
-    by_score = side == "pred"
-    order = sorted(range(len(flat)), key=lambda n: instance_sort_key(local[flat[n][0]][flat[n][1]], by_score))
-    positions = [np.empty(len(instances), dtype=np.int64) for instances in local]
-    for rank, n in enumerate(order):
-        k, j = flat[n]
-        positions[k][j] = rank
-    instances = tuple(local[flat[n][0]][flat[n][1]] for n in order)
+    flat = [instance for instances in local for instance in instances]
+    images = list(dict.fromkeys(instance.image_id for instance in flat))
+    if len({image_sort_key(image) for image in images}) == len(images):
+        rank_of = dict(zip(images, image_rank(images)))
+        image = np.array([rank_of[instance.image_id] for instance in flat], dtype=np.int64)
+        within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
+        order = np.lexsort((within, image))
+    else:
+        by_score = side == "pred"
+        order = sorted(range(len(flat)), key=lambda n: instance_sort_key(flat[n], by_score))
+    rank = np.empty(len(flat), dtype=np.int64)
+    rank[order] = np.arange(len(flat))
+    bounds = np.cumsum([0] + [len(instances) for instances in local])
+    instances = tuple(flat[n] for n in order)
     image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
-    return InstanceSet(instances, image_ids, whole.skipped, whole.source), positions
+    return InstanceSet(instances, image_ids, whole.skipped, whole.source), [rank[lo:hi] for lo, hi in
+                                                                            zip(bounds[:-1], bounds[1:])]
 
 
 def _reference_task(task):
@@ -361,7 +371,8 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
     step("partitions")
     results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
-                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"))
+                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"),
+                             packed=True)
     return merge_partitions(gt_set, pred_set, params, parts, results, progress)
 
 

@@ -1,0 +1,76 @@
+"""How partitions reach the workers: packed transfers, a cluster started in the background, the merge order."""
+
+import types
+
+import numpy as np
+import pytest
+
+from polytopo.evaluator.cluster import client_starting, map_partitions
+from polytopo.evaluator.distributed import _filtered
+from polytopo.evaluator.errors import ClusterError
+from polytopo.evaluator.instances import Instance, InstanceSet
+from polytopo.evaluator.ordering import canonical_order
+
+
+def ring_count(rings):
+    """A worker function over many small arrays (as an instance set is)."""
+    return {"rings": len(rings), "first": rings[0] * 2}
+
+
+def fail_on_empty(rings):
+    if not rings:
+        raise ZeroDivisionError("no rings")
+    return len(rings)
+
+
+@pytest.fixture(scope="module")
+def started_client():
+    with client_starting(workers=2) as started:
+        yield started()
+
+
+def test_packed_partitions_give_the_results_of_unpacked_ones(started_client):
+    partitions = [[np.full((4, 2), float(k + j)) for j in range(500)] for k in range(6)]
+    packed = map_partitions(started_client, ring_count, partitions, packed=True)
+    assert [r["rings"] for r in packed] == [500] * 6
+    assert all(np.array_equal(r["first"], np.full((4, 2), 2.0 * k)) for k, r in enumerate(packed))
+    assert len(started_client.scheduler_info()["workers"]) == 2
+
+
+def test_a_failing_packed_partition_is_named(started_client):
+    with pytest.raises(ClusterError, match=r"b to finish .* ZeroDivisionError: no rings"):
+        map_partitions(started_client, fail_on_empty, [[np.zeros(2)], []], names=["a", "b"], packed=True)
+
+
+def test_client_starting_without_workers_gives_none():
+    with client_starting(0) as started:
+        assert started() is None
+
+
+def test_client_starting_reports_an_unanswering_scheduler_when_asked():
+    with client_starting(scheduler="tcp://127.0.0.1:9", timeout_s=1) as started:
+        with pytest.raises(ClusterError, match="Expected a Dask scheduler answering at tcp://127.0.0.1:9"):
+            started()
+
+
+def _square(x, y, size):
+    return np.array([[x, y], [x + size, y], [x + size, y + size], [x, y + size]], dtype=float)
+
+
+@pytest.mark.parametrize("images", [(2, "b", 10, "a"), (True, "True", 3)])
+def test_merged_filtered_sets_follow_the_single_process_order(images):
+    """Per partition in canonical order, merged: the canonical order of the whole set (ties of image keys too)."""
+    rng = np.random.default_rng(0)
+    instances = [Instance(image, n, _square(*rng.integers(0, 9, 2), 2 + n % 3), score=float(rng.random()))
+                 for n, image in enumerate(images * 4)]
+    whole = InstanceSet(tuple(instances), images)
+    groups = [[i for i in instances if type(i.image_id) is type(image) and i.image_id == image] for image in images]
+    matches = [types.SimpleNamespace(pred=canonical_order(InstanceSet(tuple(g), ()), by_score=True).instances)
+               for g in groups]
+    merged, positions = _filtered(whole, matches, "pred")
+    expected = canonical_order(whole, by_score=True)
+    assert [(i.image_id, i.source_id) for i in merged.instances] == [(i.image_id, i.source_id)
+                                                                      for i in expected.instances]
+    assert merged.image_ids == expected.image_ids
+    assert all(merged.instances[p] is instance for match, ranks in zip(matches, positions)
+               for p, instance in zip(ranks, match.pred))
