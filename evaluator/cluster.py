@@ -22,26 +22,66 @@ import shutil
 import sys
 import urllib.parse
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "check_cluster_choice", "check_scheduler_address", "open_client", "client_starting",
-           "map_partitions", "worker_python"]
+__all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice", "check_scheduler_address",
+           "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
 
-_INSTALL_HINT = "install them with 'pip install dask distributed' (pinned in requirements.txt)"
+@dataclass(frozen=True)
+class ClusterAsker:
+    """Who asks for a cluster, in the words of the message when Dask is missing.
+
+    Attributes
+    ----------
+    options : str
+        What the user set to ask for a cluster (``"--workers/--scheduler"``).
+    how_to_install : str
+        How that user installs ``dask`` and ``distributed`` (``"install them with ..."``).
+    in_process : str
+        How that user runs without a cluster instead (``"run with 0 workers ..."``).
+    """
+
+    options: str
+    how_to_install: str
+    in_process: str
 
 
-def _distributed():
+#: The command lines' words (the default of :func:`require_distributed`).
+COMMAND_LINE = ClusterAsker(
+    "--workers/--scheduler", "install them with 'pip install -r requirements.txt' (dask and distributed are pinned "
+    "there)", "run with 0 workers and no --scheduler")
+
+
+def require_distributed(asker=COMMAND_LINE):
+    """Import and return :mod:`distributed`, or fail saying how ``asker``'s user installs it.
+
+    Parameters
+    ----------
+    asker : ClusterAsker
+        Who asks (the command lines by default; the plugin passes its own words).
+
+    Returns
+    -------
+    module
+        ``distributed``.
+
+    Raises
+    ------
+    MissingDependencyError
+        ``dask`` or ``distributed`` cannot be imported.
+    """
     try:
         import distributed
     except ImportError as exc:
         raise MissingDependencyError(
-            f"Expected the packages 'dask' and 'distributed' for --workers/--scheduler but they cannot be "
-            f"imported ({exc}); {_INSTALL_HINT}, or run with 0 workers.") from exc
+            f"Expected the packages 'dask' and 'distributed' for {asker.options} but they cannot be imported "
+            f"({exc}); {asker.how_to_install}, or {asker.in_process}.") from exc
     return distributed
 
 
@@ -224,12 +264,15 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
     InvalidParameterError
         ``workers`` is negative, both ``workers`` and ``scheduler`` are given, or the
         address is not ``tcp://HOST:PORT`` (:func:`check_cluster_choice`).
+    MissingDependencyError
+        A cluster is asked for but ``dask`` or ``distributed`` cannot be imported
+        (:func:`require_distributed`, in the command lines' words).
     """
     workers, scheduler = check_cluster_choice(workers, scheduler)
     if scheduler is None and workers == 0:
         yield None
         return
-    distributed = _distributed()
+    distributed = require_distributed()
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
@@ -330,7 +373,7 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
             if progress is not None:
                 progress(done, total)
         return results
-    distributed = _distributed()
+    distributed = require_distributed()
     if packed:
         token = uuid.uuid4().hex
         futures = client.map(_run_packed, [func] * total, [_pack(p) for p in partitions], retries=retries,

@@ -11,12 +11,20 @@ appends to ``sys.path``: it only supplies what QGIS's Python lacks and never sha
 standard library or QGIS's own packages, so a package of the wrong version elsewhere on
 the path has to be fixed there.
 
+Dask and distributed, which the *Workers* and *Scheduler* fields (``WORKERS`` in
+Processing) need, form the optional group :data:`SCALE_OUT`: the report names them when
+they are missing but the plugin loads and runs in process without them, and
+:func:`install_missing` with ``groups=(SCALE_OUT,)`` installs them, with every package they
+need, the same way (the plugin menu's :data:`SCALE_OUT` ``action`` entry).
+
 Nothing here imports the packages it checks at module level, so importing this
 module never fails. Every function takes its import, subprocess and platform
 look-ups as arguments, so tests run without a network or a broken interpreter.
 """
 
 import importlib
+import importlib.metadata
+import importlib.util
 import os
 import platform
 import re
@@ -24,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +45,10 @@ __all__ = [
     "DependencyReport",
     "DependencyStatus",
     "InstallOutcome",
+    "OptionalGroup",
     "PYPI_INDEX",
     "Requirement",
+    "SCALE_OUT",
     "activate_folder",
     "check_dependencies",
     "deps_folder",
@@ -111,6 +122,53 @@ REQUIREMENTS = (
 
 
 @dataclass(frozen=True)
+class OptionalGroup:
+    """Packages only some features need: reported when missing, installed on request.
+
+    Attributes
+    ----------
+    name : str
+        Short name of the group (``"scale-out"``).
+    purpose : str
+        The features that need it, for messages.
+    requirements : tuple of Requirement
+        What is imported to check that the group is present.
+    pins : tuple of str
+        Everything pip installs for the group, its dependencies included: the installer
+        runs pip with ``--no-deps``, so each package it needs is listed, and each pin has
+        the hashes of its wheels in :data:`polytopo.plugin.setup.wheel_hashes.WHEEL_HASHES`.
+    action : str
+        Text of the plugin-menu entry that installs the group.
+    """
+
+    name: str
+    purpose: str
+    requirements: tuple
+    pins: tuple
+    action: str
+
+    def how_to_install(self):
+        """Return how a QGIS user installs the group, for messages."""
+        return (f"install them for PolyTopo with Plugins ▸ PolyTopo ▸ {self.action} (pip, hash-checked, "
+                "into the plugin's own folder) and run again")
+
+
+#: Dask and distributed for the *Workers* and *Scheduler* fields and Processing's
+#: ``WORKERS``, with the versions tested with PolyTopo (the pins of dask and distributed are
+#: those of requirements.txt; the other pins are the versions of their dependencies the
+#: project tests with, for Python 3.11).
+SCALE_OUT = OptionalGroup(
+    "scale-out", "local Dask workers or a Dask scheduler (Workers, Scheduler; WORKERS in Processing)",
+    (Requirement("dask", "dask", (2026, 8), None, "dask==2026.8.0"),
+     Requirement("distributed", "distributed", (2026, 8), None, "distributed==2026.8.0")),
+    ("dask==2026.8.0", "distributed==2026.8.0", "click==8.5.1", "cloudpickle==3.1.3", "fsspec==2026.9.0",
+     "importlib-metadata==10.2.0", "lazy-importer==0.1.0", "zipp==4.1.2", "jinja2==3.1.2", "markupsafe==2.1.2",
+     "locket==1.0.0", "msgpack==1.2.4", "packaging==23.0", "partd==1.4.2", "psutil==7.2.2", "pyyaml==6.0",
+     "sortedcontainers==2.4.0", "tblib==3.2.2", "toolz==1.2.0", "tornado==6.6.1", "zict==3.0.0"),
+    "Install Dask for workers")
+
+
+@dataclass(frozen=True)
 class DependencyStatus:
     """Whether one requirement is met.
 
@@ -147,10 +205,14 @@ class DependencyReport:
         One per requirement, in :data:`REQUIREMENTS` order.
     folder : pathlib.Path
         The plugin-local folder that :func:`install_missing` installs into.
+    optional : tuple of (OptionalGroup, tuple of DependencyStatus)
+        Each optional group checked, with the statuses of its requirements; they never
+        make the report fail (:attr:`ok`).
     """
 
     statuses: tuple
     folder: Path
+    optional: tuple = ()
 
     @property
     def ok(self):
@@ -175,6 +237,31 @@ class DependencyReport:
     def missing_names(self):
         """Return the names of the unmet requirements, for short messages."""
         return [status.requirement.name for status in self.missing]
+
+    @property
+    def missing_groups(self):
+        """The optional groups with an unmet requirement."""
+        return tuple(group for group, statuses in self.optional if not all(status.ok for status in statuses))
+
+    @property
+    def installable_groups(self):
+        """The missing optional groups a plugin-local install can fix: every unmet requirement absent."""
+        return tuple(group for group, statuses in self.optional
+                     if group in self.missing_groups and all(status.ok or status.absent for status in statuses))
+
+    def optional_message(self):
+        """Return one line per missing optional group: what it is for, what is wrong, how to fix it; or ''."""
+        lines = []
+        for group, statuses in self.optional:
+            if group not in self.missing_groups:
+                continue
+            problems = "; ".join(f"{status.requirement.describe()}: {status.problem}"
+                                 for status in statuses if not status.ok)
+            fix = (group.how_to_install() if group in self.installable_groups else
+                   "install them into QGIS's Python (it has other versions on its path, which come first)")
+            lines.append(f"Optional, for {group.purpose}: {problems}. PolyTopo runs in the QGIS process "
+                         f"without them; {fix}.")
+        return "\n".join(lines)
 
     def message(self):
         """Return a multi-line explanation of what is missing and how to fix it."""
@@ -337,7 +424,34 @@ def _status(requirement, import_module):
     return DependencyStatus(requirement, version, None)
 
 
-def check_dependencies(requirements=REQUIREMENTS, import_module=importlib.import_module, folder=None):
+def find_without_importing(name):
+    """Stand in for ``importlib.import_module`` for a top-level package without running its code.
+
+    The optional groups are checked at every plugin start, and importing Dask there would
+    cost every session the time its import takes.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        With ``__version__`` from the installed distribution's metadata (``"unknown"`` when
+        it has none).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        ``name`` is not on the module search path.
+    """
+    if importlib.util.find_spec(name) is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return types.SimpleNamespace(__version__=version)
+
+
+def check_dependencies(requirements=REQUIREMENTS, import_module=importlib.import_module, folder=None,
+                       groups=(SCALE_OUT,), find_module=find_without_importing):
     """Import every requirement and report which are missing or of the wrong version.
 
     Parameters
@@ -347,13 +461,20 @@ def check_dependencies(requirements=REQUIREMENTS, import_module=importlib.import
         ``import_module(name) -> module``; raises ImportError for a missing module.
     folder : pathlib.Path, optional
         The plugin-local install folder named in the report; defaults to :func:`deps_folder`.
+    groups : sequence of OptionalGroup
+        Optional groups to report on (they never make the report fail).
+    find_module : callable
+        As ``import_module``, for the requirements of ``groups``; by default they are found
+        without being imported (:func:`find_without_importing`).
 
     Returns
     -------
     DependencyReport
     """
     statuses = tuple(_status(requirement, import_module) for requirement in requirements)
-    return DependencyReport(statuses, Path(folder) if folder is not None else deps_folder())
+    optional = tuple((group, tuple(_status(requirement, find_module) for requirement in group.requirements))
+                     for group in groups)
+    return DependencyReport(statuses, Path(folder) if folder is not None else deps_folder(), optional)
 
 
 def require_for_processing(names, import_module=importlib.import_module):
@@ -503,7 +624,7 @@ def pip_environment(environ=None):
     return clean
 
 
-def install_missing(report, python=None, run=subprocess.run, find=find_python):
+def install_missing(report, python=None, run=subprocess.run, find=find_python, groups=()):
     """pip-install the installable missing requirements of ``report`` into its folder.
 
     Parameters
@@ -515,6 +636,9 @@ def install_missing(report, python=None, run=subprocess.run, find=find_python):
         ``subprocess.run`` stand-in.
     find : callable
         :func:`find_python` stand-in.
+    groups : sequence of OptionalGroup
+        Optional groups to install too, each with all of its pins, when the report has it
+        among :attr:`DependencyReport.installable_groups`.
 
     Returns
     -------
@@ -524,8 +648,11 @@ def install_missing(report, python=None, run=subprocess.run, find=find_python):
         :func:`activate_folder` and check again.
     """
     pins = [requirement.pin for requirement in report.installable]
+    pins += [pin for group in groups if group in report.installable_groups for pin in group.pins if pin not in pins]
     if not pins:
-        return InstallOutcome(False, (), report.folder, "Nothing to install: " + report.message())
+        return InstallOutcome(False, (), report.folder,
+                              "\n".join(filter(None, ["Nothing to install: " + report.message(),
+                                                       report.optional_message()])))
     python = python or find()
     if python is None:
         return InstallOutcome(False, (), report.folder, (
