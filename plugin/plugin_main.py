@@ -1,5 +1,7 @@
 """The object QGIS loads: the Processing provider, the dock and the dependency check."""
 
+import functools
+
 from qgis.core import Qgis, QgsApplication, QgsMessageLog
 from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtGui import QIcon
@@ -58,6 +60,9 @@ class PolyTopoPlugin:
     the Python packages PolyTopo needs; when some are missing the plugin
     still loads and says so (message log; in desktop also the message bar,
     with an *Install* button), and the dock opens once they are installed.
+    The optional scale-out group (Dask, for the *Workers* and *Scheduler* fields)
+    is only logged when missing; the plugin menu's *Install Dask for workers*
+    entry installs it the same way.
     """
 
     def __init__(self, iface, check=dependencies.check_dependencies, install=dependencies.install_missing):
@@ -66,6 +71,7 @@ class PolyTopoPlugin:
         self.install = install
         self.provider = None
         self.action = None
+        self.scale_out_action = None
         self.dock = None
         self.dependency_report = None
         self.install_task = None
@@ -105,7 +111,34 @@ class PolyTopoPlugin:
         self.dependency_report = self.check()
         if not self.dependency_report.ok:
             QgsMessageLog.logMessage(self.dependency_report.message(), _LOG_TAG, Qgis.Warning)
+        if self.dependency_report.optional_message():
+            QgsMessageLog.logMessage(self.dependency_report.optional_message(), _LOG_TAG, Qgis.Info)
         return self.dependency_report
+
+    def _offer_scale_out(self):
+        """Desktop: list *Install Dask for workers* in the plugin menu exactly while Dask is missing.
+
+        The entry is enabled when the plugin-local folder can supply the group (nothing of
+        it is on QGIS's path yet); its tooltip says what is missing.
+        """
+        report = self.dependency_report
+        missing = dependencies.SCALE_OUT in report.missing_groups
+        if missing and self.scale_out_action is None:
+            self.scale_out_action = QAction(dependencies.SCALE_OUT.action)
+            self.scale_out_action.setObjectName("PolyTopoInstallScaleOutAction")
+            self.scale_out_action.triggered.connect(self.install_scale_out)
+            self.iface.addPluginToMenu(MENU_NAME, self.scale_out_action)
+        elif not missing:
+            self._remove_scale_out_action()
+        if self.scale_out_action is not None:
+            self.scale_out_action.setEnabled(dependencies.SCALE_OUT in report.installable_groups)
+            self.scale_out_action.setToolTip(report.optional_message())
+
+    def _remove_scale_out_action(self):
+        if self.scale_out_action is not None:
+            self.iface.removePluginMenu(MENU_NAME, self.scale_out_action)
+            self.scale_out_action.deleteLater()
+            self.scale_out_action = None
 
     def initGui(self):  # noqa: N802 - QGIS API name.
         """Start the plugin in QGIS desktop: provider, toolbar button and menu entry."""
@@ -118,6 +151,7 @@ class PolyTopoPlugin:
             self.action.triggered.connect(self.show_dock)
             self.iface.addToolBarIcon(self.action)
             self.iface.addPluginToMenu(MENU_NAME, self.action)
+        self._offer_scale_out()
         if not self.dependency_report.ok:
             self.show_dependency_message()
 
@@ -159,8 +193,13 @@ class PolyTopoPlugin:
             item.layout().addWidget(button)
         bar.pushWidget(item, Qgis.Warning)
 
-    def install_dependencies(self):
+    def install_dependencies(self, groups=()):
         """Install the missing packages in a background task (pip, plugin-local folder).
+
+        Parameters
+        ----------
+        groups : sequence of polytopo.plugin.setup.dependencies.OptionalGroup
+            Optional groups to install too (``install`` is then called with ``groups=``).
 
         Returns
         -------
@@ -171,12 +210,17 @@ class PolyTopoPlugin:
             return None
         from .gui.tasks import InstallDependenciesTask
 
+        names = self.dependency_report.missing_names() + [name for group in groups for name in group.names()]
+        install = functools.partial(self.install, groups=tuple(groups)) if groups else self.install
         self.iface.messageBar().clearWidgets()
-        self.iface.messageBar().pushMessage("PolyTopo", "Installing " + ", ".join(
-            self.dependency_report.missing_names()) + " …", Qgis.Info, 0)
-        self.install_task = InstallDependenciesTask(self.dependency_report, self.installed, self.install)
+        self.iface.messageBar().pushMessage("PolyTopo", "Installing " + ", ".join(names) + " …", Qgis.Info, 0)
+        self.install_task = InstallDependenciesTask(self.dependency_report, self.installed, install, names=names)
         QgsApplication.taskManager().addTask(self.install_task)
         return self.install_task
+
+    def install_scale_out(self):
+        """Install Dask and distributed (the optional scale-out group) for the Workers and Scheduler fields."""
+        return self.install_dependencies(groups=(dependencies.SCALE_OUT,))
 
     def installed(self, outcome):
         """Main thread: report the install outcome and check the packages again."""
@@ -189,7 +233,9 @@ class PolyTopoPlugin:
             bar.pushMessage("PolyTopo", "Installing the Python packages failed; pip's output is in the "
                             "PolyTopo message log.", Qgis.Critical, 0)
             return
-        if self.check_dependencies().ok:
+        self.check_dependencies()
+        self._offer_scale_out()
+        if self.dependency_report.ok:
             bar.pushMessage("PolyTopo", f"Python packages installed into {outcome.folder}.", Qgis.Success, 10)
         else:
             self.show_dependency_message()
@@ -201,6 +247,7 @@ class PolyTopoPlugin:
             self.iface.removeDockWidget(self.dock)
             self.dock.deleteLater()
             self.dock = None
+        self._remove_scale_out_action()
         if self.action is not None:
             self.iface.removePluginMenu(MENU_NAME, self.action)
             self.iface.removeToolBarIcon(self.action)

@@ -505,10 +505,13 @@ class InstallDependenciesTask(QgsTask):
         ``on_done(InstallOutcome)`` in the main thread, whatever the outcome.
     install : callable
         :func:`polytopo.plugin.setup.dependencies.install_missing` or a stand-in.
+    names : list of str, optional
+        The packages named in the task's description; defaults to the report's missing ones.
     """
 
-    def __init__(self, report, on_done, install=dependencies.install_missing):
-        super().__init__("PolyTopo: installing " + ", ".join(report.missing_names()), QgsTask.Flags())
+    def __init__(self, report, on_done, install=dependencies.install_missing, names=None):
+        names = report.missing_names() if names is None else names
+        super().__init__("PolyTopo: installing " + ", ".join(names), QgsTask.Flags())
         self.report = report
         self.on_done = on_done
         self.install = install

@@ -17,16 +17,17 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
-from ...evaluator.cluster import check_cluster_choice, open_client
+from ...evaluator.cluster import ClusterAsker, check_cluster_choice, open_client, require_distributed
 from ...evaluator.errors import EvaluationCanceled
 from ...evaluator.frame import instances_in_frame
 from ...evaluator.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
 from ..errors import LayerInputError, RunParameterError
+from ..setup.dependencies import SCALE_OUT
 from .layer_reading import LayerFeatures, describe_layer, layer_crs, read_polygon_features
 from .raster_pixel import check_pixel_size
 from .feedback import RunSteps
 
-__all__ = ["EvaluationRun", "evaluate_layers"]
+__all__ = ["QGIS_ASKER", "EvaluationRun", "evaluate_layers"]
 
 _EXPECTED_PHASES = 8
 
@@ -116,7 +117,8 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
         No usable pixel size (not 1 cm–10 m on the ground, see
         :func:`polytopo.plugin.runs.raster_pixel.check_pixel_size`), an unknown profile or
         parameter, both ``image_field`` and ``patch_size_px``, both ``workers`` and
-        ``scheduler``, or a malformed scheduler address (checked before any layer is read).
+        ``scheduler``, a malformed scheduler address, or a cluster asked for without ``dask``
+        and ``distributed`` (:data:`QGIS_ASKER`'s message; checked before any layer is read).
     RunCanceled
         ``feedback.isCanceled()`` became true; checked while reading, between phases and, on
         a cluster, after each finished partition (the rest are canceled and the cluster closed).
@@ -220,11 +222,19 @@ def _instance_set(features, frame, role, **fields):
         raise LayerInputError(str(exc)) from exc
 
 
+#: The dock's and Processing's words in the message when Dask is missing.
+QGIS_ASKER = ClusterAsker("the Workers or Scheduler field (WORKERS in Processing)", SCALE_OUT.how_to_install(),
+                          "set Workers to 0 and leave Scheduler empty to evaluate in the QGIS process")
+
+
 def _cluster(workers, scheduler):
     try:
-        return check_cluster_choice(workers, scheduler)
+        workers, scheduler = check_cluster_choice(workers, scheduler)
+        if workers or scheduler:
+            require_distributed(QGIS_ASKER)
     except EvaluatorError as exc:
         raise RunParameterError(str(exc)) from exc
+    return workers, scheduler
 
 
 def _evaluate(gt_set, pred_set, params, steps, cluster):

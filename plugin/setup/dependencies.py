@@ -147,6 +147,10 @@ class OptionalGroup:
     pins: tuple
     action: str
 
+    def names(self):
+        """Return the names of the group's requirements, for short messages."""
+        return [requirement.name for requirement in self.requirements]
+
     def how_to_install(self):
         """Return how a QGIS user installs the group, for messages."""
         return (f"install them for PolyTopo with Plugins ▸ PolyTopo ▸ {self.action} (pip, hash-checked, "
