@@ -193,7 +193,7 @@ class PolyTopoPlugin:
             item.layout().addWidget(button)
         bar.pushWidget(item, Qgis.Warning)
 
-    def install_dependencies(self, groups=()):
+    def install_dependencies(self, *, groups=()):
         """Install the missing packages in a background task (pip, plugin-local folder).
 
         Parameters
