@@ -33,6 +33,7 @@ __all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
 
+
 @dataclass(frozen=True)
 class ClusterAsker:
     """Who asks for a cluster, in the words of the message when Dask is missing.

@@ -53,6 +53,7 @@ __all__ = [
     "check_dependencies",
     "deps_folder",
     "find_python",
+    "find_without_importing",
     "install_command",
     "install_missing",
     "pip_environment",
