@@ -36,7 +36,7 @@ def ring_corners(rings, tolerance_px=1.0):
     return corners
 
 
-_CHUNK_DISTANCES = 1 << 22
+_CHUNK_DISTANCES = 1 << 18
 """Most corner-to-corner distances held at once by :func:`assigned_distances` (float64)."""
 
 
@@ -59,7 +59,7 @@ def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
     Notes
     -----
     The distance matrices of many pairs are computed in one numpy pass (at most
-    ``2**22`` distances at a time); only the assignment itself runs pair by pair.
+    ``2**18`` distances at a time); only the assignment itself runs pair by pair.
     """
     from scipy.optimize import linear_sum_assignment
 
