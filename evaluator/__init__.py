@@ -9,11 +9,11 @@ loading.
 >>> evaluate(gt, pred, profile="paper").summary["metrics"]["Hole-F1"]  # doctest: +SKIP
 """
 
-import importlib
 import sys
 import types
 
 from .errors import ClusterError, EvaluatorError, InputFormatError, InvalidParameterError, MissingDependencyError
+from .lazy_names import lazy_namespace
 
 #: Where each name of the package namespace is defined. The names are imported on first
 #: use (PEP 562), so that light modules (:mod:`.error_classes`, :mod:`.qml_styles`,
@@ -90,13 +90,4 @@ class _Namespace(types.ModuleType):
 sys.modules[__name__].__class__ = _Namespace
 
 
-def __getattr__(name):
-    if name not in _DEFINED_IN:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_DEFINED_IN[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_DEFINED_IN))
+__getattr__, __dir__ = lazy_namespace(__name__, _DEFINED_IN)

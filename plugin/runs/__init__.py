@@ -8,7 +8,7 @@ runs on the main thread only. ``feedback`` is any object with ``setProgress``,
 raises :class:`~polytopo.plugin.errors.RunCanceled` after removing partial outputs.
 """
 
-import importlib
+from ...evaluator.lazy_names import lazy_namespace
 
 #: Where each name of the run API is defined. The names are imported on first use
 #: (PEP 562): the Processing algorithms import light modules of this package at QGIS
@@ -35,13 +35,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    if name not in _DEFINED_IN:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_DEFINED_IN[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_namespace(__name__, _DEFINED_IN)
