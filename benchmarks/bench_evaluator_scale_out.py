@@ -32,8 +32,8 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    on N workers, bounded below by the largest partition and by an even spread, and
    above by Graham's bound for list scheduling (a worker takes the next partition when
    it is free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the
-   measured largest ``p`` of 8 scaled by their size (partitions hold equal instance
-   counts; no single image is near that size in this set). b is the time of one
+   measured largest ``p`` of 8 scaled by their size (partitions hold equal estimated
+   work; no single image is near that size in this set). b is the time of one
    bootstrap chunk, k the scheduler cost per task. S is measured for 8 partitions and
    taken as independent of N (it is linear in the instances, not in the partitions).
    It assumes every worker on a core of its own, the client on one more, and network

@@ -22,6 +22,7 @@ import shutil
 import sys
 import urllib.parse
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,17 @@ __all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
+
+WORKER_ENVIRONMENT_UNSET = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+"""Dask configuration that local workers are started with.
+
+Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536``. Setting that
+variable at all turns off glibc's adaptive mmap threshold, so every array above 128 KiB is
+mapped and unmapped afresh, page faults included: the evaluator's per-image work then
+takes 1.15-1.25x the CPU time it takes in one process (measured on the 4x benchmark set).
+Local workers therefore start without it; ``docs/scale-out.md`` says how to do the same for
+``dask worker``.
+"""
 
 
 @dataclass(frozen=True)
@@ -278,6 +290,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         if scheduler is None:
             stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
+            stack.enter_context(_dask_config(WORKER_ENVIRONMENT_UNSET))
             # Worker logs stay quiet (shutdown races log heartbeat tracebacks); a failure
             # reaches the caller as an exception from map_partitions instead.
             cluster = stack.enter_context(distributed.LocalCluster(
@@ -377,8 +390,12 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
     distributed = require_distributed()
     if packed:
         token = uuid.uuid4().hex
-        futures = client.map(_run_packed, [func] * total, [_pack(p) for p in partitions], retries=retries,
-                             key=[f"{func.__name__}-{token}-{i}" for i in range(total)])
+        with warnings.catch_warnings():
+            # The partitions travel in the task graph on purpose (a scattered partition
+            # would pin its task to one worker); Dask warns about graphs above 10 MB.
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            futures = client.map(_run_packed, [func] * total, [_pack(p) for p in partitions], retries=retries,
+                                 key=[f"{func.__name__}-{token}-{i}" for i in range(total)])
     else:
         futures = client.map(func, partitions, pure=False, retries=retries)
     index = {future.key: i for i, future in enumerate(futures)}
@@ -401,6 +418,13 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         client.cancel(futures)
         raise
     return results
+
+
+def _dask_config(settings):
+    """``dask.config.set(settings)`` (a context manager), importing dask only when a cluster is asked for."""
+    import dask.config
+
+    return dask.config.set(settings)
 
 
 def _pack(value):

@@ -3,9 +3,9 @@
 Every profile matches instances inside an image only, so the per-image work of an
 evaluation (ring bands, validity, IoU, matching, pair and hole metrics, corners) of a
 set of images is the concatenation of the work of its parts. :func:`run_profile_on`
-splits the inputs into groups of consecutive images of about equal instance
-counts (:func:`partition_images`), runs the filters and :func:`.paper.match_paper` on
-each group on a worker, and merges the partial matches on the client back into the order
+splits the inputs into groups of consecutive images of about equal estimated
+work (:func:`partition_images`: instances and outline lengths), runs the filters and
+:func:`.paper.match_paper` on each group on a worker, and merges the partial matches on the client back into the order
 of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
 the same code as in one process, so the numbers are the same. Each profile's entry in
@@ -33,12 +33,20 @@ from .profiles import profile_named
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
-__all__ = ["PARTITIONS_PER_WORKER", "Partition", "partition_images", "merge_matches", "merge_reference_matches",
+__all__ = ["PARTITIONS_PER_WORKER", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs", "merge_matches", "merge_reference_matches",
            "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
            "sweep_on", "bootstrap_on", "resample_metrics_on"]
 
 PARTITIONS_PER_WORKER = 4
 """Image groups per worker: enough for the scheduler to balance uneven images."""
+
+BOUNDARY_PX_PER_INSTANCE = 100.0
+"""Pixels of outline that cost as much per-image work as one more instance.
+
+Measured on the 4x scale-out benchmark set (``benchmarks/bench_evaluator_scale_out.py``):
+fitting each partition's work to ``a * instances + b * boundary pixels`` gives ``a / b``
+of about 100 px; it only balances the partitions, the numbers do not depend on it.
+"""
 
 
 class Partition:
@@ -65,9 +73,11 @@ def partition_images(gt_set, pred_set, n_parts):
     Parameters
     ----------
     gt_set, pred_set : InstanceSet
+        In pixels.
     n_parts : int
-        Wanted number of groups; groups hold about equal numbers of instances (each
-        image counts one more, so images without instances spread too).
+        Wanted number of groups; groups hold about equal work, estimated by
+        :func:`instance_costs` (each image counts one instance more, so images without
+        instances spread too).
 
     Returns
     -------
@@ -76,9 +86,11 @@ def partition_images(gt_set, pred_set, n_parts):
     """
     gt, pred = gt_set.instances, pred_set.instances
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
-    weight = 1 + np.bincount(gt_image, minlength=len(ids)) + np.bincount(pred_image, minlength=len(ids))
+    weight = (1 + np.bincount(gt_image, weights=instance_costs(gt), minlength=len(ids))
+              + np.bincount(pred_image, weights=instance_costs(pred), minlength=len(ids)))
     before = np.cumsum(weight) - weight
-    group = np.minimum(before * max(1, int(n_parts)) // max(1, int(weight.sum())), max(1, int(n_parts)) - 1)
+    n_parts = max(1, int(n_parts))
+    group = np.minimum((before * n_parts / weight.sum()).astype(np.int64), n_parts - 1)
     parts = []
     for k in np.unique(group):
         images = np.flatnonzero(group == k)
@@ -88,6 +100,39 @@ def partition_images(gt_set, pred_set, n_parts):
             InstanceSet(tuple(gt[i] for i in gi), tuple(ids[c] for c in images), {}, gt_set.source),
             InstanceSet(tuple(pred[i] for i in pi), (), {}, pred_set.source), gi, pi))
     return parts
+
+
+def instance_costs(instances):
+    """Estimated per-image work of each instance, in instances of average outline.
+
+    The pair metrics sample every boundary at 1 px steps, so their work grows with the
+    length of the outlines; the rest of the per-image work grows with the number of
+    instances. Each instance costs ``1 + boundary / BOUNDARY_PX_PER_INSTANCE``.
+
+    Parameters
+    ----------
+    instances : sequence of Instance
+        In pixels.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one cost per instance.
+    """
+    if not instances:
+        return np.zeros(0)
+    ring_counts = np.fromiter((len(inst.rings) for inst in instances), np.int64, len(instances))
+    rings = [ring for inst in instances for ring in inst.rings]
+    sizes = np.fromiter(map(len, rings), np.int64, len(rings))
+    coords = np.concatenate(rings)
+    ends = np.cumsum(sizes)
+    following = np.arange(1, len(coords) + 1)
+    following[ends - 1] = ends - sizes  # each ring's last vertex closes back to its first
+    steps = np.hypot(*(coords[following] - coords).T)
+    ring_length = np.bincount(np.repeat(np.arange(len(rings)), sizes), weights=steps, minlength=len(rings))
+    boundary = np.bincount(np.repeat(np.arange(len(instances)), ring_counts), weights=ring_length,
+                           minlength=len(instances))
+    return 1.0 + boundary / BOUNDARY_PX_PER_INSTANCE
 
 
 def _take(record, order):

@@ -12,6 +12,7 @@ Conventions
   keeps the score, category and source id of its feature.
 """
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,6 +24,7 @@ __all__ = [
     "Instance",
     "InstanceSet",
     "ring_from_flat",
+    "rings_from_flat_lists",
     "instances_from_geometry",
     "instances_from_geometries",
     "ring_area",
@@ -178,6 +180,52 @@ def ring_from_flat(values, where):
             f"{where}: expected an even number of coordinates [x0, y0, x1, y1, ...] but got {flat.size}"
         )
     return _checked_ring(flat.reshape(-1, 2), where)
+
+
+def rings_from_flat_lists(ring_lists):
+    """Parse many flat rings at once, as :func:`ring_from_flat` would each.
+
+    Parameters
+    ----------
+    ring_lists : sequence of list
+        Flat ``[x0, y0, x1, y1, ...]`` rings in pixels (JSON lists).
+
+    Returns
+    -------
+    list
+        Per ring, the ``(n, 2)`` array that :func:`ring_from_flat` returns (a view into
+        one array holding every ring), or None where that ring needs
+        :func:`ring_from_flat` itself: it would raise (or, for its first three vertices
+        not pairwise different, check every vertex). When any value is not a JSON number
+        or any ring has an odd length, every entry is None.
+
+    Examples
+    --------
+    >>> [None if r is None else r.tolist() for r in rings_from_flat_lists([[0, 0, 4, 0, 4, 4, 0, 0], [1, 1]])]
+    [[[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]], None]
+    """
+    n = len(ring_lists)
+    sizes = np.fromiter(map(len, ring_lists), np.int64, n)
+    values = list(itertools.chain.from_iterable(ring_lists))
+    if not n or (sizes % 2).any() or not set(map(type, values)) <= {int, float}:
+        return [None] * n
+    try:
+        coords = np.array(values, dtype=np.float64).reshape(-1, 2)
+    except OverflowError:
+        return [None] * n
+    counts = sizes // 2
+    starts = np.cumsum(counts) - counts
+    bad = counts < 3
+    outside = ~np.isfinite(coords).all(axis=1) | (np.abs(coords) > MAX_COORDINATE_PX).any(axis=1)
+    bad[np.repeat(np.arange(n), counts)[outside]] = True
+    first, last = coords[starts[~bad]], coords[starts[~bad] + counts[~bad] - 1]
+    kept = counts.copy()
+    kept[~bad] -= (np.abs(first - last) <= 1e-6 + 1e-5 * np.abs(last)).all(axis=1)
+    bad |= kept < 3
+    a, b, c = (coords[starts[~bad] + k] for k in range(3))
+    bad[~bad] = ~((a != b).any(axis=1) & (b != c).any(axis=1) & (a != c).any(axis=1))
+    return [None if skip else coords[start:start + size]
+            for skip, start, size in zip(bad.tolist(), starts.tolist(), kept.tolist())]
 
 
 def _checked_ring(coords, where):

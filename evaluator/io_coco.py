@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .errors import InputFormatError
-from .instances import Instance, InstanceSet, ring_from_flat
+from .instances import Instance, InstanceSet, ring_from_flat, rings_from_flat_lists
 
 __all__ = ["read_json", "load_coco_ground_truth", "load_coco_predictions"]
 
@@ -35,7 +35,26 @@ def read_json(path):
         raise InputFormatError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def _instance(record, where, score, skipped, drop_degenerate):
+def _parsed_segmentations(records):
+    """Every record's rings parsed in one pass (:func:`.instances.rings_from_flat_lists`).
+
+    Returns, per record, the list of its parsed rings (None for a ring to parse alone),
+    or None for a record whose segmentation is not a non-empty list of lists.
+    """
+    ring_lists, owners = [], []
+    for index, record in enumerate(records):
+        segmentation = record.get("segmentation") if isinstance(record, dict) else None
+        if isinstance(segmentation, list) and segmentation and all(isinstance(r, list) for r in segmentation):
+            owners.append((index, len(ring_lists), len(ring_lists) + len(segmentation)))
+            ring_lists.extend(segmentation)
+    parsed = rings_from_flat_lists(ring_lists)
+    per_record = [None] * len(records)
+    for index, start, end in owners:
+        per_record[index] = parsed[start:end]
+    return per_record
+
+
+def _instance(record, where, score, skipped, drop_degenerate, parsed=None):
     segmentation = record.get("segmentation")
     if segmentation is None or segmentation == []:
         return None
@@ -51,6 +70,9 @@ def _instance(record, where, score, skipped, drop_degenerate):
         )
     rings = []
     for index, ring in enumerate(segmentation):
+        if parsed is not None and parsed[index] is not None:
+            rings.append(parsed[index])
+            continue
         try:
             rings.append(ring_from_flat(ring, f"{where} field 'segmentation' ring {index}"))
         except InputFormatError as exc:
@@ -114,6 +136,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
             raise InputFormatError(f"{path} images[{index}]: expected an object with an 'id' field")
         image_ids.append(_image_id(image, f"{path} images[{index}]", key="id"))
     instances, skipped = [], {}
+    parsed = _parsed_segmentations(data["annotations"])
     for index, record in enumerate(data["annotations"]):
         where = f"{path} annotations[{index}]"
         if not isinstance(record, dict):
@@ -124,7 +147,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
         if record.get("iscrowd", 0):
             _count(skipped, "crowd")
             continue
-        instance = _instance(record, where, 1.0, skipped, drop_degenerate)
+        instance = _instance(record, where, 1.0, skipped, drop_degenerate, parsed[index])
         if instance is None:
             if not record.get("segmentation"):
                 _count(skipped, "empty_geometry")
@@ -171,6 +194,7 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
             f"but got {type(data).__name__}"
         )
     instances, skipped, image_ids = [], {}, []
+    parsed = _parsed_segmentations(data)
     for index, record in enumerate(data):
         where = f"{path} record [{index}]"
         if not isinstance(record, dict):
@@ -179,7 +203,7 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
             _count(skipped, "other_category")
             continue
         score = _score(record, where, default_score)
-        instance = _instance(record, where, score, skipped, drop_degenerate)
+        instance = _instance(record, where, score, skipped, drop_degenerate, parsed[index])
         if instance is None:
             if not record.get("segmentation"):
                 _count(skipped, "empty_geometry")

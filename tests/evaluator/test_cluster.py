@@ -83,3 +83,22 @@ def test_a_worker_with_another_version_is_refused():
         client.run(pretend_other_version)
         with pytest.raises(ClusterError, match=rf"polytopo {__version__} .* runs polytopo 0.0.0-other"):
             _check_versions(client)
+
+
+def environment_variable(name):
+    import os
+
+    return os.environ.get(name)
+
+
+def test_local_workers_start_without_the_malloc_trim_threshold(local_client):
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_, which slows numpy's large arrays; local workers go without it."""
+    seen = local_client.run(environment_variable, "MALLOC_TRIM_THRESHOLD_")
+    assert len(seen) == 2
+    assert set(seen.values()) == {None}
+
+
+def test_a_large_partition_travels_without_a_dask_warning(local_client, recwarn):
+    parts = [bytes(6 << 20) for _ in range(2)]
+    assert map_partitions(local_client, len, parts, packed=True) == [6 << 20] * 2
+    assert not [w for w in recwarn if "large graph" in str(w.message)]

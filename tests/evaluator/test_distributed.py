@@ -19,8 +19,9 @@ import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.cluster import map_partitions, open_client
-from polytopo.evaluator.distributed import merge_matches, partition_images
+from polytopo.evaluator.distributed import BOUNDARY_PX_PER_INSTANCE, instance_costs, merge_matches, partition_images
 from polytopo.evaluator.errors import ClusterError
+from polytopo.evaluator.instances import InstanceSet, instances_from_geometry
 from polytopo.evaluator.paper import match_paper, prepare
 from polytopo.evaluator.params import params_for
 
@@ -73,6 +74,29 @@ def test_partitions_cover_every_image_once(inputs):
     assert sorted(np.concatenate([p.pred_index for p in parts]).tolist()) == list(range(len(pred)))
     images = [set(p.gt_set.image_ids) for p in parts]
     assert sum(len(i) for i in images) == len(set().union(*images))
+
+
+def _square_instances(image_id, side, count):
+    square = shapely.box(0, 0, side, side)
+    return [i for k in range(count) for i in instances_from_geometry(square, image_id=image_id, source_id=k)]
+
+
+def test_instance_cost_counts_every_ring_of_the_outline():
+    ring = shapely.Polygon([(0, 0), (30, 0), (30, 40)], [[(10, 5), (20, 5), (20, 15), (10, 15)]])
+    (instance,) = instances_from_geometry(ring, image_id=1, source_id=0)
+    assert instance_costs([instance]) == pytest.approx([1 + (30 + 40 + 50 + 40) / BOUNDARY_PX_PER_INSTANCE])
+
+
+def test_partitions_balance_outline_length_not_only_instance_counts():
+    """Ten images of large buildings weigh as much as the many images of small ones."""
+    big = [i for image in range(10) for i in _square_instances(image, 1000, 1)]
+    small = [i for image in range(10, 110) for i in _square_instances(image, 10, 2)]
+    gt = InstanceSet(tuple(big + small), tuple(range(110)), {}, "gt")
+    pred = InstanceSet((), (), {}, "pred")
+    parts = partition_images(gt, pred, 2)
+    costs = [instance_costs(p.gt_set.instances).sum() + len(p.gt_set.image_ids) for p in parts]
+    assert len(parts[0].gt_set.image_ids) <= 10  # by instance counts alone it would hold 57
+    assert max(costs) < 0.6 * sum(costs)
 
 
 def test_merged_partition_matches_equal_the_whole_match(inputs):

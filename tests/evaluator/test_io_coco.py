@@ -1,0 +1,81 @@
+"""COCO rings parsed in one pass give exactly the rings, errors and skip counts of one ring at a time."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from polytopo.evaluator.errors import InputFormatError
+from polytopo.evaluator.instances import ring_from_flat, rings_from_flat_lists
+from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
+
+coordinate = st.one_of(st.integers(-5, 5), st.floats(-5, 5), st.sampled_from([0.0, 1e-7, 2.0**31, np.nan]))
+flat_ring = st.lists(coordinate, min_size=0, max_size=6).flatmap(
+    lambda xs: st.sampled_from([xs + xs[:2], xs, xs + [1.0]]))
+
+
+def parsed_alone(ring):
+    try:
+        return ring_from_flat(ring, "ring")
+    except InputFormatError:
+        return None
+
+
+@given(st.lists(flat_ring, min_size=1, max_size=8))
+def test_rings_parsed_together_equal_rings_parsed_alone(rings):
+    together = rings_from_flat_lists(rings)
+    assert len(together) == len(rings)
+    for ring, got in zip(rings, together):
+        alone = parsed_alone(ring)
+        if got is not None:  # None: the caller parses that ring alone
+            assert alone is not None
+            assert got.dtype == np.float64 and got.flags.c_contiguous
+            assert np.array_equal(got, alone)
+
+
+def test_good_rings_are_all_parsed_together():
+    rings = [[0, 0, 4, 0, 4, 4, 0, 0], [0.5, 0.5, 1, 0.5, 1, 1], [1, 1, 2, 1, 2, 2, 1, 2]]
+    assert all(r is not None for r in rings_from_flat_lists(rings))
+    assert rings_from_flat_lists(rings)[0].tolist() == [[0, 0], [4, 0], [4, 4]]
+
+
+@pytest.mark.parametrize("bad", [[0, 0, 1, 0, 1], [0, 0, "1", 0, 1, 1], [0, 0, True, 0, 1, 1]])
+def test_a_malformed_ring_sends_every_ring_to_the_one_at_a_time_path(bad):
+    assert rings_from_flat_lists([[0, 0, 4, 0, 4, 4], bad]) == [None, None]
+
+
+def _gt(annotations):
+    return {"images": [{"id": 1}], "annotations": [
+        {"id": i, "image_id": 1, "category_id": 1, "segmentation": seg} for i, seg in enumerate(annotations)]}
+
+
+SQUARE = [0, 0, 10, 0, 10, 10, 0, 10]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([0, 0, 1, 0, float("nan"), 1], "finite coordinates"),
+    ([0, 0, 1, 0, 1e12, 1], "within"),
+    ([0, 0, 1, 1, 0, 0], "3 distinct points"),
+    ([0, 0, 1, 0, 1], "even number"),
+    ([0, 0, "1", 0, 1, 1], "flat list of numbers"),
+])
+def test_the_first_bad_ring_is_named_as_before(tmp_path, bad, message):
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(_gt([[SQUARE], [SQUARE, bad], [bad]])).replace("NaN", "NaN"))
+    with pytest.raises(InputFormatError, match=message) as caught:
+        load_coco_ground_truth(path)
+    assert "annotations[1] field 'segmentation' ring 1" in str(caught.value)
+
+
+def test_degenerate_rings_are_dropped_and_counted(tmp_path):
+    path = tmp_path / "pred.json"
+    records = [{"image_id": 1, "category_id": 1, "score": 0.5, "segmentation": seg}
+               for seg in ([SQUARE, [2, 2, 3, 3, 2, 2]], [[0, 0, 1, 1, 0, 0]], [SQUARE])]
+    path.write_text(json.dumps(records))
+    loaded = load_coco_predictions(path, drop_degenerate=True)
+    assert [i.source_id for i in loaded.instances] == [0, 2]
+    assert [i.hole_count for i in loaded.instances] == [0, 0]
+    assert loaded.skipped == {"degenerate_hole": 1, "degenerate_exterior": 1}
+    assert loaded.instances[0].exterior.tolist() == [[0, 0], [10, 0], [10, 10], [0, 10]]
