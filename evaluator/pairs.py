@@ -54,6 +54,22 @@ class PairMetrics:
     holes: HoleMatches
 
 
+BAND_PAIRS_PER_BATCH = 4096
+"""Pairs whose boundary bands are made, intersected and dropped together (bounds their memory)."""
+
+
+def _pair_band_iou(gt_table, pred_table, name, gt_index, pred_index):
+    """:func:`.boundary.band_iou` of the ``name`` bands of each pair, made batch by batch.
+
+    A table that holds those bands already gives them; otherwise only one batch's bands
+    exist at a time (each instance is in at most one pair here, so none is made twice).
+    """
+    result = np.zeros(len(gt_index))
+    for start in range(0, len(gt_index), BAND_PAIRS_PER_BATCH):
+        part = slice(start, start + BAND_PAIRS_PER_BATCH)
+        result[part] = band_iou(gt_table.of(name, gt_index[part]), pred_table.of(name, pred_index[part]))
+    return result
+
 def match_holes_of_pairs(gt_table, pred_table, gt_index, pred_index, threshold, inclusive):
     """Hungarian hole matching inside each pair.
 
@@ -73,7 +89,9 @@ def match_holes_of_pairs(gt_table, pred_table, gt_index, pred_index, threshold, 
     if not blocks:
         return tuple(np.array(values, dtype=dtype) for values, dtype in zip(out, (np.int64, np.int64, np.int64, float)))
     cells_gt, cells_pred = np.concatenate(cells_gt), np.concatenate(cells_pred)
-    similarity = band_iou(gt_table.hole_bands[cells_gt], pred_table.hole_bands[cells_pred])
+    gt_holes, gt_cell = np.unique(cells_gt, return_inverse=True)
+    pred_holes, pred_cell = np.unique(cells_pred, return_inverse=True)
+    similarity = band_iou(gt_table.of("hole_bands", gt_holes)[gt_cell], pred_table.of("hole_bands", pred_holes)[pred_cell])
     offset = 0
     for k, n_gt, n_pred in blocks:
         size = n_gt * n_pred
@@ -120,18 +138,19 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     gt_ext = [gt_table.exterior_sets[i] for i in g]
     pred_ext = [pred_table.exterior_sets[i] for i in p]
     holed = (np.diff(gt_table.hole_start)[g] > 0) | (np.diff(pred_table.hole_start)[p] > 0)
+    gt_exterior_regions, pred_exterior_regions = gt_table.of("exterior_regions", g), pred_table.of("exterior_regions", p)
     same_region = np.zeros(len(g), dtype=bool)
     if len(g):
-        same_region = (shapely.equals_exact(gt_regions[g], gt_table.exterior_regions[g], 0.0)
-                       & shapely.equals_exact(pred_regions[p], pred_table.exterior_regions[p], 0.0))
+        same_region = (shapely.equals_exact(gt_regions[g], gt_exterior_regions, 0.0)
+                       & shapely.equals_exact(pred_regions[p], pred_exterior_regions, 0.0))
     overall = np.flatnonzero(holed | ~same_region)
     o_precision = region_precision(pred_regions[p], gt_regions[g], intersection)
     e_precision = o_precision.copy()
-    e_precision[overall] = region_precision(pred_table.exterior_regions[p[overall]],
-                                            gt_table.exterior_regions[g[overall]])
+    e_precision[overall] = region_precision(pred_exterior_regions[overall], gt_exterior_regions[overall])
+    del gt_exterior_regions, pred_exterior_regions
 
     e = {
-        "biou": band_iou(gt_table.exterior_bands[g], pred_table.exterior_bands[p]),
+        "biou": _pair_band_iou(gt_table, pred_table, "exterior_bands", g, p),
         "polis": polis(gt_ext, pred_ext, vertex_sets),
         "mta": max_tangent_angle(pred_ext, gt_ext, e_precision, **mta_options),
         "hd95": hd95(gt_ext, pred_ext, spacing),
@@ -141,7 +160,7 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
         go, po = g[overall], p[overall]
         gt_all = [gt_table.all_sets[i] for i in go]
         pred_all = [pred_table.all_sets[i] for i in po]
-        o["biou"][overall] = band_iou(gt_table.all_bands[go], pred_table.all_bands[po])
+        o["biou"][overall] = _pair_band_iou(gt_table, pred_table, "all_bands", go, po)
         o["polis"][overall] = polis(gt_all, pred_all, vertex_sets)
         o["mta"][overall] = max_tangent_angle(pred_all, gt_all, o_precision[overall], **mta_options)
         o["hd95"][overall] = hd95(gt_all, pred_all, spacing)
@@ -150,7 +169,7 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
         gt_table, pred_table, g, p, params.ring_match_threshold, params.ring_match_inclusive)
     gh_sets = [[gt_table.holes[i]] for i in gt_hole]
     ph_sets = [[pred_table.holes[i]] for i in pred_hole]
-    hole_precision = region_precision(pred_table.hole_regions[pred_hole], gt_table.hole_regions[gt_hole])
+    hole_precision = region_precision(pred_table.of("hole_regions", pred_hole), gt_table.of("hole_regions", gt_hole))
     holes = HoleMatches(
         pair=pair, gt_hole=gt_hole, pred_hole=pred_hole, biou=hole_biou,
         polis=polis(gh_sets, ph_sets, vertex_sets),

@@ -24,6 +24,7 @@ import numpy as np
 from .corners import corner_counts
 from .detection import detection_metrics
 from .filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
+from .heap import return_freed_heap
 from .matching import greedy_match, iou_candidates, score_order
 from .ordering import canonical_order
 from .outcome import Outcome
@@ -167,6 +168,9 @@ def match_paper(gt_set, pred_set, params, progress=None):
     step("pair metrics")
     pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
                            params)
+    for table in (gt_table, pred_table):
+        table.drop_geometry(keep=("polygons",))
+    return_freed_heap()
     step("corners")
     corners = corner_counts([s[0] for s in gt_table.exterior_sets], [s[0] for s in pred_table.exterior_sets],
                             pairs_gt, pairs_pred, params.corner_simplify_px, params.corner_thresholds_px)

@@ -27,6 +27,7 @@ from .boundary import band_iou, hd95, polis
 from .corners import corner_counts
 from .construct import polygons_of, ring_linearrings
 from .filters import apply_score_threshold, kept_holes
+from .heap import return_freed_heap
 from .instances import Instance
 from .matching import hungarian_match, iou_candidates, same_image_pairs, score_order
 from .outcome import Outcome
@@ -283,6 +284,8 @@ def match_reference_code(gt_set, pred_set, params, progress=None):
     step("ring bands")
     gt_table = RingTable(gt, params.boundary_radius_px)
     pred_table = RingTable(pred, params.boundary_radius_px)
+    for table in (gt_table, pred_table):  # the pooled ring matches below use every one of them
+        table.make("exterior_bands", "hole_bands", "exterior_regions", "hole_regions")
     step("pair metrics")
     pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, pairs_iou,
                            pairs_inter, params)
@@ -298,6 +301,9 @@ def match_reference_code(gt_set, pred_set, params, progress=None):
         gt_table.hole_bands, pred_table.hole_bands, gt_table.holes, pred_table.holes,
         gt_table.hole_regions, pred_table.hole_regions,
         gt_image[gt_table.hole_owner], pred_image[pred_table.hole_owner], params, corners=False)
+    for table in (gt_table, pred_table):
+        table.drop_geometry(keep=("polygons",))
+    return_freed_heap()
     return ReferenceMatch(gt, pred, gt_kept, above[pred_kept], [raw_gt_reasons[i] for i in gt_kept],
                           [raw_pred_reasons[i] for i in pred_kept], gt_regions, pred_regions, ids, gt_image,
                           pred_image, cand, gt_table, pred_table, pairs, exterior, hole,

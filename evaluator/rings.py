@@ -98,30 +98,82 @@ class RingTable:
         """Indices into the hole table of one instance's holes."""
         return range(self.hole_start[instance_index], self.hole_start[instance_index + 1])
 
-    def drop_geometry(self):
+    def drop_geometry(self, keep=()):
         """Forget the bands, polygons and regions made so far; they are made again on first use.
 
         A worker calls this before sending its table back: the client reads rings and
         counts, and rarely the geometry, which would cost more to send than to rebuild.
+        The profiles call it with ``keep=("polygons",)`` once their pair metrics are done:
+        the bands and ring regions (at 4x about 130 MiB of GEOS geometry) are not used
+        after that, the polygons are (records, error layers).
+
+        Parameters
+        ----------
+        keep : collection of str
+            Names of :data:`_DERIVED` to keep.
         """
         for name in _DERIVED:
-            self.__dict__.pop(name, None)
+            if name not in keep:
+                self.__dict__.pop(name, None)
+
+    def make(self, *names):
+        """Make and keep the named geometries of :data:`_DERIVED` for every instance now."""
+        for name in names:
+            getattr(self, name)
+
+    def of(self, name, index):
+        """``getattr(self, name)[index]`` for a geometry of :data:`_DERIVED`, without keeping more.
+
+        From the table's copy when that geometry was made for every instance; otherwise
+        made for ``index`` alone and not kept (the same objects, element by element), so
+        a caller that needs the bands of some rings once holds no bands of the others.
+
+        Parameters
+        ----------
+        name : str
+            One of :data:`_DERIVED` but ``polygons``.
+        index : numpy.ndarray
+            Instance indices (hole indices for ``hole_bands`` and ``hole_regions``).
+
+        Returns
+        -------
+        numpy.ndarray of shapely geometry
+        """
+        if name in self.__dict__:
+            return self.__dict__[name][index]
+        return getattr(self, f"_make_{name}")(np.asarray(index, dtype=np.int64))
+
+    def _make_exterior_bands(self, index):
+        return boundary_bands([self.exterior_sets[i] for i in index], self.radius_px)
+
+    def _make_all_bands(self, index):
+        # an instance without holes has all_sets [exterior]: its band is its exterior band
+        return boundary_bands([self.all_sets[i] for i in index], self.radius_px)
+
+    def _make_hole_bands(self, index):
+        return boundary_bands([[self.holes[i]] for i in index], self.radius_px)
+
+    def _make_exterior_regions(self, index):
+        return ring_regions([self.exterior_sets[i][0] for i in index])
+
+    def _make_hole_regions(self, index):
+        return ring_regions([self.holes[i] for i in index])
 
     @cached_property
     def exterior_bands(self):
-        return boundary_bands(self.exterior_sets, self.radius_px)
+        return self._make_exterior_bands(np.arange(len(self.instances)))
 
     @cached_property
     def all_bands(self):
         bands = self.exterior_bands.copy()
         holed = np.flatnonzero(np.diff(self.hole_start) > 0)
         if holed.size:
-            bands[holed] = boundary_bands([self.all_sets[i] for i in holed], self.radius_px)
+            bands[holed] = self._make_all_bands(holed)
         return bands
 
     @cached_property
     def hole_bands(self):
-        return boundary_bands([[hole] for hole in self.holes], self.radius_px)
+        return self._make_hole_bands(np.arange(len(self.holes)))
 
     @cached_property
     def polygons(self):
@@ -129,11 +181,11 @@ class RingTable:
 
     @cached_property
     def exterior_regions(self):
-        return ring_regions([rings[0] for rings in self.exterior_sets])
+        return self._make_exterior_regions(np.arange(len(self.instances)))
 
     @cached_property
     def hole_regions(self):
-        return ring_regions(self.holes)
+        return self._make_hole_regions(np.arange(len(self.holes)))
 
 
 _DERIVED = ("exterior_bands", "all_bands", "hole_bands", "polygons", "exterior_regions", "hole_regions")

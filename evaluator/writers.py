@@ -493,13 +493,23 @@ def _check_layers(layers):
 
 @dataclass(frozen=True)
 class _LayerPlan:
-    """One layer ready to write: its table, the OGR kind of each field, its geometries in map units."""
+    """One layer checked and ready to write: its table, the OGR kind of each field, its geometries in pixels.
+
+    The geometries are put in map units (and single parts promoted) only when their layer
+    is written (:meth:`map_geometries`), one layer at a time, so the copies of all layers
+    never exist together.
+    """
 
     name: str
     geometry_type: str
     table: RecordTable
     kinds: list
     geometries: object
+
+    def map_geometries(self, frame):
+        """The layer's geometries in map units (as they are without ``frame``), single parts promoted."""
+        return _promoted(frame.to_map(self.geometries) if frame is not None else self.geometries,
+                         self.geometry_type)
 
 
 def _layer_plan(name, records, geometry_type, frame, declared):
@@ -510,7 +520,7 @@ def _layer_plan(name, records, geometry_type, frame, declared):
     geometries = None
     if geometry_type is not None:
         geometries = _geometry_array(table.geometries, name)
-        geometries = _promoted(frame.to_map(geometries) if frame is not None else geometries, geometry_type, name)
+        _check_geometry_types(geometries, geometry_type, name)
     return _LayerPlan(name, geometry_type, table, kinds, geometries)
 
 
@@ -569,25 +579,40 @@ def _geometry_array(geometries, layer_name):
     return geometries
 
 
-def _promoted(geometries, geometry_type, layer_name):
-    """Geometries checked against the layer type, single parts promoted to Multi-types."""
-    wanted = shapely.GeometryType[geometry_type.upper()]
+_PROMOTED = {"Polygon": shapely.MultiPolygon, "Point": shapely.MultiPoint, "LineString": shapely.MultiLineString}
+"""The Multi-type each single-part type is promoted to in a Multi-type layer."""
+
+
+def _single_part_type(geometry_type):
+    """``"Polygon"`` for ``"MultiPolygon"`` (likewise for points and lines), else None."""
+    return geometry_type[len("Multi"):] if geometry_type.startswith("Multi") else None
+
+
+def _check_geometry_types(geometries, geometry_type, layer_name):
+    """Refuse geometries that do not fit the layer type (its single-part type fits a Multi-type)."""
     type_ids = shapely.get_type_id(geometries)
-    single = geometry_type[len("Multi"):] if geometry_type.startswith("Multi") else None
-    promote = {"Polygon": shapely.MultiPolygon, "Point": shapely.MultiPoint, "LineString": shapely.MultiLineString}
-    single_id = shapely.GeometryType[single.upper()] if single else None
-    fits = (type_ids == wanted) | (type_ids == -1) | ((type_ids == single_id) if single else False)
+    single = _single_part_type(geometry_type)
+    fits = (type_ids == shapely.GeometryType[geometry_type.upper()]) | (type_ids == -1)
+    if single:
+        fits |= type_ids == shapely.GeometryType[single.upper()]
     if not fits.all():
         index = int(np.flatnonzero(~fits)[0])
         raise InvalidParameterError(
             f"layer {layer_name!r} record {index}: expected a {geometry_type} geometry but got "
             f"{geometries[index].geom_type}; choose a matching geometry type for the layer"
         )
+
+
+def _promoted(geometries, geometry_type):
+    """Geometries of a checked layer with single parts promoted to its Multi-type."""
     result = geometries.copy()
+    single = _single_part_type(geometry_type)
     if single:
-        for index in np.flatnonzero(type_ids == single_id):
+        single_id = shapely.GeometryType[single.upper()]
+        promote = _PROMOTED[single]
+        for index in np.flatnonzero(shapely.get_type_id(geometries) == single_id):
             geometry = geometries[index]
-            result[index] = promote[single]([geometry]) if not geometry.is_empty else promote[single]()
+            result[index] = promote([geometry]) if not geometry.is_empty else promote()
     return result
 
 
@@ -661,7 +686,7 @@ def _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame):
     finally:
         with _errors_quiet(gdal, ogr, osr):
             del dataset
-    _insert_features(temporary, plans, tables)
+    _insert_features(temporary, plans, tables, frame)
     dataset = ogr.Open(str(temporary), 1)
     try:
         for plan, table in zip(plans, tables):
@@ -709,8 +734,12 @@ def _create_layer(ogr, dataset, srs, plan):
     return layer.GetName()
 
 
-def _insert_features(path, plans, tables):
-    """Insert every layer's features in one SQLite transaction, a layer's columns bound at once."""
+def _insert_features(path, plans, tables, frame):
+    """Insert every layer's features in one SQLite transaction, a layer's columns bound at once.
+
+    Each layer's geometries are mapped and turned into blobs just before its insert and
+    dropped after it, so only one layer's copies are held at a time.
+    """
     connection = sqlite3.connect(str(path), isolation_level=None)
     try:
         # the file is a temporary that is discarded on any failure: no rollback journal or fsync needed
@@ -719,36 +748,41 @@ def _insert_features(path, plans, tables):
         srs_ids = dict(connection.execute("SELECT table_name, srs_id FROM gpkg_geometry_columns"))
         connection.execute("BEGIN")
         for plan, table in zip(plans, tables):
-            names = [row[1] for row in connection.execute(f'PRAGMA table_info("{_sql_name(table)}")')][1:]
-            columns = list(plan.table.columns)
-            extent = None
-            if plan.geometry_type is not None:
-                blobs, extent = _gpkg_blobs(plan.geometries, srs_ids[table])
-                columns.insert(0, blobs)
-            if len(names) != len(columns):
-                raise RuntimeError(f"Expected {len(columns)} columns in layer {plan.name!r} of {path} but OGR "
-                                   f"created {names}")
-            if names:
-                quoted = ", ".join(f'"{_sql_name(name)}"' for name in names)
-                connection.executemany(
-                    f'INSERT INTO "{_sql_name(table)}" ({quoted}) VALUES ({", ".join("?" * len(names))})',  # nosec B608: quoted identifiers from OGR, values bound
-                    zip(*columns))
-            else:
-                connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))  # nosec B608
-            if not len(plan.table):
-                continue  # GDAL leaves an empty layer's count and extent NULL
-            connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?",
-                               (len(plan.table), table))
-            # GDAL writes the extent through sqlite3_mprintf("%.18g"), whose text keeps 16 significant digits;
-            # the same conversion here stores the same doubles
-            side = "CAST(printf('%.18g', ?) AS REAL)" if extent else "?"
-            connection.execute(
-                f"UPDATE gpkg_contents SET min_x = {side}, min_y = {side}, max_x = {side}, max_y = {side}, "  # nosec B608: fixed placeholders
-                "last_change = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE table_name = ?",
-                (*(extent or (None,) * 4), table))
+            _insert_layer(connection, path, plan, table, srs_ids, frame)
         connection.execute("COMMIT")
     finally:
         connection.close()
+
+
+def _insert_layer(connection, path, plan, table, srs_ids, frame):
+    """Insert one layer's features and set its count and extent (inside the caller's transaction)."""
+    names = [row[1] for row in connection.execute(f'PRAGMA table_info("{_sql_name(table)}")')][1:]
+    columns = list(plan.table.columns)
+    extent = None
+    if plan.geometry_type is not None:
+        blobs, extent = _gpkg_blobs(plan.map_geometries(frame), srs_ids[table])
+        columns.insert(0, blobs)
+    if len(names) != len(columns):
+        raise RuntimeError(f"Expected {len(columns)} columns in layer {plan.name!r} of {path} but OGR "
+                           f"created {names}")
+    if names:
+        quoted = ", ".join(f'"{_sql_name(name)}"' for name in names)
+        connection.executemany(
+            f'INSERT INTO "{_sql_name(table)}" ({quoted}) VALUES ({", ".join("?" * len(names))})',  # nosec B608: quoted identifiers from OGR, values bound
+            zip(*columns))
+    else:
+        connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))  # nosec B608
+    if not len(plan.table):
+        return  # GDAL leaves an empty layer's count and extent NULL
+    connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?",
+                       (len(plan.table), table))
+    # GDAL writes the extent through sqlite3_mprintf("%.18g"), whose text keeps 16 significant digits;
+    # the same conversion here stores the same doubles
+    side = "CAST(printf('%.18g', ?) AS REAL)" if extent else "?"
+    connection.execute(
+        f"UPDATE gpkg_contents SET min_x = {side}, min_y = {side}, max_x = {side}, max_y = {side}, "  # nosec B608: fixed placeholders
+        "last_change = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE table_name = ?",
+        (*(extent or (None,) * 4), table))
 
 
 def _sql_name(name):
