@@ -59,7 +59,7 @@ def build_parser():
 def run(args):
     """Run one comparison from parsed arguments; returns the output folder."""
     from .api import load_inputs
-    from .cluster import open_client
+    from .cluster import client_starting
     from .compare import check_method_name, compare_methods, format_markdown, write_comparison
 
     names = [check_method_name(name) for name, _ in args.pred]
@@ -68,16 +68,17 @@ def run(args):
         raise InvalidParameterError(f"Expected each method name once but got {repeated[0]!r} "
                                     f"{names.count(repeated[0])} times; give every --pred its own NAME")
     gt_set, pred_sets, frame = None, {}, None
-    for name, path in args.pred:
-        gt_set, pred_sets[name], frame = load_inputs(
-            args.gt, path, default_score=args.default_score, score_field=args.score_field,
-            image_field=args.image_field, pixel_size=args.pixel_size, drop_degenerate=args.drop_degenerate_rings)
-    overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
-                 if getattr(args, key) is not None}
-    progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))
-    with open_client(args.workers, args.scheduler) as client:
-        comparison = compare_methods(gt_set, pred_sets, profile=args.profile, client=client, progress=progress,
-                                     **overrides)
+    with client_starting(args.workers, args.scheduler) as started_client:  # the cluster starts while loading
+        for name, path in args.pred:
+            gt_set, pred_sets[name], frame = load_inputs(
+                args.gt, path, default_score=args.default_score, score_field=args.score_field,
+                image_field=args.image_field, pixel_size=args.pixel_size,
+                drop_degenerate=args.drop_degenerate_rings)
+        overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
+                     if getattr(args, key) is not None}
+        progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))
+        comparison = compare_methods(gt_set, pred_sets, profile=args.profile, client=started_client(),
+                                     progress=progress, **overrides)
     write_comparison(comparison, args.out, overwrite=args.overwrite, frame=frame, plots=not args.no_plots,
                      geopackage=not args.no_gpkg, inputs=[args.gt, *(path for _, path in args.pred)])
     if not args.quiet:
