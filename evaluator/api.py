@@ -231,7 +231,7 @@ def _coco_data(path):
 
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
                 image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None,
-                category_field=None, drop_degenerate=False, check_pixel_size=True):
+                category_field=None, drop_degenerate=False, check_pixel_size=True, reference=None):
     """Load ground truth and predictions from files.
 
     COCO-style JSON (pixel coordinates) is read by :mod:`.io_coco`; any other file, and
@@ -246,20 +246,30 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
 
     ``check_pixel_size=False`` accepts a pixel size outside 1 mm .. 10 km on the ground
     (see :func:`.io_vector.load_vector_layer`).
+
+    ``reference=(gt_set, frame)``, as an earlier call with the same ``gt_path`` and
+    options returned them, loads only the predictions (the ground truth is not read
+    again: a method comparison reads it once for every method).
     """
-    (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
+    if reference is not None:
+        gt_set, frame = reference
+        (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
+    else:
+        (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
     if gt_coco != pred_coco:
         raise InputFormatError(
             f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
             f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
     if gt_coco:
-        return (load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data),
-                load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None)
+        if reference is None:
+            gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
+        return gt_set, load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None
     from .io_vector import load_vector_layer
 
-    gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
-                                      pixel_size=pixel_size, category_field=category_field, categories=categories,
-                                      role="gt", check_pixel_size=check_pixel_size)
+    if reference is None:
+        gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
+                                          pixel_size=pixel_size, category_field=category_field,
+                                          categories=categories, role="gt", check_pixel_size=check_pixel_size)
     pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
                                     default_score=default_score, image_field=image_field,
                                     patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,

@@ -69,11 +69,11 @@ def run(args):
                                     f"{names.count(repeated[0])} times; give every --pred its own NAME")
     gt_set, pred_sets, frame = None, {}, None
     with client_starting(args.workers, args.scheduler) as started_client:  # the cluster starts while loading
-        for name, path in args.pred:
+        for name, path in args.pred:  # the ground truth is read with the first method only
             gt_set, pred_sets[name], frame = load_inputs(
                 args.gt, path, default_score=args.default_score, score_field=args.score_field,
                 image_field=args.image_field, pixel_size=args.pixel_size,
-                drop_degenerate=args.drop_degenerate_rings)
+                drop_degenerate=args.drop_degenerate_rings, reference=None if gt_set is None else (gt_set, frame))
         overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
                      if getattr(args, key) is not None}
         progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))

@@ -79,3 +79,16 @@ def test_degenerate_rings_are_dropped_and_counted(tmp_path):
     assert [i.hole_count for i in loaded.instances] == [0, 0]
     assert loaded.skipped == {"degenerate_hole": 1, "degenerate_exterior": 1}
     assert loaded.instances[0].exterior.tolist() == [[0, 0], [10, 0], [10, 10], [0, 10]]
+
+
+def test_predictions_loaded_against_an_already_loaded_reference_equal_a_fresh_load(fixtures_dir):
+    from polytopo.evaluator import load_inputs
+
+    folder = fixtures_dir / "ptb_small"
+    gt, pred, frame = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
+    again_gt, again_pred, _ = load_inputs(folder / "missing.json", folder / "pred.json", drop_degenerate=True,
+                                          reference=(gt, frame))
+    assert again_gt is gt and frame is None
+    assert [(i.image_id, i.source_id, i.score) for i in again_pred.instances] == \
+        [(i.image_id, i.source_id, i.score) for i in pred.instances]
+    assert all(np.array_equal(a.exterior, b.exterior) for a, b in zip(again_pred.instances, pred.instances))

@@ -376,3 +376,22 @@ def test_evaluator_modules_import_without_gdal(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                             cwd=tmp_path)
     assert "apt-get install python3-gdal" in result.stdout
+
+
+def test_predictions_loaded_against_an_already_loaded_reference_equal_a_fresh_load(tmp_path, reference_gpkg):
+    """Method comparisons read the reference once; the predictions land in the same frame."""
+    from polytopo.evaluator import load_inputs
+
+    path = write_layer(tmp_path / "pred.gpkg", [(to_epsg(SQUARE_WITH_HOLE, UTM, 4326), {"score": 0.9})],
+                       epsg=4326, fields={"score": ogr_types().OFTReal})
+    gt, pred, frame = load_inputs(reference_gpkg, path, pixel_size=0.5, score_field="score")
+    again_gt, again_pred, again_frame = load_inputs("not read", path, pixel_size=0.5, score_field="score",
+                                                    reference=(gt, frame))
+    assert again_gt is gt and again_frame is frame
+    assert [i.score for i in again_pred.instances] == [i.score for i in pred.instances]
+    for a, b in zip(again_pred.instances, pred.instances):
+        assert np.array_equal(a.exterior, b.exterior) and all(map(np.array_equal, a.holes, b.holes))
+    coco = tmp_path / "coco.json"
+    coco.write_text("[]")
+    with pytest.raises(InputFormatError, match="both inputs as COCO JSON or both as vector layers"):
+        load_inputs(reference_gpkg, coco, reference=(gt, frame))
