@@ -5,8 +5,8 @@ evaluation (ring bands, validity, IoU, matching, pair and hole metrics, corners)
 set of images is the concatenation of the work of its parts. :func:`run_profile_on`
 splits the inputs into groups of consecutive images of about equal estimated
 work (:func:`partition_images`: instances and outline lengths), runs the filters and
-:func:`.paper.match_paper` on each group on a worker, and merges the partial matches on the client back into the order
-of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
+:func:`.paper.match_paper` on each group on a worker, and merges the partial matches on the
+client back into the order of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
 score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
 the same code as in one process, so the numbers are the same. Each profile's entry in
 :data:`.profiles.REGISTRY` names its per-image phase and its dataset-wide phase.
@@ -33,8 +33,8 @@ from .profiles import profile_named
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
-__all__ = ["PARTITIONS_PER_WORKER", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs", "merge_matches", "merge_reference_matches",
-           "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
+__all__ = ["PARTITIONS_PER_WORKER", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
+           "merge_matches", "merge_reference_matches", "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
            "sweep_on", "bootstrap_on", "resample_metrics_on"]
 
 PARTITIONS_PER_WORKER = 4

@@ -220,7 +220,7 @@ def rings_from_flat_lists(ring_lists):
     bad[np.repeat(np.arange(n), counts)[outside]] = True
     first, last = coords[starts[~bad]], coords[starts[~bad] + counts[~bad] - 1]
     kept = counts.copy()
-    kept[~bad] -= (np.abs(first - last) <= 1e-6 + 1e-5 * np.abs(last)).all(axis=1)
+    kept[~bad] -= (np.abs(first - last) <= _CLOSING_ATOL + _CLOSING_RTOL * np.abs(last)).all(axis=1)
     bad |= kept < 3
     a, b, c = (coords[starts[~bad] + k] for k in range(3))
     bad[~bad] = ~((a != b).any(axis=1) & (b != c).any(axis=1) & (a != c).any(axis=1))
@@ -253,9 +253,14 @@ def _check_magnitude(coords, where):
         )
 
 
+_CLOSING_ATOL, _CLOSING_RTOL = 1e-6, 1e-5
+"""A ring's last vertex within these tolerances of its first (numpy.isclose's rule) repeats it."""
+
+
 def _same_point(a, b):
     """numpy.allclose(a, b, atol=1e-6) for two points, without its overhead."""
-    return abs(a[0] - b[0]) <= 1e-6 + 1e-5 * abs(b[0]) and abs(a[1] - b[1]) <= 1e-6 + 1e-5 * abs(b[1])
+    return (abs(a[0] - b[0]) <= _CLOSING_ATOL + _CLOSING_RTOL * abs(b[0])
+            and abs(a[1] - b[1]) <= _CLOSING_ATOL + _CLOSING_RTOL * abs(b[1]))
 
 
 def _three_distinct(coords):
