@@ -44,6 +44,7 @@ __all__ = [
     "KAMPALA_TRAIN_Z19_COLUMNS",
     "KAMPALA_VALIDATION_Z19_COLUMN",
     "KAMPALA_ZOOMS",
+    "UNSEEN_PLACES",
     "XYZTile",
     "atlanta_extent",
     "build_kampala_mosaic",
@@ -52,6 +53,7 @@ __all__ = [
     "kampala_validation_tiles",
     "map_to_pixels",
     "native_gsd_cm",
+    "place_tiles",
     "read_polygons",
     "read_sample",
 ]
@@ -63,6 +65,14 @@ KAMPALA_HELD_OUT_Z19_COLUMN = 309614
 """Zoom-19 tile column whose ground (at every zoom) is held out for scoring."""
 KAMPALA_VALIDATION_Z19_COLUMN = 309606
 """Zoom-19 tile column of the second Kampala patch (``data/2``), the validation ground."""
+UNSEEN_PLACES = {"zanzibar": "1", "nepal": "3", "philippines": "4", "nairobi": "5"}
+"""The fAIr places no RGB model is trained on, and their folders under ``fair_oam/data``.
+
+Zanzibar (Tanzania), east of Kathmandu (Nepal), the Philippines and Nairobi (Kenya):
+whole places, never used for training or for any choice of resolution, data or
+schedule (those were made on the Kampala validation patch), so their scores say how a
+model does on ground it has never seen. Folder ``2`` is Kampala (chips and validation).
+"""
 ATLANTA_HELD_OUT_FIRST_COLUMN = 600
 """First pixel column of the held-out right third of the Atlanta tile."""
 
@@ -155,6 +165,27 @@ def kampala_validation_tiles(fair_dir, zoom):
         for tile, path in _xyz_tiles(Path(fair_dir) / "data" / "2", zoom)
         if tile.z19_column() == KAMPALA_VALIDATION_Z19_COLUMN
     ]
+
+
+def place_tiles(fair_dir, place, zoom):
+    """Every tile of one of the :data:`UNSEEN_PLACES` at ``zoom``.
+
+    Returns
+    -------
+    list of (XYZTile, pathlib.Path)
+
+    Raises
+    ------
+    TrainingError
+        The place is not one of :data:`UNSEEN_PLACES`, or its folder has no tile at ``zoom``.
+    """
+    if place not in UNSEEN_PLACES:
+        raise TrainingError(f"Expected one of the places {sorted(UNSEEN_PLACES)} but got {place!r}.")
+    folder = Path(fair_dir) / "data" / UNSEEN_PLACES[place]
+    tiles = list(_xyz_tiles(folder, zoom))
+    if not tiles:
+        raise TrainingError(f"Expected zoom-{zoom} tiles OAM-<x>-<y>-{zoom}.png of {place} in {folder} but found none.")
+    return tiles
 
 
 def georeference_xyz_tile(path, tile, out_path):

@@ -24,7 +24,7 @@ from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
-from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout
+from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout, unseen_places
 from .readme import update_readme
 from .zoo_index import update_entry
 
@@ -36,7 +36,9 @@ HEADLINE = {"kampala_rgb": "kampala-z19", "atlanta_pan": "atlanta-east"}
 """Held-out raster whose scores head the zoo index, per data source (the one at the model's own GSD)."""
 SCORE_NOTE = (
     "paper profile of polytopo.evaluator; one image per raster; pixel size = the raster's GSD. Split "
-    "'held-out': ground never used for training or for any choice; split 'validation': ground never used "
+    "'held-out': ground never used for training or for any choice; split 'unseen place': a whole place "
+    "(Zanzibar, Nepal, Philippines, Nairobi) never used for training or for any choice; split 'validation': "
+    "ground never used "
     "for training, on which the resolution and schedule were chosen. Hole-F1 is null (undefined) where "
     "neither side has a hole and 0 where only the prediction has holes: the real references have no "
     "holes, so Hole-F1 on them is uninformative; only the SYNTHETIC courtyard raster measures holes."
@@ -106,13 +108,13 @@ def score_raster(model, heldout, batch_size=4):
 def heldout_for(recipe, shared, work_dir):
     """The rasters a recipe is scored on.
 
-    Validation (Kampala only) first, then held-out (the rendered held-out city last, for
-    recipes trained on rendered geometry).
+    Validation (Kampala only) first, then held-out Kampala, the unseen places, and the
+    rendered held-out city last (for recipes trained on rendered geometry).
     """
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
     rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
-    return kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir) + rendered
+    return kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir) + unseen_places(shared, work_dir) + rendered
 
 
 def evaluate_model(recipe, shared, work_dir, zoo_dir, readme_path, threads=2, log=print):

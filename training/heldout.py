@@ -13,6 +13,11 @@ Kampala (RGB models)
     and says so everywhere it is reported.
 Atlanta (panchromatic model)
     The right third of the tile (``atlanta-east``), reference clipped to it.
+Unseen places (RGB models)
+    Zanzibar, Nepal, the Philippines and Nairobi (:data:`.data.UNSEEN_PLACES`), each
+    whole place at zoom 19 (``zanzibar-z19``, ...): a VRT mosaic of its XYZ tiles, each
+    placed by its name, with the place's labels clipped to the tiles. No RGB model is
+    trained on them and no choice was made on them.
 Rendered Helsinki (hole-aware model)
     ``helsinki-rendered``: the OSM buildings of the held-out city of :mod:`.rendered`
     (never trained on), a :data:`RENDERED_HELDOUT_M` metre square from the corner of
@@ -35,7 +40,7 @@ from .rendered import CITIES, HELD_OUT_CITY, city_frames
 from .targets import CourtyardParams, carve_courtyards
 
 __all__ = ["COURTYARD_SEED", "RENDERED_HELDOUT_M", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
-           "kampala_validation", "rendered_heldout"]
+           "kampala_validation", "rendered_heldout", "unseen_places", "UNSEEN_PLACE_ZOOM"]
 
 COURTYARD_SEED = 7
 """Seed of the synthetic courtyards of the held-out raster."""
@@ -66,8 +71,9 @@ class HeldOutRaster:
     synthetic : bool
         True when courtyards were synthesized into the imagery and reference.
     split : str
-        ``held-out`` (never used for any choice) or ``validation`` (used to
-        choose the resolution and schedule, never for training).
+        ``held-out`` (never used for any choice), ``unseen place`` (a whole
+        place never used for training or any choice) or ``validation`` (used
+        to choose the resolution and schedule, never for training).
     """
 
     key: str
@@ -166,25 +172,38 @@ def kampala_heldout(shared, work_dir):
     return out
 
 
+def _xyz_raster(tiles, labels_path, folder, key, title, split):
+    """A :class:`HeldOutRaster` of XYZ tiles: each georeferenced, mosaicked, the labels clipped to the tiles."""
+    georeferenced = [data.georeference_xyz_tile(path, tile, folder / f"{path.stem}.vrt") for tile, path in tiles]
+    mosaic = data.build_kampala_mosaic(georeferenced, folder / f"{key}.vrt")
+    _dataset, info = open_raster(mosaic)
+    labels = data.read_polygons(labels_path, info.crs_wkt)
+    reference = _polygons_only(shapely.intersection(labels, _footprint(georeferenced)), info.geotransform)
+    gsd = data.native_gsd_cm(info)
+    return HeldOutRaster(key, f"{title} ({gsd:.1f} cm), {len(tiles)} tiles", mosaic, None, reference,
+                         info.geotransform, gsd, split=split)
+
+
 def kampala_validation(shared, work_dir):
     """The Kampala validation patch (``data/2``, west of the chips) at zoom 19 and 20."""
-    out = []
-    for zoom in (19, 20):
-        tiles = data.kampala_validation_tiles(shared.kampala_chips.parent, zoom)
-        georeferenced = [
-            data.georeference_xyz_tile(path, tile, Path(work_dir) / "validation" / f"{path.stem}.vrt")
-            for tile, path in tiles
-        ]
-        mosaic = data.build_kampala_mosaic(georeferenced, Path(work_dir) / "validation" / f"kampala_validation_z{zoom}.vrt")
-        _dataset, info = open_raster(mosaic)
-        labels = data.read_polygons(shared.kampala_labels, info.crs_wkt)
-        reference = _polygons_only(shapely.intersection(labels, _footprint(georeferenced)), info.geotransform)
-        gsd = data.native_gsd_cm(info)
-        out.append(HeldOutRaster(
-            f"validation-z{zoom}", f"Kampala validation patch (data/2, west), zoom {zoom} ({gsd:.1f} cm), {len(tiles)} tiles",
-            mosaic, None, reference, info.geotransform, gsd, split="validation",
-        ))
-    return out
+    return [_xyz_raster(data.kampala_validation_tiles(shared.kampala_chips.parent, zoom), shared.kampala_labels,
+                        Path(work_dir) / "validation", f"validation-z{zoom}",
+                        f"Kampala validation patch (data/2, west), zoom {zoom}", "validation")
+            for zoom in (19, 20)]
+
+
+UNSEEN_PLACE_ZOOM = 19
+"""Zoom level the unseen places are scored at: about 26-30 cm, the RGB models' own GSD."""
+
+
+def unseen_places(shared, work_dir):
+    """Each of :data:`.data.UNSEEN_PLACES`, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM` (split ``unseen place``)."""
+    fair_dir = shared.kampala_chips.parent
+    return [_xyz_raster(data.place_tiles(fair_dir, place, UNSEEN_PLACE_ZOOM),
+                        fair_dir / "data" / folder / "labels.geojson", Path(work_dir) / "places" / place,
+                        f"{place}-z{UNSEEN_PLACE_ZOOM}", f"{place.capitalize()}, whole place, zoom {UNSEEN_PLACE_ZOOM}",
+                        "unseen place")
+            for place, folder in data.UNSEEN_PLACES.items()]
 
 
 def atlanta_heldout(shared):

@@ -1,0 +1,63 @@
+"""The scores in the bundled cards are what the current engine and evaluator give.
+
+Each RGB card carries a row for every whole place no model was trained on
+(:data:`polytopo.training.data.UNSEEN_PLACES`), and re-scoring the default model on its
+headline raster and on one unseen place reproduces its card's rows (to 0.005), so a change
+to the engine or the evaluator that moves a published score cannot go unnoticed.
+Needs the shared data folder; skipped, with that reason, without it. Runs without PyTorch.
+"""
+
+import json
+
+import pytest
+from polytopo.models import SessionParams, load_model
+from polytopo.models.onnx_metadata import read_metadata_props
+from polytopo.models.zoo import zoo_model, zoo_models
+from polytopo.training import data
+from polytopo.training.errors import TrainingError
+from polytopo.training.evaluate_zoo import METRICS, score_raster
+from polytopo.training.heldout import UNSEEN_PLACE_ZOOM, kampala_heldout, unseen_places
+from polytopo.training.shared_data import find_shared_data, shared_data_available
+
+pytestmark = pytest.mark.skipif(not shared_data_available(),
+                                reason="the shared data folder (imagery with labels) is absent")
+
+RGB_MODELS = [model for model in zoo_models() if "16-bit" not in model.input]
+
+
+def card_rows(model):
+    return {row["key"]: row for row in json.loads(read_metadata_props(model.path)["polytopo.scores"])["results"]}
+
+
+@pytest.mark.parametrize("model", RGB_MODELS, ids=lambda model: model.name)
+def test_every_rgb_card_is_scored_on_every_unseen_place(model):
+    rows = card_rows(model)
+    for place in data.UNSEEN_PLACES:
+        row = rows[f"{place}-z{UNSEEN_PLACE_ZOOM}"]
+        assert row["split"] == "unseen place" and not row["synthetic"]
+        assert row["reference_instances"] > 50 and 25.0 < row["gsd_cm"] < 31.0
+
+
+@pytest.fixture(scope="module")
+def rasters(tmp_path_factory):
+    shared = find_shared_data()
+    work = tmp_path_factory.mktemp("zoo-scores")
+    return {raster.key: raster for raster in kampala_heldout(shared, work) + unseen_places(shared, work)}
+
+
+@pytest.mark.parametrize("key", ["kampala-z19", "nairobi-z19"])
+def test_rescoring_the_default_model_reproduces_its_card(rasters, key):
+    model = zoo_model("unet_buildings_rgb")
+    row = score_raster(load_model(model.path, SessionParams(provider="cpu", intra_op_threads=2)), rasters[key])
+    card = card_rows(model)[key]
+    assert (row["reference_instances"], row["split"]) == (card["reference_instances"], card["split"])
+    # Another CPU may round a few probabilities differently (one pixel more or less at the
+    # threshold); a change of the engine or evaluator moved scores by up to 0.04.
+    assert row["predicted_instances"] == pytest.approx(card["predicted_instances"], rel=0.02)
+    for metric in METRICS:
+        assert row[metric] == pytest.approx(card[metric], abs=0.005), metric
+
+
+def test_an_unknown_place_is_refused_with_the_known_ones():
+    with pytest.raises(TrainingError, match="Expected one of the places .*nairobi.*but got 'atlantis'"):
+        data.place_tiles(find_shared_data().kampala_chips.parent, "atlantis", 19)
