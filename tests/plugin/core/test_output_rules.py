@@ -107,6 +107,7 @@ def test_vectorize_into_a_read_only_folder(vectorize_inputs, tmp_path):
     done = run_confined([sys.executable, SCRIPT, "vectorize", vectorize_inputs.raster, vectorize_inputs.model,
                          locked / "out.gpkg"], read_only=[locked], env=ENV)
     assert done.stdout.strip().startswith("RunFailedError:") and "read-only" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr  # a clean exit, not a crash after the message
 
 
 @needs_confinement
@@ -117,9 +118,10 @@ def test_export_onto_a_disk_that_fills_up(scene, tmp_path):
     disk.mkdir()
     command = [sys.executable, SCRIPT, "export", scene.prediction, scene.reference, scene.pixel_size,
                disk / "e.gpkg", disk / "report"]
-    listing = f"; ls -A {disk}"
+    listing = f"; echo status $?; ls -A {disk}"
     done = run_confined(["sh", "-c", " ".join(f"'{part}'" for part in map(str, command)) + listing],
                         tmpfs=[(disk, "160k")], env=ENV)
-    first, *rest = done.stdout.split("\n", 1)
+    first, status, *rest = done.stdout.split("\n", 2)
     assert first.startswith("RunFailedError:") and "is full" in first, done.stdout + done.stderr
+    assert status == "status 0", done.stdout + done.stderr  # a clean exit, not a crash after the message
     assert "".join(rest).split() == []  # the small disk holds nothing afterwards
