@@ -53,6 +53,7 @@ __all__ = [
     "kampala_validation_tiles",
     "map_to_pixels",
     "native_gsd_cm",
+    "place_folder",
     "place_tiles",
     "read_polygons",
     "read_sample",
@@ -167,6 +168,19 @@ def kampala_validation_tiles(fair_dir, zoom):
     ]
 
 
+def place_folder(fair_dir, place):
+    """The folder of one of the :data:`UNSEEN_PLACES` under ``fair_dir/data`` (tiles and ``labels.geojson``).
+
+    Raises
+    ------
+    TrainingError
+        The place is not one of :data:`UNSEEN_PLACES`.
+    """
+    if place not in UNSEEN_PLACES:
+        raise TrainingError(f"Expected one of the places {sorted(UNSEEN_PLACES)} but got {place!r}.")
+    return Path(fair_dir) / "data" / UNSEEN_PLACES[place]
+
+
 def place_tiles(fair_dir, place, zoom):
     """Every tile of one of the :data:`UNSEEN_PLACES` at ``zoom``.
 
@@ -179,9 +193,7 @@ def place_tiles(fair_dir, place, zoom):
     TrainingError
         The place is not one of :data:`UNSEEN_PLACES`, or its folder has no tile at ``zoom``.
     """
-    if place not in UNSEEN_PLACES:
-        raise TrainingError(f"Expected one of the places {sorted(UNSEEN_PLACES)} but got {place!r}.")
-    folder = Path(fair_dir) / "data" / UNSEEN_PLACES[place]
+    folder = place_folder(fair_dir, place)
     tiles = list(_xyz_tiles(folder, zoom))
     if not tiles:
         raise TrainingError(f"Expected zoom-{zoom} tiles OAM-<x>-<y>-{zoom}.png of {place} in {folder} but found none.")

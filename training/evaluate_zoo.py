@@ -37,8 +37,8 @@ HEADLINE = {"kampala_rgb": "kampala-z19", "atlanta_pan": "atlanta-east"}
 SCORE_NOTE = (
     "paper profile of polytopo.evaluator; one image per raster; pixel size = the raster's GSD. Split "
     "'held-out': ground never used for training or for any choice; split 'unseen place': a whole place "
-    "(Zanzibar, Nepal, Philippines, Nairobi) never used for training or for any choice; split 'validation': "
-    "ground never used "
+    f"({', '.join(place.capitalize() for place in data.UNSEEN_PLACES)}) never used for training or for any "
+    "choice; split 'validation': ground never used "
     "for training, on which the resolution and schedule were chosen. Hole-F1 is null (undefined) where "
     "neither side has a hole and 0 where only the prediction has holes: the real references have no "
     "holes, so Hole-F1 on them is uninformative; only the SYNTHETIC courtyard raster measures holes."

@@ -200,10 +200,10 @@ def unseen_places(shared, work_dir):
     """Each of :data:`.data.UNSEEN_PLACES`, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM` (split ``unseen place``)."""
     fair_dir = shared.kampala_chips.parent
     return [_xyz_raster(data.place_tiles(fair_dir, place, UNSEEN_PLACE_ZOOM),
-                        fair_dir / "data" / folder / "labels.geojson", Path(work_dir) / "places" / place,
+                        data.place_folder(fair_dir, place) / "labels.geojson", Path(work_dir) / "places" / place,
                         f"{place}-z{UNSEEN_PLACE_ZOOM}", f"{place.capitalize()}, whole place, zoom {UNSEEN_PLACE_ZOOM}",
                         "unseen place")
-            for place, folder in data.UNSEEN_PLACES.items()]
+            for place in data.UNSEEN_PLACES]
 
 
 def atlanta_heldout(shared):

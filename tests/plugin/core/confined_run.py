@@ -3,8 +3,9 @@
 ``python confined_run.py vectorize RASTER MODEL OUT`` or
 ``python confined_run.py export PREDICTION REFERENCE PIXEL_SIZE GPKG REPORT_DIR``.
 Prints ``ok`` or ``<PluginError class>: <message>`` and exits with status 0; any other
-exception escapes (a traceback and a non-zero status, which the calling test rejects). Used by tests that need a read-only folder
-or a small disk (tests/support/confined.py), which only a new process can get.
+exception escapes (a traceback and a non-zero status, which the calling test rejects).
+Used by tests that need a read-only folder or a small disk (tests/support/confined.py),
+which only a new process can get.
 """
 
 import gc
