@@ -462,12 +462,45 @@ def _report(done, total):
 def nearest_points(points, point_owner, targets, target_owner, n_groups):
     """Distance from each point to the nearest target point of its group (``inf`` if none).
 
-    The targets are zero-length segments of :func:`nearest_segments`, all searched in the
-    KD-tree (one representative each, so two candidates settle almost every query):
-    ``O(n log m)``, exact.
+    All targets go into one KD-tree (:class:`_SeparatedTree`); each query takes its two
+    nearest there and computes their distances exactly from the original coordinates. The
+    nearer is the answer unless the second lies within rounding of it; those few points
+    (and only they) are searched again by :func:`nearest_segments` with the targets as
+    zero-length segments. ``O(n log m)``, exact, and bit for bit the distance that
+    comparing every point with every target gives.
     """
-    return nearest_segments(points, point_owner, targets, targets, target_owner, n_groups, small_group=0,
-                            first_k=2)[0]
+    points = np.asarray(points, dtype=float)
+    targets = np.asarray(targets, dtype=float)
+    target_owner = np.asarray(target_owner)
+    distance = np.full(len(points), np.inf)
+    if len(points) == 0 or len(targets) == 0:
+        return distance
+    _, t_count = group_starts(target_owner, n_groups)
+    queried = np.flatnonzero(t_count[point_owner] > 0)
+    if queried.size == 0:
+        return distance
+    index = _SeparatedTree(targets, target_owner, points[queried], point_owner[queried], n_groups)
+    unsettled = []
+    for start in range(0, queried.size, QUERY_POINTS):
+        part = slice(start, start + QUERY_POINTS)
+        which = queried[part]
+        found, target = index.tree.query(index.moved[part], k=2, distance_upper_bound=index.reach)
+        present = target < index.size
+        target = np.minimum(target, index.size - 1)
+        present &= target_owner[target] == point_owner[which, None]
+        ex = points[which, 0, None] - targets[target, 0]
+        ey = points[which, 1, None] - targets[target, 1]
+        d2 = np.where(present, ex * ex + ey * ey, np.inf)
+        best = d2.min(axis=1)
+        distance[which] = np.sqrt(best)
+        # another target may be as near while the second candidate is within rounding of the first
+        unsettled.append(which[present[:, 1] & (found[:, 1] <= distance[which] + index.margin)])
+        _report(min(start + QUERY_POINTS, queried.size), queried.size)
+    again = np.concatenate(unsettled)
+    if again.size:
+        distance[again] = nearest_segments(points[again], point_owner[again], targets, targets, target_owner,
+                                           n_groups, small_group=0, first_k=4)[0]
+    return distance
 
 
 def grouped_quantile(values, owner, n_groups, q):

@@ -160,6 +160,7 @@ def card_entries(recipe, checkpoint_info):
             "base_channels": recipe.base_channels,
             "learning_rate": recipe.learning_rate,
             "seed": recipe.seed,
+            "augmentation": recipe.augmentation.describe(),
             "courtyard_synthesis": recipe.courtyards,
             "rendered_share": recipe.rendered_share,
             "train_seconds": checkpoint_info["train_seconds"],

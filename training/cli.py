@@ -11,7 +11,9 @@ Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
 ``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
 private folder, mode 0700, ``polytopo-training-*`` in the system's temporary
 directory, made for each run and named in the log),
-``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own).
+``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own),
+``--augmentation NAME`` (train with that strength of :data:`.augment.AUGMENTATIONS`
+instead of the recipe's; the card says which).
 Training needs PyTorch (a development dependency) and the shared data folder
 (``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
 
@@ -23,9 +25,11 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..models.errors import ModelsError
+from .augment import AUGMENTATIONS
 from .recipes import RECIPES, recipe
 from .shared_data import find_shared_data
 
@@ -57,6 +61,9 @@ def build_parser():
                         help="folder for intermediate files (default: a new private temporary folder)")
     parser.add_argument("--zoo-dir", type=Path, default=DEFAULT_ZOO_DIR, help="folder of the exported models")
     parser.add_argument("--readme", type=Path, default=DEFAULT_README, help="README whose tables are regenerated")
+    parser.add_argument("--augmentation", choices=sorted(AUGMENTATIONS), default=None,
+                        help="training-crop augmentation instead of the recipe's (basic: flips, gain and shift; "
+                             "strong: also scale, rotation, saturation, blur, JPEG and noise)")
     return parser
 
 
@@ -77,6 +84,8 @@ def run(names, args, train_models=True, log=print):
     timings = {}
     for name in names:
         current = recipe(name)
+        if args.augmentation is not None:
+            current = replace(current, augmentation=AUGMENTATIONS[args.augmentation])
         timings[name] = {}
         if train_models:
             from .export import export_model

@@ -8,6 +8,7 @@ models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
 
 from dataclasses import dataclass
 
+from .augment import BASIC, Augmentation
 from .errors import TrainingError
 
 __all__ = ["HEADS", "RECIPES", "Recipe", "recipe"]
@@ -44,6 +45,8 @@ class Recipe:
     learning_rate : float
         Peak AdamW learning rate (cosine decay after a short warm-up).
     seed : int
+    augmentation : Augmentation
+        Random changes of the training crops (:data:`.augment.AUGMENTATIONS`).
     courtyards : bool
         Cut synthetic courtyards into training buildings (:func:`.targets.carve_courtyards`).
     rendered_share : float
@@ -86,6 +89,7 @@ class Recipe:
     steps: int = 2000
     learning_rate: float = 3e-3
     seed: int = 20240611
+    augmentation: Augmentation = BASIC
     courtyards: bool = False
     rendered_share: float = 0.0
     boundary_width_px: int = 2

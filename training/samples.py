@@ -3,8 +3,9 @@
 :func:`training_samples` reads every training raster of a recipe on the
 model grid (never the held-out ground, see :mod:`.data`), with a sampling
 weight per sample. :class:`CropSampler` draws square crops, applies the
-augmentations (dihedral flips, brightness and contrast jitter, and
-synthetic courtyards for recipes that ask for them) and builds the targets
+augmentations of the recipe (:mod:`.augment`: scale, rotation, dihedral flips,
+colour, blur, JPEG and noise as its strength says, and synthetic courtyards for
+recipes that ask for them) and builds the targets
 from the label polygons of the crop (:mod:`.targets`), so the labels and the
 image always agree.
 """
@@ -16,6 +17,7 @@ import shapely
 
 from ..models.raster import open_raster
 from . import data
+from .augment import CropWindow, photometric, warp, window_polygons
 from .rendered import TRAIN_CITIES, rendered_samples
 from .targets import CourtyardParams, carve_courtyards, class_map, vertex_heatmap
 
@@ -129,29 +131,22 @@ class CropSampler:
         self._weights = np.asarray([s.weight for s in samples], float)
         self._weights /= self._weights.sum()
         self._trees = [shapely.STRtree(s.sample.polygons) for s in samples]
-        self._span = float(recipe.input_range[1] - recipe.input_range[0])
         # Courtyards are cut into buildings of at least 30 m^2 (300,000 cm^2).
         self._courtyards = CourtyardParams(min_building_area_px2=300000.0 / recipe.resolution_cm**2)
 
     def draw(self):
         """Return one :class:`Crop`."""
         size = self.recipe.crop_px
+        augmentation = self.recipe.augmentation
         while True:
             index = int(self.rng.choice(len(self.samples), p=self._weights))
             sample = self.samples[index].sample
-            rows, cols = sample.valid.shape
-            r0 = int(self.rng.integers(0, max(rows - size, 0) + 1))
-            c0 = int(self.rng.integers(0, max(cols - size, 0) + 1))
-            valid = np.zeros((size, size), bool)
-            window = sample.valid[r0:r0 + size, c0:c0 + size]
-            valid[: window.shape[0], : window.shape[1]] = window
+            window = CropWindow.draw(self.rng, augmentation, sample.valid.shape, size)
+            image, valid = warp(window, sample.image, sample.valid)
             if valid.mean() >= 0.6:
                 break
-        image = np.zeros((sample.image.shape[0], size, size), np.float32)
-        image[:, : window.shape[0], : window.shape[1]] = sample.image[:, r0:r0 + size, c0:c0 + size]
-        box = shapely.box(c0, r0, c0 + size, r0 + size)
-        found = self._trees[index].query(box, predicate="intersects")
-        polygons = shapely.transform(sample.polygons[np.sort(found)], lambda xy: xy - (c0, r0)) if len(found) else np.empty(0, object)
+        found = self._trees[index].query(shapely.box(*window.reach()), predicate="intersects")
+        polygons = window_polygons(window, sample.polygons[np.sort(found)])
         if self.recipe.courtyards and len(polygons):
             image, polygons, _count = carve_courtyards(image, valid, polygons, self.rng, self._courtyards)
         classes = class_map(polygons, (size, size), self.recipe.boundary_width_px if self.recipe.head == "boundary3" else None)
@@ -166,8 +161,5 @@ class CropSampler:
         if flip:
             arrays = [a[:, :, ::-1] for a in arrays]
         arrays = [np.ascontiguousarray(a) for a in arrays]
-        image = arrays[0]
-        gain = self.rng.uniform(0.85, 1.15, size=(image.shape[0], 1, 1)).astype(np.float32)
-        shift = self.rng.uniform(-0.06, 0.06, size=(image.shape[0], 1, 1)).astype(np.float32) * self._span
-        image = np.maximum(image * gain + shift, 0.0) * arrays[1]
+        image = photometric(self.rng, self.recipe.augmentation, arrays[0], self.recipe.input_range) * arrays[1]
         return Crop(image.astype(np.float32), arrays[1][0], arrays[2][0], arrays[3][0] if heatmap is not None else None)

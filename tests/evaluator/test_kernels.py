@@ -127,6 +127,28 @@ def test_nearest_points_exact_with_many_far_apart_groups():
     np.testing.assert_allclose(found, expected, rtol=0, atol=1e-9)
 
 
+def test_nearest_points_bit_for_bit_brute_force_with_ties():
+    """Integer grids make many exact ties (the second candidate as near as the first): the
+    distance is still the brute-force minimum to the last bit, also for empty and one-target groups."""
+    rng = np.random.default_rng(17)
+    n_groups = 60
+    sizes = rng.integers(0, 40, n_groups)
+    sizes[:3] = (0, 1, 2)
+    target_owner = np.repeat(np.arange(n_groups), sizes)
+    targets = rng.integers(0, 12, (len(target_owner), 2)).astype(float) + 3.5
+    point_owner = np.sort(rng.integers(0, n_groups, 3000))
+    points = rng.integers(0, 12, (3000, 2)).astype(float) + rng.choice([0.0, 0.5], (3000, 2)) + 3.5
+    found = nearest_points(points, point_owner, targets, target_owner, n_groups)
+    expected = np.full(len(points), np.inf)
+    for i, (point, owner) in enumerate(zip(points, point_owner)):
+        mine = targets[target_owner == owner]
+        if len(mine):
+            ex, ey = point[0] - mine[:, 0], point[1] - mine[:, 1]
+            expected[i] = np.sqrt(np.min(ex * ex + ey * ey))
+    assert np.array_equal(found, expected)
+    assert np.isinf(found[point_owner == 0]).all()
+
+
 def test_progress_reaches_the_total():
     seen = []
     points = np.random.default_rng(0).uniform(0, 10, (70_000, 2))

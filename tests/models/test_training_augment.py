@@ -1,0 +1,126 @@
+"""Training-crop augmentation: labels follow the image through scale and rotation; values stay in range."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import shapely
+
+from polytopo.training.augment import AUGMENTATIONS, BASIC, STRONG, CropWindow, photometric, warp, window_polygons
+from polytopo.training.data import GridSample
+from polytopo.training.recipes import recipe
+from polytopo.training.samples import CropSampler, WeightedSample
+from polytopo.training.targets import class_map
+
+GEOMETRY_ONLY = dataclasses.replace(STRONG, name="geometry only", gain=0.0, shift=0.0, saturation=0.0,
+                                    blur_probability=0.0, jpeg_probability=0.0, noise=0.0)
+
+
+def _painted_sample():
+    """A sample whose image is its own label map: buildings (one with a courtyard) 220, ground 20."""
+    polygons = [shapely.box(x, y, x + 21, y + 14) for x in range(6, 240, 37) for y in range(4, 280, 41)]
+    polygons[3] = shapely.Polygon(shapely.box(40, 40, 92, 90).exterior.coords,
+                                  [shapely.box(55, 56, 72, 71).exterior.coords])
+    polygons = np.array(polygons, dtype=object)
+    labels = class_map(polygons, (300, 260))
+    image = np.repeat((labels * 200.0 + 20.0)[None], 3, axis=0).astype(np.float32)
+    return GridSample("painted", image, np.ones((300, 260), bool), polygons, 30.0)
+
+
+def _sampler(augmentation, seed=3, name="unet_buildings_rgb"):
+    r = dataclasses.replace(recipe(name), augmentation=augmentation, rendered_share=0.0)
+    return CropSampler([WeightedSample(_painted_sample(), 1.0)], r, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("augmentation", [GEOMETRY_ONLY, STRONG], ids=lambda a: a.name)
+def test_labels_follow_the_image(augmentation):
+    sampler = _sampler(augmentation)
+    agreement = []
+    for _ in range(120):
+        crop = sampler.draw()
+        building_pixels = crop.image[0] > 120.0
+        agreement.append(float(((building_pixels == (crop.classes == 1)) | ~crop.valid).mean()))
+    # geometric only: only pixels cut by an edge may differ (bilinear resampling)
+    floor = 0.998 if augmentation is GEOMETRY_ONLY else 0.95
+    assert min(agreement) >= floor, min(agreement)
+
+
+def test_strong_windows_cover_the_declared_ranges():
+    rng = np.random.default_rng(11)
+    windows = [CropWindow.draw(rng, STRONG, (1000, 1000), 128) for _ in range(400)]
+    scales = np.array([w.scale for w in windows])
+    angles = np.array([w.angle for w in windows])
+    assert scales.min() >= 0.7 and scales.max() <= 1.4 and scales.min() < 0.75 and scales.max() > 1.3
+    assert np.histogram(angles, bins=4, range=(0, 2 * np.pi))[0].min() > 60
+
+
+def test_rotation_by_a_quarter_turn_is_a_rot90_of_the_cut():
+    rng = np.random.default_rng(5)
+    image = rng.uniform(0, 255, (2, 64, 64)).astype(np.float32)
+    valid = np.ones((64, 64), bool)
+    turned = CropWindow((32.0, 32.0), 32, 1.0, np.pi / 2)
+    plain = CropWindow((32.0, 32.0), 32, 1.0, 0.0)
+    out, out_valid = warp(turned, image, valid)
+    cut, _ = warp(plain, image, valid)
+    assert out_valid.all()
+    # crop x axis runs along the sample's y axis: a quarter turn of the array
+    assert np.allclose(out, np.rot90(cut, k=1, axes=(1, 2)), atol=1e-3)
+    square = shapely.box(20, 24, 30, 28)
+    moved = window_polygons(turned, np.array([square], dtype=object))[0]
+    assert moved.area == pytest.approx(square.area)
+
+
+def test_scaling_shows_more_ground_in_the_same_pixels():
+    sample = _painted_sample()
+    window = CropWindow((130.0, 150.0), 64, 2.0, 0.0)
+    image, valid = warp(window, sample.image, sample.valid)
+    assert image.shape == (3, 64, 64) and valid.all()
+    polygons = window_polygons(window, sample.polygons)
+    assert shapely.area(polygons[0]) == pytest.approx(shapely.area(sample.polygons[0]) / 4.0)
+
+
+def test_window_outside_the_sample_is_invalid():
+    sample = _painted_sample()
+    window = CropWindow((5.0, 5.0), 64, 1.3, 0.7)
+    _, valid = warp(window, sample.image, sample.valid)
+    assert 0.1 < valid.mean() < 0.6
+
+
+def test_photometric_stays_in_range_and_jpeg_only_for_8_bit():
+    rng = np.random.default_rng(2)
+    image = rng.uniform(0, 255, (3, 48, 48)).astype(np.float32)
+    always = dataclasses.replace(STRONG, name="always", blur_probability=1.0, jpeg_probability=1.0)
+    for _ in range(20):
+        out = photometric(rng, always, image, (0.0, 255.0))
+        assert out.dtype == np.float32 and out.min() >= 0.0 and out.max() <= 255.0
+        assert not np.array_equal(out, image)
+    pan = rng.uniform(0, 2047, (1, 48, 48)).astype(np.float32)
+    no_jpeg = dataclasses.replace(always, name="no jpeg", jpeg_probability=0.0)
+    a = photometric(np.random.default_rng(9), always, pan, (0.0, 2047.0))
+    b = photometric(np.random.default_rng(9), no_jpeg, pan, (0.0, 2047.0))
+    assert a.max() <= 2047.0 and np.array_equal(a, b)
+
+
+def test_basic_is_flips_and_gain_only():
+    assert not BASIC.changes_colour and BASIC.scale == (1.0, 1.0) and not BASIC.rotate
+    window = CropWindow.draw(np.random.default_rng(1), BASIC, (300, 260), 128)
+    assert window.is_shift and float(window.origin[0]).is_integer() and float(window.origin[1]).is_integer()
+    assert set(AUGMENTATIONS) == {"basic", "strong"}
+    assert "rotation" in STRONG.describe() and "JPEG" in STRONG.describe() and "rotation" not in BASIC.describe()
+
+
+def test_every_recipe_names_a_declared_augmentation():
+    from polytopo.training.recipes import RECIPES
+
+    for r in RECIPES.values():
+        assert AUGMENTATIONS[r.augmentation.name] is r.augmentation
+
+
+def test_training_command_line_takes_a_declared_strength(capsys):
+    from polytopo.training.cli import build_parser
+
+    assert build_parser().parse_args(["unet_buildings_rgb", "--augmentation", "strong"]).augmentation == "strong"
+    assert build_parser().parse_args(["unet_buildings_rgb"]).augmentation is None
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["unet_buildings_rgb", "--augmentation", "extreme"])
+    assert "invalid choice: 'extreme'" in capsys.readouterr().err
