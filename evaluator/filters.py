@@ -144,7 +144,9 @@ def oriented_rings(rings, counter_clockwise):
     start = oriented[lowest]
     shifted = (position + start[owner]) % sizes[owner]
     source = first[owner] + np.where(reverse[owner], sizes[owner] - 1 - shifted, shifted)
-    return np.split(coords[source], first[1:])
+    ordered = coords[source]
+    # slices of one array (np.split makes the same views ten times slower)
+    return [ordered[lo:hi] for lo, hi in zip(first.tolist(), (first + sizes).tolist())]
 
 
 def canonical_rings(instance_set):
