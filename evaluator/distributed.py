@@ -25,7 +25,7 @@ import numpy as np
 
 from .analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
 from .cluster import map_partitions
-from .instances import InstanceSet
+from .instances import InstanceSet, PackedInstances
 from .matching import Candidates
 from .ordering import image_rank, image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
@@ -298,23 +298,32 @@ def _match_task(task):
     """Worker side: filters and per-image work of one partition of the unfiltered sets.
 
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
-    order of :mod:`.ordering` within the partition (its ring tables without their bands,
-    polygons and regions: nothing after the per-image work reads them, and they would
-    double what goes back), and the profile's :attr:`.profiles.Profile.image_parts` of the
-    partition (None when it has none).
+    order of :mod:`.ordering` within the partition, as :func:`_for_transport` sends it, and
+    the profile's :attr:`.profiles.Profile.image_parts` of the partition (None when it has
+    none).
     """
     gt_raw, pred_raw, params = task
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
     match = match_paper(gt_set, pred_set, params)
     image_parts = profile_named(params.profile).image_parts
-    return _without_geometry(match), (image_parts(match) if image_parts is not None else None)
+    extra = image_parts(match) if image_parts is not None else None
+    return _for_transport(match), extra
 
 
-def _without_geometry(match):
-    """The match with its ring tables' derived geometry dropped (the client makes it again if it needs it)."""
-    match.gt_table.drop_geometry()
-    match.pred_table.drop_geometry()
-    return match
+def _for_transport(match):
+    """A match as a worker sends it: instances packed, ring tables reduced to their hole index.
+
+    The tables' geometry (bands, polygons, regions) costs more to send than the client
+    spends making the little of it that it reads; their rings are the instances' own, sent
+    once in :class:`.instances.PackedInstances`. :func:`_received` undoes the packing.
+    """
+    return replace(match, gt=PackedInstances.pack(match.gt), pred=PackedInstances.pack(match.pred),
+                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index())
+
+
+def _received(match):
+    """A match from :func:`_for_transport` with its instances unpacked (the tables stay hole indexes)."""
+    return replace(match, gt=match.gt.unpack(), pred=match.pred.unpack())
 
 
 def merge_p3_code_parts(parts, image_ids):
@@ -387,7 +396,7 @@ def _filtered(whole, matches, side):
 def _reference_task(task):
     """Worker side: the per-image work of the ``reference-code`` profile on one partition."""
     gt_set, pred_set, params = task
-    return _without_geometry(match_reference_code(gt_set, pred_set, params))
+    return _for_transport(match_reference_code(gt_set, pred_set, params))
 
 
 def run_profile_on(client, gt_set, pred_set, params, progress=None):
@@ -437,7 +446,9 @@ def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
     parts : list of Partition
         From :func:`partition_images`.
     results : list
-        :func:`partition_task` of each partition, in the order of ``parts``.
+        :func:`partition_task` of each partition, in the order of ``parts``. Emptied
+        once merged: the merged arrays are copies, so the parts' own would otherwise stay
+        in memory through the dataset-wide phase.
     progress : callable, optional
         Called with ``"merge"`` and ``"summary"`` as those phases start.
 
@@ -449,13 +460,14 @@ def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
     step("merge")
     profile = profile_named(params.profile)
     merged = _PER_IMAGE_PHASES[profile.per_image][1](gt_set, pred_set, parts, results)
+    results.clear()
     step("summary")
     return profile.finish(*merged, params, progress)
 
 
 def _merge_paper_partitions(gt_set, pred_set, parts, results):
     """``(match, gt, pred, image parts)`` of the whole run from the results of :func:`_match_task`."""
-    matches = [match for match, _ in results]
+    matches = [_received(match) for match, _ in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
@@ -464,7 +476,7 @@ def _merge_paper_partitions(gt_set, pred_set, parts, results):
 
 def _merge_reference_partitions(gt_set, pred_set, parts, results):
     """``(match, None, None, None)`` of the whole run from the results of :func:`_reference_task`."""
-    return merge_reference_matches(gt_set, pred_set, parts, results), None, None, None
+    return merge_reference_matches(gt_set, pred_set, parts, [_received(match) for match in results]), None, None, None
 
 
 _PER_IMAGE_PHASES = {"paper": (_match_task, _merge_paper_partitions),

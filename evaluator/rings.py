@@ -59,7 +59,8 @@ class RingTable:
         instances : list of Instance
             All instances, in their final order.
         tables : sequence of RingTable
-            Tables of disjoint parts of ``instances`` (same band radius).
+            Tables of disjoint parts of ``instances`` (same band radius), or their
+            :meth:`hole_index` alone.
         positions : sequence of numpy.ndarray
             ``positions[k][i]`` is the index in ``instances`` of ``tables[k]``'s instance ``i``.
 
@@ -72,7 +73,7 @@ class RingTable:
         table = cls.__new__(cls)
         table.radius_px = tables[0].radius_px
         table._index(instances)
-        hole_positions = [table.hole_start[pos[part.hole_owner]] + np.arange(len(part.holes))
+        hole_positions = [table.hole_start[pos[part.hole_owner]] + np.arange(len(part.hole_owner))
                           - part.hole_start[part.hole_owner] for part, pos in zip(tables, positions)]
         for name in _DERIVED:
             if all(name in vars(part) for part in tables):
@@ -93,6 +94,16 @@ class RingTable:
         self.hole_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hole_owner = np.repeat(np.arange(len(instances)), counts)
         self.holes = [hole for instance in instances for hole in instance.holes]
+
+    def hole_index(self):
+        """A table holding only the band radius and the hole table's ``hole_start`` and ``hole_owner``.
+
+        All that :meth:`merged` reads of a part without geometry: a worker sends this
+        back instead of the rings, which the client has with the instances.
+        """
+        table = RingTable.__new__(RingTable)
+        table.radius_px, table.hole_start, table.hole_owner = self.radius_px, self.hole_start, self.hole_owner
+        return table
 
     def hole_range(self, instance_index):
         """Indices into the hole table of one instance's holes."""

@@ -1,5 +1,6 @@
 """How partitions reach the workers: packed transfers, a cluster started in the background, the merge order."""
 
+import pickle
 import types
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 from polytopo.evaluator.cluster import client_starting, map_partitions
 from polytopo.evaluator.distributed import _filtered
 from polytopo.evaluator.errors import ClusterError
-from polytopo.evaluator.instances import Instance, InstanceSet
+from polytopo.evaluator.instances import Instance, InstanceSet, PackedInstances
 from polytopo.evaluator.ordering import canonical_order
 
 
@@ -74,3 +75,43 @@ def test_merged_filtered_sets_follow_the_single_process_order(images):
     assert merged.image_ids == expected.image_ids
     assert all(merged.instances[p] is instance for match, ranks in zip(matches, positions)
                for p, instance in zip(ranks, match.pred))
+
+
+def _mixed_instances():
+    """Instances with and without holes, ids of several kinds, scores and parts."""
+    hole = _square(3, 3, 2)[::-1]
+    return [Instance("a", 0, _square(0, 0, 10), (hole, hole + 0.5), 0.25, 3, 1),
+            Instance(7, "x", _square(20, 0, 4)),
+            Instance(True, (1, 2), _square(0, 20, 6), (), 0.75, None, 0)]
+
+
+def _same(a, b):
+    return (len(a) == len(b) and all(
+        (x.image_id, x.source_id, x.score, x.category_id, x.part, x.hole_count)
+        == (y.image_id, y.source_id, y.score, y.category_id, y.part, y.hole_count)
+        and type(x.image_id) is type(y.image_id)
+        and all(r.dtype == q.dtype == np.float64 and np.array_equal(r, q) for r, q in zip(x.rings, y.rings))
+        for x, y in zip(a, b)))
+
+
+def test_packed_instances_unpack_to_equal_instances_whose_rings_share_one_read_only_array():
+    instances = _mixed_instances()
+    packed = pickle.loads(pickle.dumps(PackedInstances.pack(instances), protocol=pickle.HIGHEST_PROTOCOL))
+    unpacked = packed.unpack()
+    assert _same(unpacked, instances)
+    rings = [ring for instance in unpacked for ring in instance.rings]
+    assert all(np.shares_memory(ring, packed.coords) and not ring.flags.writeable for ring in rings)
+    assert PackedInstances.pack([]).unpack() == []
+
+
+def test_an_instance_set_pickles_with_its_rings_in_one_array():
+    """What is sent to a worker: equal instances, every field kept, the rings as one array."""
+    whole = InstanceSet(tuple(_mixed_instances()), ("a", 7, True, "empty"), {"null_geometry": 2}, "gt.json")
+    blob = pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(blob)
+    assert _same(back.instances, whole.instances) and isinstance(back.instances, tuple)
+    assert (back.image_ids, back.skipped, back.source) == (whole.image_ids, whole.skipped, whole.source)
+    bases = {id(ring.base) for instance in back.instances for ring in instance.rings}
+    assert len(bases) == 1
+    # one array: smaller than pickling the rings one by one
+    assert len(blob) < len(pickle.dumps(list(whole.instances), protocol=pickle.HIGHEST_PROTOCOL))
