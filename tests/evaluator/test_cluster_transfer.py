@@ -2,12 +2,14 @@
 
 import pickle
 import types
+import warnings
 
 import numpy as np
 import pytest
 
+from polytopo.evaluator.analysis import resample_weights
 from polytopo.evaluator.cluster import client_starting, map_partitions
-from polytopo.evaluator.distributed import _filtered
+from polytopo.evaluator.distributed import _filtered, resample_metrics_on
 from polytopo.evaluator.errors import ClusterError
 from polytopo.evaluator.instances import Instance, InstanceSet, PackedInstances
 from polytopo.evaluator.ordering import canonical_order
@@ -115,3 +117,22 @@ def test_an_instance_set_pickles_with_its_rings_in_one_array():
     assert len(bases) == 1
     # one array: smaller than pickling the rings one by one
     assert len(blob) < len(pickle.dumps(list(whole.instances), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def test_bootstrap_weights_reach_the_workers_as_data_not_in_the_graph(started_client):
+    # 1,500 images x 960 resamples of float weights: 11.5 MB, above Dask's 10 MB graph warning.
+    rng = np.random.default_rng(3)
+    n_images, n_preds = 1500, 4000
+    stats = {key: rng.random(n_images) for key in
+             ("e_biou_sum", "e_biou_n", "hole_tp", "holes_gt", "holes_pred", "topo", "k")}
+    ranking = types.SimpleNamespace(gt_per_image=rng.integers(1, 4, n_images).astype(float),
+                                    image=rng.integers(0, n_images, n_preds),
+                                    scores=rng.random(n_preds), tp=rng.random(n_preds) < 0.6)
+    chunks = list(resample_weights(n_images, 960, seed=5))
+    assert sum(c.nbytes for c in chunks) > 10 * 2 ** 20
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        on_cluster = resample_metrics_on(started_client, stats, ranking, chunks)
+    assert not [w for w in caught if "large graph" in str(w.message)]
+    assert on_cluster == resample_metrics_on(None, stats, ranking, chunks)
+    assert len(on_cluster) == 15 and all(len(c["AP50"]) == 64 for c in on_cluster)
