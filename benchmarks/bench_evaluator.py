@@ -441,17 +441,22 @@ def _side_by_side_part(args, files, report):
         f"\n== whole command lines side by side: 1x set, one worker, every output written, "
         f"{args.repeats} interleaved rounds =="
     )
+    names = _SIDE_BY_SIDE if not args.skip_ours else _SIDE_BY_SIDE[:1]
+    script = None
     if args.reference_evaluator is None:
         print(
-            "  skipped: give --reference-evaluator PATH to the public evaluate_vector_polygons.py"
+            "  no --reference-evaluator (the public evaluate_vector_polygons.py) given: our profiles "
+            "only, for the write shares; no speed-ups"
         )
-        return
-    script = Path(args.reference_evaluator).resolve()
-    if not script.is_file():
-        report["failures"].append(f"no reference evaluator at {script}")
-        print(f"  Expected the public evaluator at {script} but there is no such file.")
-        return
-    names = _SIDE_BY_SIDE if not args.skip_ours else _SIDE_BY_SIDE[:1]
+        names = names[1:]
+        if not names:
+            return
+    else:
+        script = Path(args.reference_evaluator).resolve()
+        if not script.is_file():
+            report["failures"].append(f"no reference evaluator at {script}")
+            print(f"  Expected the public evaluator at {script} but there is no such file.")
+            return
     runs = {name: [] for name in names}
     public_output = summaries = None
     print(f"  {'round':>5} {'command':<15} {'wall s':>8} {'CPU s':>8} {'write s':>8} {'peak MiB':>9} {'load':>5}")
@@ -488,10 +493,9 @@ def _side_by_side_part(args, files, report):
     for name, row in table.items():
         extra = ""
         if name != "public":
-            extra = (
-                f" {row['speedup_wall']:7.1f} {row['speedup_cpu']:7.1f} "
-                f"{100 * row['write_share_cpu']:11.1f} {100 * row['write_share_wall']:12.1f}"
-            )
+            speedups = (f"{row['speedup_wall']:7.1f} {row['speedup_cpu']:7.1f}" if "speedup_wall" in row
+                        else f"{'-':>7} {'-':>7}")
+            extra = f" {speedups} {100 * row['write_share_cpu']:11.1f} {100 * row['write_share_wall']:12.1f}"
         print(f"  {'':<19}{name:<15} {row['wall_s']:8.2f} {row['cpu_s']:8.2f}{extra}")
     low = min(row["load_average"][0] for row in table.values())
     high = max(row["load_average"][1] for row in table.values())
@@ -499,7 +503,7 @@ def _side_by_side_part(args, files, report):
     for name, row in table.items():
         if name == "public":
             continue
-        for basis in ("wall", "cpu"):
+        for basis in ("wall", "cpu") if "speedup_wall" in row else ():
             if row[f"speedup_{basis}"] < args.min_speedup:
                 report["failures"].append(
                     f"{name}: median {basis} speed-up {row[f'speedup_{basis}']:.1f}x is below "
@@ -511,7 +515,7 @@ def _side_by_side_part(args, files, report):
                     f"{name}: writing the outputs takes {100 * row[f'write_share_{basis}']:.1f} % of the "
                     f"{basis} time, more than {100 * args.max_write_share:.0f} %"
                 )
-    if "reference-code" in summaries:
+    if "reference-code" in summaries and public_output is not None:
         _compare_with_public(args, summaries["reference-code"], public_output, report)
 
 

@@ -13,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from .blas_threads import single_blas_thread
 from .errors import EvaluatorError
 from .params import IOU_MODES
 from .profiles import PROFILE_NAMES, profiles_help
@@ -214,8 +215,11 @@ def main(argv=None):
 
 
 def run_guarded(func, args):
-    """Call ``func(args)`` and turn its failures into one line and an exit status (see module docstring)."""
-    with warnings.catch_warnings(record=True) as caught:
+    """Call ``func(args)`` with one BLAS thread and turn its failures into one line and an exit status.
+
+    See the module docstring for the exit statuses and :mod:`.blas_threads` for the BLAS limit.
+    """
+    with warnings.catch_warnings(record=True) as caught, single_blas_thread():
         warnings.simplefilter("always")
         try:
             func(args)

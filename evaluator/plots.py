@@ -37,6 +37,10 @@ _SIMPLE_TO_COMPLEX_PANELS = ("O-BIoU", "O-POLIS")
 _UNIT_SUFFIXES = (("_px2", "px²"), ("_px", "px"))
 _MAX_MARKER_PT2 = 300.0
 _MIN_MARKER_PT2 = 4.0
+_MARGINS_IN = {"left": 0.8, "right": 0.2, "bottom": 0.6, "top": 0.4, "between": 0.85, "suptitle": 0.22,
+               "suptitle_gap": 0.08}
+"""Figure margins in inches: around the panels, between two panels, and the extra top
+margin of a figure title with its distance from the top edge."""
 
 
 def plot_precision_recall(curves, path, *, title="Precision–recall", overwrite=False, protect=()):
@@ -121,7 +125,7 @@ def simple_to_complex_figure(rows, *, title=_SIMPLE_TO_COMPLEX_TITLE):
     order = {label: index for index, label in enumerate(_HOLE_BINS)}
     methods = {name: sorted(r, key=lambda row: order.get(str(row["H"]), len(order))) for name, r in methods.items()}
     bins = [str(row["H"]) for row in next(iter(methods.values()), [])]
-    figure, panels = _new_figure(2, (10.0, 4.2))
+    figure, panels = _new_figure(2, (10.0, 4.2), suptitle=title)
     positions = np.arange(len(bins))
     for axes, key in zip(panels, _SIMPLE_TO_COMPLEX_PANELS):
         label = metric(key).label
@@ -146,7 +150,6 @@ def simple_to_complex_figure(rows, *, title=_SIMPLE_TO_COMPLEX_TITLE):
         if len(methods) > 1:
             axes.legend(fontsize=7)
         axes.margins(y=0.15)
-    figure.suptitle(title)
     return figure
 
 
@@ -195,7 +198,7 @@ def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE, methods=None):
         raise InvalidParameterError(f"Expected WrongTopo series among {known} but got {sorted(unknown)}")
     largest = max([float(point["pairs"]) for one in methods.values() for points in one.values()
                    for point in points] + [1.0])
-    figure, panels = _new_figure(3, (13.5, 4.2))
+    figure, panels = _new_figure(3, (13.5, 4.2), suptitle=title)
     for axes, (key, x_label) in zip(panels, _WRONG_TOPO_FILTERS):
         sign = "≥" if metric(key).higher_is_better else "≤"
         axes.set(xlabel=x_label, ylabel="WrongTopo (share of pairs)", title=f"{key} {sign} τ", ylim=(0.0, 1.05))
@@ -220,7 +223,6 @@ def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE, methods=None):
             _no_data(axes)
         elif len(methods) > 1:
             axes.legend(fontsize=7)
-    figure.suptitle(title)
     return figure
 
 
@@ -278,7 +280,14 @@ def sweep_figure(rows, x_key, y_keys, title, *, x_label=None, y_label="Metric va
     return figure
 
 
-def _new_figure(columns, size_in):
+def _new_figure(columns, size_in, *, suptitle=None):
+    """A figure of ``columns`` panels in a row, on an Agg canvas, with fixed margins.
+
+    The margins are set in inches (:data:`_MARGINS_IN`) rather than found by a layout
+    engine, which would measure every text once more per draw (half of the drawing time):
+    they hold tick labels of up to five characters, the axis labels and a title
+    per panel, and a figure title above them when ``suptitle`` is given.
+    """
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -287,9 +296,19 @@ def _new_figure(columns, size_in):
             f"Expected matplotlib to draw the evaluation plots but it cannot be imported ({exc}); "
             "install it (pip install matplotlib, or apt-get install python3-matplotlib)"
         ) from exc
-    figure = Figure(figsize=size_in, dpi=120, layout="constrained")
+    width_in, height_in = size_in
+    top_in = _MARGINS_IN["top"] + (_MARGINS_IN["suptitle"] if suptitle is not None else 0.0)
+    panel_in = (width_in - _MARGINS_IN["left"] - _MARGINS_IN["right"]
+                - (columns - 1) * _MARGINS_IN["between"]) / columns
+    figure = Figure(figsize=size_in, dpi=120)
     FigureCanvasAgg(figure)
-    return figure, list(figure.subplots(1, columns, squeeze=False)[0])
+    panels = list(figure.subplots(1, columns, squeeze=False)[0])
+    figure.subplots_adjust(left=_MARGINS_IN["left"] / width_in, right=1.0 - _MARGINS_IN["right"] / width_in,
+                           bottom=_MARGINS_IN["bottom"] / height_in, top=1.0 - top_in / height_in,
+                           wspace=_MARGINS_IN["between"] / panel_in)
+    if suptitle is not None:
+        figure.suptitle(suptitle, y=1.0 - _MARGINS_IN["suptitle_gap"] / height_in, va="top")
+    return figure, panels
 
 
 def save_png(figure, path, *, overwrite=False, protect=()):
@@ -315,8 +334,7 @@ def save_png(figure, path, *, overwrite=False, protect=()):
     -----
     The figure is drawn once on its Agg canvas and the canvas encoded as PNG with the
     DPI and metadata ``savefig`` writes, giving the same bytes as
-    ``figure.savefig(path, format="png")`` under Matplotlib's default settings, which
-    lays a constrained-layout figure out twice.
+    ``figure.savefig(path, format="png")`` under Matplotlib's default settings.
     """
     from matplotlib.image import imsave
 

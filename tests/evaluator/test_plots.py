@@ -151,3 +151,44 @@ def test_plots_never_import_pyplot(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def _extent_inside(inner, outer, slack_px=0.5):
+    return (inner.x0 >= outer.x0 - slack_px and inner.y0 >= outer.y0 - slack_px
+            and inner.x1 <= outer.x1 + slack_px and inner.y1 <= outer.y1 + slack_px)
+
+
+@pytest.mark.parametrize(
+    "figure",
+    [
+        lambda: precision_recall_figure({"IoU 0.5": (np.linspace(1, 0.2, 50), np.linspace(0, 1, 50))}),
+        lambda: simple_to_complex_figure([
+            {"H": h, "gt_instances": n, "O-BIoU": b, "O-POLIS": p}
+            for h, n, b, p in [("0", 8261, 0.4963, 1.07), ("1", 171, 0.4585, 233.4), ("2", 43, 0.4647, 118.9),
+                               (">=3", 27, 0.5097, 1.1)]]),
+        lambda: simple_to_complex_figure({name: [{"H": "0", "gt_instances": 5, "O-BIoU": 0.3, "O-POLIS": 4.0}]
+                                          for name in ("method A", "method B")}),
+        lambda: wrong_topo_figure(WRONG_TOPO),
+        lambda: wrong_topo_figure(None, methods={"A": WRONG_TOPO, "B": WRONG_TOPO}),
+        lambda: sweep_figure([{"min_hole_area_px2": a, "Hole-F1": 0.37 + a / 4000} for a in (0, 16, 256, 1024)],
+                             "min_hole_area_px2", ["Hole-F1"], "Minimum hole area A_min (px²)"),
+        lambda: wrong_topo_figure({}),
+    ],
+)
+def test_fixed_margins_hold_every_text(figure):
+    """With the fixed margins every panel's labels, ticks and title lie inside the figure,
+    panels do not overlap one another, and the figure title overlaps no panel."""
+    drawn = figure()
+    drawn.canvas.draw()
+    renderer = drawn.canvas.get_renderer()
+    canvas_box = drawn.bbox
+    boxes = [axes.get_tightbbox(renderer) for axes in drawn.axes]
+    for index, box in enumerate(boxes):
+        assert _extent_inside(box, canvas_box), f"panel {index} extends to {box.extents}, figure {canvas_box.extents}"
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 < right.x0, f"neighbouring panels overlap: {left.extents} and {right.extents}"
+    title = drawn._suptitle
+    if title is not None:
+        title_box = title.get_window_extent(renderer)
+        assert _extent_inside(title_box, canvas_box)
+        assert all(title_box.y0 > box.y1 for box in boxes), "the figure title overlaps a panel"
