@@ -3,7 +3,7 @@
 The evaluator's numpy work is elementwise arithmetic, sorting, grouped reductions and
 small matrix products (Matplotlib's 3×3 affine transforms while it draws the plots); none
 of it is faster with a multi-threaded BLAS, whose idle worker threads busy-wait after each
-call. With OpenBLAS on two cores a run of the 1× benchmark set spends about 4 % more CPU
+call. With OpenBLAS on two cores a run of the 1× benchmark set spends about 5 % more CPU
 time for the same wall time, and drawing the plots twice its CPU time. Dask workers
 already get one BLAS thread from ``distributed``.
 """
