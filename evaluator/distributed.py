@@ -536,16 +536,17 @@ def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
     weight_chunks = list(weight_chunks)
     if client is None:
         return [resample_metrics(weights, stats, ranking) for weights in weight_chunks]
-    stats, ranking = client.scatter([stats, ranking], broadcast=True, hash=False)
-    # The weights (8 bytes per image and resample) go to the workers as data: inside the
-    # task graph they would make the graph as large (21 MiB at 5,632 images, 500 resamples).
-    weights = client.scatter(weight_chunks, hash=False)
+    shared = client.scatter([stats, ranking], broadcast=True, hash=False)
+    weights = []
     try:
-        return map_partitions(client, _bootstrap_task, [(w, stats, ranking) for w in weights],
+        # The weights (8 bytes per image and resample) go to the workers as data: inside the
+        # task graph they would make the graph as large (21 MiB at 5,632 images, 500 resamples).
+        weights = client.scatter(weight_chunks, hash=False)
+        return map_partitions(client, _bootstrap_task, [(w, *shared) for w in weights],
                               names=[f"bootstrap chunk {k}" for k in range(len(weight_chunks))],
                               progress=_counting(progress or (lambda name: None), "bootstrap chunk"))
     finally:
-        client.cancel([stats, ranking, *weights])
+        client.cancel([*shared, *weights])
 
 
 def bootstrap_on(client, outcome, resamples, seed, level, progress=None):

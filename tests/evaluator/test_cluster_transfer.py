@@ -1,6 +1,7 @@
 """How partitions reach the workers: packed transfers, a cluster started in the background, the merge order."""
 
 import pickle
+import time
 import types
 import warnings
 
@@ -136,3 +137,44 @@ def test_bootstrap_weights_reach_the_workers_as_data_not_in_the_graph(started_cl
     assert not [w for w in caught if "large graph" in str(w.message)]
     assert on_cluster == resample_metrics_on(None, stats, ranking, chunks)
     assert len(on_cluster) == 15 and all(len(c["AP50"]) == 64 for c in on_cluster)
+
+
+class _ScatterFailsOnce:
+    """The real client, except that its second ``scatter`` call fails (the weights'), as a
+    lost connection would; the first call's futures are kept to look them up afterwards."""
+
+    def __init__(self, client):
+        self.client, self.calls, self.first = client, 0, []
+
+    def scatter(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == 2:
+            raise OSError("connection lost while sending the weights")
+        futures = self.client.scatter(*args, **kwargs)
+        self.first.extend(futures)
+        return futures
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_a_failed_weight_scatter_releases_what_was_already_scattered(started_client):
+    """When sending the weights fails, the statistics and ranking already on the workers are
+    released at once, even while the error (and with it the call's frame) is still held, as
+    a caller that reports it holds it."""
+    stats = {"k": np.ones(4)}
+    ranking = types.SimpleNamespace(gt_per_image=np.ones(4))
+    failing = _ScatterFailsOnce(started_client)
+    with pytest.raises(OSError, match="connection lost") as caught:
+        resample_metrics_on(failing, stats, ranking, resample_weights(4, 8, seed=1))
+    keys = [future.key for future in failing.first]
+    assert len(keys) == 2
+    del failing
+    deadline = time.monotonic() + 10.0
+    held = keys
+    while held and time.monotonic() < deadline:
+        held = started_client.run_on_scheduler(lambda dask_scheduler, keys=keys: [
+            key for key in keys if key in dask_scheduler.tasks])
+        time.sleep(0.05)
+    assert held == [], f"the scheduler still holds {held}"
+    assert caught.value is not None
