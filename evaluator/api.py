@@ -14,6 +14,7 @@ from pathlib import Path
 from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
 from .cancel import checked_phases
 from .errors import EvaluationCanceled, InputFormatError
+from .gc_pause import paused_gc
 from .input_checks import check_sampling_cost, reference_flags
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .metric_table import SWEPT
@@ -250,28 +251,34 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     ``reference=(gt_set, frame)``, as an earlier call with the same ``gt_path`` and
     options returned them, loads only the predictions (the ground truth is not read
     again: a method comparison reads it once for every method).
-    """
-    if reference is not None:
-        gt_set, frame = reference
-        (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
-    else:
-        (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
-    if gt_coco != pred_coco:
-        raise InputFormatError(
-            f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
-            f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
-    if gt_coco:
-        if reference is None:
-            gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
-        return gt_set, load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None
-    from .io_vector import load_vector_layer
 
-    if reference is None:
-        gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
-                                          pixel_size=pixel_size, category_field=category_field,
-                                          categories=categories, role="gt", check_pixel_size=check_pixel_size)
-    pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
-                                    default_score=default_score, image_field=image_field,
-                                    patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,
-                                    categories=categories, frame=frame, role="pred")
-    return gt_set, pred_set, frame
+    The cyclic garbage collector is held off while the files are read (:mod:`.gc_pause`).
+    """
+    with paused_gc():
+        if reference is not None:
+            gt_set, frame = reference
+            (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
+        else:
+            (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
+        if gt_coco != pred_coco:
+            raise InputFormatError(
+                f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
+                f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
+        if gt_coco:
+            if reference is None:
+                gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
+            pred_set = load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data)
+            return gt_set, pred_set, None
+        from .io_vector import load_vector_layer
+
+        if reference is None:
+            gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field,
+                                              patch_size_px=patch_size_px, pixel_size=pixel_size,
+                                              category_field=category_field, categories=categories, role="gt",
+                                              check_pixel_size=check_pixel_size)
+        pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
+                                        default_score=default_score, image_field=image_field,
+                                        patch_size_px=patch_size_px, pixel_size=pixel_size,
+                                        category_field=category_field, categories=categories, frame=frame,
+                                        role="pred")
+        return gt_set, pred_set, frame

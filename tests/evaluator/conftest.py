@@ -1,11 +1,14 @@
 """Hand-made polygons and small builders for the evaluator tests (pixels, y down)."""
 
+import json
+
 import numpy as np
 import pytest
+from polytopo_testing import COCO_GT, COCO_PRED
 
 from polytopo.evaluator.instances import Instance, InstanceSet
 
-__all__ = ["square", "make_set", "fixtures_dir"]
+__all__ = ["square", "make_set", "fixtures_dir", "coco_files"]
 
 
 def _square(x, y, size, height=None):
@@ -41,3 +44,12 @@ def make_set():
 def fixtures_dir(repo_root):
     """The bundled test fixtures folder."""
     return repo_root / "tests" / "fixtures"
+
+
+@pytest.fixture
+def coco_files(tmp_path):
+    """``gt.json`` and ``pred.json`` of the small COCO case (``COCO_GT``, ``COCO_PRED``) in ``tmp_path``."""
+    gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
+    gt.write_text(json.dumps(COCO_GT))
+    pred.write_text(json.dumps(COCO_PRED))
+    return gt, pred

@@ -18,14 +18,6 @@ GT, PRED = COCO_GT, COCO_PRED
 FAST = ("--quiet", "--no-plots", "--bootstrap", "0")
 
 
-@pytest.fixture
-def coco(tmp_path):
-    gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
-    gt.write_text(json.dumps(GT))
-    pred.write_text(json.dumps(PRED))
-    return gt, pred
-
-
 def _run(capsys, *args):
     status = main([str(a) for a in args])
     captured = capsys.readouterr()
@@ -57,8 +49,8 @@ def _zipped_shapefile(folder, name):
 
 @case("--overwrite into an existing folder PolyTopo did not write (holds thesis.txt)", "evaluator CLI",
       "exit 2: Expected an empty folder or a previous PolyTopo output ... never replaced; thesis.txt kept")
-def test_a_folder_polytopo_did_not_write_is_never_replaced(coco, tmp_path, capsys):
-    gt, pred = coco
+def test_a_folder_polytopo_did_not_write_is_never_replaced(coco_files, tmp_path, capsys):
+    gt, pred = coco_files
     documents = tmp_path / "documents"
     documents.mkdir()
     (documents / "thesis.txt").write_text("four years")
@@ -70,8 +62,8 @@ def test_a_folder_polytopo_did_not_write_is_never_replaced(coco, tmp_path, capsy
 
 @case("--overwrite of a previous output where the user added a file", "evaluator CLI",
       "exit 0: only the files listed in .polytopo-output.json are replaced; the user's file is kept")
-def test_overwrite_replaces_only_the_files_polytopo_wrote(coco, tmp_path, capsys):
-    gt, pred = coco
+def test_overwrite_replaces_only_the_files_polytopo_wrote(coco_files, tmp_path, capsys):
+    gt, pred = coco_files
     out = tmp_path / "out"
     assert _run(capsys, "--gt", gt, "--pred", pred, "--out", out, *FAST)[0] == 0
     marker = json.loads((out / output_safety.MARKER_NAME).read_text())
@@ -125,8 +117,8 @@ def test_vsizip_with_an_absolute_path_works_from_any_folder(tmp_path):
 
 @case("leftovers of a killed run (.polytopo-partial-* of a dead process)", "evaluator CLI",
       "exit 0: removed at the next run into the same folder; temporaries of running processes kept")
-def test_stale_leftovers_of_killed_runs_are_removed(coco, tmp_path, capsys):
-    gt, pred = coco
+def test_stale_leftovers_of_killed_runs_are_removed(coco_files, tmp_path, capsys):
+    gt, pred = coco_files
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)
     pid = int(dead.stdout)
@@ -145,8 +137,8 @@ def test_stale_leftovers_of_killed_runs_are_removed(coco, tmp_path, capsys):
 @needs_confinement
 @case("--out in a read-only folder", "evaluator CLI",
       "exit 2 before loading: Expected a writable folder ... read-only")
-def test_a_read_only_output_folder_is_named_before_the_work(coco, tmp_path):
-    gt, pred = coco
+def test_a_read_only_output_folder_is_named_before_the_work(coco_files, tmp_path):
+    gt, pred = coco_files
     locked = tmp_path / "locked"
     locked.mkdir()
     done = run_confined([sys.executable, "-m", "polytopo.evaluator", "--gt", gt, "--pred", pred,
