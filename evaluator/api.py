@@ -124,6 +124,7 @@ def _sweeps(gt_set, pred_set, params, client, step):
     return rows
 
 
+@paused_gc()
 def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweeps=False, client=None, **overrides):
     """Evaluate predictions against ground truth.
 
@@ -158,6 +159,11 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     ------
     EvaluationCanceled
         ``cancel`` said stop.
+
+    Notes
+    -----
+    The cyclic garbage collector is held off during the evaluation (:mod:`.gc_pause`);
+    objects are still freed by reference counting.
     """
     if params is None or overrides:
         base = params.as_dict() if params is not None else {}
@@ -230,6 +236,7 @@ def _coco_data(path):
     return True, data
 
 
+@paused_gc()
 def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, score_field=None,
                 image_field=None, patch_size_px=None, pixel_size=None, gt_layer=None, pred_layer=None,
                 category_field=None, drop_degenerate=False, check_pixel_size=True, reference=None):
@@ -254,31 +261,27 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
 
     The cyclic garbage collector is held off while the files are read (:mod:`.gc_pause`).
     """
-    with paused_gc():
-        if reference is not None:
-            gt_set, frame = reference
-            (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
-        else:
-            (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
-        if gt_coco != pred_coco:
-            raise InputFormatError(
-                f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
-                f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
-        if gt_coco:
-            if reference is None:
-                gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
-            pred_set = load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data)
-            return gt_set, pred_set, None
-        from .io_vector import load_vector_layer
-
+    if reference is not None:
+        gt_set, frame = reference
+        (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
+    else:
+        (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
+    if gt_coco != pred_coco:
+        raise InputFormatError(
+            f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
+            f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
+    if gt_coco:
         if reference is None:
-            gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field,
-                                              patch_size_px=patch_size_px, pixel_size=pixel_size,
-                                              category_field=category_field, categories=categories, role="gt",
-                                              check_pixel_size=check_pixel_size)
-        pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
-                                        default_score=default_score, image_field=image_field,
-                                        patch_size_px=patch_size_px, pixel_size=pixel_size,
-                                        category_field=category_field, categories=categories, frame=frame,
-                                        role="pred")
-        return gt_set, pred_set, frame
+            gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
+        return gt_set, load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None
+    from .io_vector import load_vector_layer
+
+    if reference is None:
+        gt_set, frame = load_vector_layer(gt_path, layer=gt_layer, image_field=image_field, patch_size_px=patch_size_px,
+                                          pixel_size=pixel_size, category_field=category_field,
+                                          categories=categories, role="gt", check_pixel_size=check_pixel_size)
+    pred_set, _ = load_vector_layer(pred_path, layer=pred_layer, score_field=score_field,
+                                    default_score=default_score, image_field=image_field,
+                                    patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,
+                                    categories=categories, frame=frame, role="pred")
+    return gt_set, pred_set, frame

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
+from .gc_pause import paused_gc
 
 __all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice", "check_scheduler_address",
            "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
@@ -432,8 +433,12 @@ def _pack(value):
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+@paused_gc()
 def _run_packed(func, packed):
-    """Worker side of a packed partition: unpickle it, run ``func``, pickle the result."""
+    """Worker side of a packed partition: unpickle it, run ``func``, pickle the result.
+
+    The cyclic garbage collector is held off meanwhile (:mod:`.gc_pause`).
+    """
     return _pack(func(pickle.loads(packed)))  # nosec B301: bytes this run pickled on its own client
 
 

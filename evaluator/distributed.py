@@ -25,6 +25,7 @@ import numpy as np
 
 from .analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
 from .cluster import map_partitions
+from .gc_pause import paused_gc
 from .instances import InstanceSet, PackedInstances
 from .matching import Candidates
 from .ordering import image_rank, image_sort_key, instance_sort_key
@@ -498,8 +499,9 @@ def _partition_name(part):
     return f"the partition of images {images[0]!r}..{images[-1]!r}" if images else "a partition"
 
 
+@paused_gc()
 def _sweep_task(task):
-    """Worker side: the metrics of one sweep point."""
+    """Worker side: the metrics of one sweep point (cyclic garbage collector held off, :mod:`.gc_pause`)."""
     from .api import sweep_point
 
     return sweep_point(*task)
@@ -521,7 +523,9 @@ def sweep_on(client, gt_set, pred_set, params_list, names, progress=None):
         client.cancel([gt_future, pred_future])
 
 
+@paused_gc()
 def _bootstrap_task(task):
+    """Worker side: the resampled metrics of one chunk of weights (cyclic garbage collector held off)."""
     weights, stats, ranking = task
     return resample_metrics(weights, stats, ranking)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .error_classes import RECORD_TABLES
 from .errors import EvaluatorError
+from .gc_pause import paused_gc
 from .metric_table import HEADLINE, SWEEP_PLOTTED, metric
 from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
@@ -75,6 +76,7 @@ def check_report_folder(out_dir, *, inputs=(), overwrite=False):
     probe_folder(out_dir.parent)
 
 
+@paused_gc()
 def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True):
     """Write every output of ``evaluation`` into ``out_dir``.
 
@@ -88,7 +90,8 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
 
     Each record list is turned into columns once (:class:`~.writers.RecordTable`) and
     its CSV table and GeoPackage layers are written from them. Matplotlib is imported
-    only when ``plots`` is true.
+    only when ``plots`` is true. The cyclic garbage collector is held off meanwhile
+    (:mod:`.gc_pause`).
 
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a

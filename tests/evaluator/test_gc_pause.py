@@ -70,3 +70,38 @@ def test_paused_gc_holds_off_collections_that_would_run(collections):
         assert collections == []
     del garbage
     assert gc.isenabled()
+
+
+def test_evaluation_and_writing_run_with_the_collector_off(coco_files, tmp_path, monkeypatch):
+    """Every phase of ``evaluate`` and the writing of the report see the collector off; it is
+    on again after each."""
+    import polytopo.evaluator.report as report
+    from polytopo.evaluator import evaluate, write_report
+
+    gt, pred, frame = load_inputs(*coco_files)
+    phases = []
+    evaluation = evaluate(gt, pred, progress=lambda name: phases.append(gc.isenabled()))
+    assert len(phases) > 5 and not any(phases)
+    assert gc.isenabled()
+    seen = []
+    drawing = report._plots
+    monkeypatch.setattr(report, "_plots", lambda *args: (seen.append(gc.isenabled()), drawing(*args))[1])
+    write_report(evaluation, tmp_path / "out", frame=frame)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def gc_state(_):
+    """A partition's worker function: whether the collector is on while it runs."""
+    return gc.isenabled()
+
+
+def test_worker_tasks_run_with_the_collector_off():
+    """On real Dask workers a packed partition runs with the collector off; the workers get
+    it back on afterwards."""
+    from polytopo.evaluator.cluster import client_starting, map_partitions
+
+    with client_starting(workers=2) as started:
+        client = started()
+        assert map_partitions(client, gc_state, [0, 1, 2], packed=True) == [False, False, False]
+        assert set(client.run(gc.isenabled).values()) == {True}
