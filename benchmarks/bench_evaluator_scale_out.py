@@ -96,6 +96,9 @@ def _noop(value):
 def part_costs(gt_path, pred_path, profile, n_parts):
     """Seconds of every part of a cluster evaluation, measured in this process.
 
+    Every part runs with the cyclic garbage collector held off, as it does in
+    ``evaluate`` and in the workers' tasks.
+
     Returns
     -------
     dict
@@ -108,37 +111,39 @@ def part_costs(gt_path, pred_path, profile, n_parts):
     from polytopo.evaluator.analysis import (per_image_statistics, resample_metrics, resample_weights,
                                              simple_to_complex, wrong_topo)
     from polytopo.evaluator.distributed import merge_partitions, partition_images, partition_task
+    from polytopo.evaluator.gc_pause import paused_gc
     from polytopo.evaluator.params import params_for
     from polytopo.evaluator.records import build_records
 
-    params = params_for(profile)
-    serial = {}
-    (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
-    parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
-    tasks = [(p.gt_set, p.pred_set, params) for p in parts]
-    blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
-    task = partition_task(params)
-    partitions, results, result_blobs = [], [], []
-    for blob in blobs:
-        started = time.perf_counter()
-        result_blobs.append(pickle.dumps(task(pickle.loads(blob)), protocol=5))
-        partitions.append(time.perf_counter() - started)
-    results, serial["unpickle results"] = _timed(lambda: [pickle.loads(b) for b in result_blobs])
-    phases = {}
-    outcome, _ = _timed(merge_partitions, gt, pred, params, parts, results,
-                        lambda name: phases.setdefault(name, time.perf_counter()))
-    done = time.perf_counter()
-    serial["merge"] = phases["summary"] - phases["merge"]
-    serial["summary"] = done - phases["summary"]
-    _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
-    _, serial["records"] = _timed(build_records, outcome)
-    chunk_s, chunks = 0.0, []
-    if params.bootstrap_resamples and profile != "reference-code":
-        stats = per_image_statistics(outcome)
-        chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
-        _, chunk_s = _timed(resample_metrics, chunks[0], stats, outcome.ranking)
-    return {"serial": serial, "partitions": partitions, "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": len(chunks),
-            "partition_mib": [len(b) / 2**20 for b in blobs], "result_mib": [len(b) / 2**20 for b in result_blobs]}
+    with paused_gc():
+        params = params_for(profile)
+        serial = {}
+        (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
+        parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
+        tasks = [(p.gt_set, p.pred_set, params) for p in parts]
+        blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
+        task = partition_task(params)
+        partitions, results, result_blobs = [], [], []
+        for blob in blobs:
+            started = time.perf_counter()
+            result_blobs.append(pickle.dumps(task(pickle.loads(blob)), protocol=5))
+            partitions.append(time.perf_counter() - started)
+        results, serial["unpickle results"] = _timed(lambda: [pickle.loads(b) for b in result_blobs])
+        phases = {}
+        outcome, _ = _timed(merge_partitions, gt, pred, params, parts, results,
+                            lambda name: phases.setdefault(name, time.perf_counter()))
+        done = time.perf_counter()
+        serial["merge"] = phases["summary"] - phases["merge"]
+        serial["summary"] = done - phases["summary"]
+        _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
+        _, serial["records"] = _timed(build_records, outcome)
+        chunk_s, chunks = 0.0, []
+        if params.bootstrap_resamples and profile != "reference-code":
+            stats = per_image_statistics(outcome)
+            chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
+            _, chunk_s = _timed(resample_metrics, chunks[0], stats, outcome.ranking)
+        return {"serial": serial, "partitions": partitions, "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": len(chunks),
+                "partition_mib": [len(b) / 2**20 for b in blobs], "result_mib": [len(b) / 2**20 for b in result_blobs]}
 
 
 def task_overhead_s(workers=2, tasks=200):

@@ -178,3 +178,40 @@ def test_a_failed_weight_scatter_releases_what_was_already_scattered(started_cli
         time.sleep(0.05)
     assert held == [], f"the scheduler still holds {held}"
     assert caught.value is not None
+
+
+FIRST_STARTED = "polytopo-test-first-partition-started"
+
+
+class _PacksAfterTheFirstStarts:
+    """A partition whose pickling waits (at most 20 s) until the first partition runs on a worker."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def __reduce__(self):
+        import distributed
+
+        started = distributed.Event(FIRST_STARTED, client=self.client).wait(timeout=20)
+        return (_packed_when, (started,))
+
+
+def _packed_when(started):
+    return {"first had started": started}
+
+
+def signal_start(part):
+    """Worker function: say that a partition runs, and give the partition back."""
+    import distributed
+
+    distributed.Event(FIRST_STARTED).set()
+    return part
+
+
+def test_the_first_partition_starts_while_the_others_are_still_packed(started_client):
+    """Packed partitions go out one by one: the first runs on a worker before the last is
+    even pickled, so the workers do not wait for the whole set to be sent."""
+    partitions = [{"first": True}, {"second": True}, _PacksAfterTheFirstStarts(started_client)]
+    results = map_partitions(started_client, signal_start, partitions, packed=True)
+    assert results[:2] == [{"first": True}, {"second": True}]
+    assert results[2] == {"first had started": True}
