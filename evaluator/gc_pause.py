@@ -6,8 +6,8 @@ collector's thresholds, so it keeps scanning the growing heap. Held off, they ar
 freed by reference counting as before; only cycles, which the evaluator does not make,
 would wait for the next collection after the block. On the 16× benchmark set (136,032
 reference and 131,113 predicted buildings) reading the 70 MB of COCO JSON took 4.7 s of
-CPU with the collector and 2.7 s without, and the whole in-process evaluation 106.5 s and
-94.7 s, with the same peak memory (1,108 MiB). :func:`.api.load_inputs`,
+CPU with the collector and 2.7 s without, and evaluating them in one process 103.9 s and
+92.2 s, with the same peak memory (1,108 MiB). :func:`.api.load_inputs`,
 :func:`.api.evaluate`, :func:`.report.write_report` and the Dask workers' tasks hold it off.
 """
 
