@@ -523,9 +523,7 @@ def sweep_on(client, gt_set, pred_set, params_list, names, progress=None):
         client.cancel([gt_future, pred_future])
 
 
-@paused_gc()
 def _bootstrap_task(task):
-    """Worker side: the resampled metrics of one chunk of weights (cyclic garbage collector held off)."""
     weights, stats, ranking = task
     return resample_metrics(weights, stats, ranking)
 

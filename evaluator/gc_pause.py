@@ -8,7 +8,8 @@ would wait for the next collection after the block. On the 16× benchmark set (1
 reference and 131,113 predicted buildings) reading the 70 MB of COCO JSON took 4.7 s of
 CPU with the collector and 2.7 s without, and evaluating them in one process 103.9 s and
 92.2 s, with the same peak memory (1,108 MiB). :func:`.api.load_inputs`,
-:func:`.api.evaluate`, :func:`.report.write_report` and the Dask workers' tasks hold it off.
+:func:`.api.evaluate`, :func:`.report.write_report` and the Dask workers' packed partitions
+and sweep points hold it off.
 """
 
 import contextlib
