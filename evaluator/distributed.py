@@ -34,12 +34,15 @@ from .profiles import profile_named
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
-__all__ = ["PARTITIONS_PER_WORKER", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
+__all__ = ["PARTITIONS_PER_THREAD", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
            "merge_matches", "merge_reference_matches", "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
-           "sweep_on", "bootstrap_on", "resample_metrics_on"]
+           "sweep_on", "bootstrap_on", "resample_metrics_on", "task_slots"]
 
-PARTITIONS_PER_WORKER = 4
-"""Image groups per worker: enough for the scheduler to balance uneven images."""
+PARTITIONS_PER_THREAD = 4
+"""Image groups per worker thread of the cluster: enough for the scheduler to balance uneven images.
+
+A worker runs as many partitions at once as it has threads (``dask worker`` starts one
+thread per core unless told ``--nthreads``), so the groups are counted per thread."""
 
 BOUNDARY_PX_PER_INSTANCE = 100.0
 """Pixels of outline that cost as much per-image work as one more instance.
@@ -291,8 +294,9 @@ def merge_reference_matches(gt_set, pred_set, parts, matches):
         tuple(_summed_counts([m.hole_filter[k] for m in matches]) for k in range(2)))
 
 
-def _worker_count(client):
-    return max(1, len(client.scheduler_info()["workers"]))
+def task_slots(client):
+    """Tasks the cluster of ``client`` runs at once: the threads of all its workers (at least 1)."""
+    return max(1, sum(worker.get("nthreads", 1) for worker in client.scheduler_info()["workers"].values()))
 
 
 def _match_task(task):
@@ -423,7 +427,7 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
         A partition failed on its worker; the message names its first image.
     """
     step = progress or (lambda name: None)
-    parts = partition_images(gt_set, pred_set, PARTITIONS_PER_WORKER * _worker_count(client))
+    parts = partition_images(gt_set, pred_set, PARTITIONS_PER_THREAD * task_slots(client))
     step("partitions")
     results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
                              names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"),

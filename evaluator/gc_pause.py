@@ -14,17 +14,27 @@ and sweep points hold it off.
 
 import contextlib
 import gc
+import threading
 
 __all__ = ["paused_gc"]
+
+_lock = threading.Lock()
+_holders = 0
+"""Blocks inside :func:`paused_gc` right now, over all threads (guarded by ``_lock``)."""
+_restore = False
+"""Whether the collector was enabled when the first of the current blocks began."""
 
 
 @contextlib.contextmanager
 def paused_gc():
     """Context manager (and, as ``@paused_gc()``, decorator): no automatic cyclic collection inside.
 
-    The collector's previous state comes back at the end, also on an exception, so a
-    caller that had disabled it keeps it disabled; nested blocks leave it off until the
-    outermost one ends.
+    The collector's state is process-wide, so the pause is counted over every thread:
+    the first block to begin turns the collector off, and only the last one to end gives
+    back the state found by the first, also on an exception. A caller that had disabled
+    it keeps it disabled, nested blocks leave it off until the outermost one ends, and
+    blocks running at once in several threads (a Dask worker with more than one thread,
+    evaluations in QGIS tasks) keep it off until all of them have ended.
 
     Examples
     --------
@@ -32,10 +42,16 @@ def paused_gc():
     ...     gc.isenabled()
     False
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _holders, _restore
+    with _lock:
+        if _holders == 0:
+            _restore = gc.isenabled()
+            gc.disable()
+        _holders += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _restore:
+                gc.enable()

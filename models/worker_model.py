@@ -4,16 +4,20 @@ Tasks of an image-set or block run (see :mod:`~polytopo.models.image_sets` and
 :mod:`~polytopo.models.block_run`) name the model by path; creating an
 onnxruntime session for each task would cost more than many tasks take, so the
 last model loaded is kept, keyed by its path, size, modification time and
-session parameters (a changed file is loaded again).
+session parameters (a changed file is loaded again). A worker with several
+threads loads it once: the others wait for that load and share the session
+(onnxruntime's ``InferenceSession.run`` may be called from several threads).
 """
 
 import os
+import threading
 
 from .model import load_model
 
 __all__ = ["worker_model"]
 
 _LOADED = {}
+_LOCK = threading.Lock()
 
 
 def worker_model(path, params):
@@ -34,8 +38,10 @@ def worker_model(path, params):
         key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns, params)
     except OSError:
         return load_model(path, params)  # raises the error that names the file
-    if key not in _LOADED:
-        model = load_model(path, params)
-        _LOADED.clear()  # one model per process: memory stays that of one session
-        _LOADED[key] = model
-    return _LOADED[key]
+    with _LOCK:
+        model = _LOADED.get(key)
+        if model is None:
+            model = load_model(path, params)
+            _LOADED.clear()  # one model per process: memory stays that of one session
+            _LOADED[key] = model
+    return model

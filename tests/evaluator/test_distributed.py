@@ -154,6 +154,29 @@ def test_sweeps_and_bootstrap_give_the_numbers_of_one_process(client, few_images
     assert_same_evaluation(swept_in_process, two)
 
 
+def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_one_process(inputs):
+    """``dask worker`` starts a thread per core by default: partitions are counted per thread,
+    two run at once in one worker process, and the numbers, the records and the worker's
+    garbage collector afterwards are as they would be in one process."""
+    import gc
+
+    from distributed import Client, LocalCluster
+
+    from polytopo.evaluator.distributed import PARTITIONS_PER_THREAD, task_slots
+
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        one = evaluate(*inputs, bootstrap_resamples=40)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        assert task_slots(client) == 2
+        phases = []
+        with pytest.warns(UserWarning, match="appear only in the predictions"):
+            two = evaluate(*inputs, bootstrap_resamples=40, client=client, progress=phases.append)
+        assert f"partition 1 of {2 * PARTITIONS_PER_THREAD}" in phases
+        assert list(client.run(gc.isenabled).values()) == [True]
+    assert_same_evaluation(one, two)
+
+
 def _worker_pids(client):
     return sorted(client.run(os.getpid).values())
 

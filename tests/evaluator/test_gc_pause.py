@@ -105,3 +105,62 @@ def test_worker_tasks_run_with_the_collector_off():
         client = started()
         assert map_partitions(client, gc_state, [0, 1, 2], packed=True) == [False, False, False]
         assert set(client.run(gc.isenabled).values()) == {True}
+
+
+def test_overlapping_pauses_in_two_threads_keep_the_collector_off_until_both_end():
+    """The collector's state is process-wide: when the first of two overlapping blocks ends,
+    the other still runs with it off, and it comes back on only when that one ends too."""
+    import threading
+
+    entered, first_done, second_may_end = threading.Barrier(2), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with paused_gc():
+            entered.wait()
+        first_done.set()
+
+    def second():
+        with paused_gc():
+            entered.wait()
+            first_done.wait()
+            seen["after the first ended"] = gc.isenabled()
+            second_may_end.wait()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    first_done.wait()
+    try:
+        seen["while the second runs"] = gc.isenabled()
+    finally:
+        second_may_end.set()
+        for thread in threads:
+            thread.join()
+    assert seen == {"after the first ended": False, "while the second runs": False}
+    assert gc.isenabled()
+
+
+def test_many_threads_pausing_at_random_leave_the_collector_as_it_was():
+    """However the blocks of many threads interleave, the state afterwards is the one before."""
+    import random
+    import threading
+    import time
+
+    def pause(seed):
+        rng = random.Random(seed)
+        for _ in range(200):
+            with paused_gc():
+                time.sleep(rng.random() * 1e-4)
+
+    for before in (True, False):
+        (gc.enable if before else gc.disable)()
+        try:
+            threads = [threading.Thread(target=pause, args=(seed,)) for seed in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert gc.isenabled() is before
+        finally:
+            gc.enable()
