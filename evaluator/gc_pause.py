@@ -18,7 +18,7 @@ import threading
 
 __all__ = ["paused_gc"]
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a finalizer run by a collection inside the lock may pause too
 _holders = 0
 """Blocks inside :func:`paused_gc` right now, over all threads (guarded by ``_lock``)."""
 _restore = False
