@@ -27,6 +27,7 @@ from .analysis import percentile_intervals, per_image_statistics, resample_metri
 from .cluster import map_partitions
 from .gc_pause import paused_gc
 from .instances import InstanceSet, PackedInstances
+from .kernels import ring_perimeters
 from .matching import Candidates
 from .ordering import image_rank, image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
@@ -126,14 +127,7 @@ def instance_costs(instances):
     if not instances:
         return np.zeros(0)
     ring_counts = np.fromiter((len(inst.rings) for inst in instances), np.int64, len(instances))
-    rings = [ring for inst in instances for ring in inst.rings]
-    sizes = np.fromiter(map(len, rings), np.int64, len(rings))
-    coords = np.concatenate(rings)
-    ends = np.cumsum(sizes)
-    following = np.arange(1, len(coords) + 1)
-    following[ends - 1] = ends - sizes  # each ring's last vertex closes back to its first
-    steps = np.hypot(*(coords[following] - coords).T)
-    ring_length = np.bincount(np.repeat(np.arange(len(rings)), sizes), weights=steps, minlength=len(rings))
+    ring_length = ring_perimeters([ring for inst in instances for ring in inst.rings])
     boundary = np.bincount(np.repeat(np.arange(len(instances)), ring_counts), weights=ring_length,
                            minlength=len(instances))
     return 1.0 + boundary / BOUNDARY_PX_PER_INSTANCE

@@ -14,8 +14,9 @@ from collections import Counter
 import numpy as np
 import shapely
 
-from .construct import closed_coords, polygons_of
+from .construct import polygons_of
 from .errors import InvalidParameterError
+from .kernels import ring_perimeters
 
 __all__ = ["MAX_SAMPLES_PER_RING", "check_sampling_cost", "reference_flags"]
 
@@ -37,10 +38,7 @@ def _longest_perimeter(rings):
     """
     if not rings:
         return None
-    coords, owner = closed_coords(rings)
-    steps = np.hypot(*np.diff(coords, axis=0).T)
-    same_ring = owner[1:] == owner[:-1]
-    perimeters = np.bincount(owner[1:][same_ring], steps[same_ring], minlength=len(rings))
+    perimeters = ring_perimeters(rings)
     top = float(perimeters.max())
     near = np.flatnonzero(perimeters >= top * (1.0 - 1e-6))
     return max(_ring_perimeter(rings[i]) for i in near) if near.size else top

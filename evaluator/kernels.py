@@ -22,7 +22,7 @@ import contextvars
 import numpy as np
 
 __all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
-           "ring_segments", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
+           "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
            "map_pair_batches", "nearest_segments", "nearest_points", "reporting", "grouped_quantile", "group_starts"]
 
 #: Most point–candidate combinations held at once (about 80 bytes each while they are compared).
@@ -95,6 +95,38 @@ def ring_segments(coords, ring_of_vertex):
     first = np.concatenate([[0], last[:-1] + 1])
     nxt[last] = first
     return coords, coords[nxt], ring_of_vertex
+
+
+def ring_perimeters(rings):
+    """Perimeter of each closed ring in pixels.
+
+    One pass over all vertices: the segments of every ring (the last vertex back to the
+    first included) are summed ring by ring in vertex order.
+
+    Parameters
+    ----------
+    rings : sequence of numpy.ndarray
+        ``(n, 2)`` rings in pixels, first vertex not repeated.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one perimeter per ring.
+
+    Examples
+    --------
+    >>> ring_perimeters([np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 4.0]])]).tolist()
+    [12.0]
+    """
+    if len(rings) == 0:
+        return np.zeros(0)
+    sizes = np.fromiter(map(len, rings), np.int64, len(rings))
+    coords = np.concatenate(rings)
+    ends = np.cumsum(sizes)
+    following = np.arange(1, len(coords) + 1)
+    following[ends - 1] = ends - sizes  # each ring's last vertex closes back to its first
+    steps = np.hypot(*(coords[following] - coords).T)
+    return np.bincount(np.repeat(np.arange(len(rings)), sizes), weights=steps, minlength=len(rings))
 
 
 def sample_flat_rings(coords, ring_of_vertex, spacing):

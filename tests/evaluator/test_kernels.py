@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting
+from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
 
 
 def _brute_force(points, point_owner, a, b, target_owner):
@@ -159,3 +159,12 @@ def test_progress_reaches_the_total():
         nearest_segments(points, owner, a, np.roll(a, -1, axis=0), np.repeat([0, 1], [3, 100]), 2)
     assert seen[-1] == (70_000, 70_000) and len(seen) >= 2
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_ring_perimeters_are_the_closed_ring_lengths():
+    """Each ring's perimeter, closing segment included, as GEOS measures the closed ring."""
+    rng = np.random.default_rng(7)
+    rings = [rng.uniform(0, 500, size=(n, 2)) for n in (3, 4, 17, 250)]
+    expected = [shapely.LinearRing(ring).length for ring in rings]
+    np.testing.assert_allclose(ring_perimeters(rings), expected, rtol=1e-12)
+    assert ring_perimeters([]).shape == (0,)
