@@ -21,7 +21,7 @@ from .metric_table import SWEPT
 from .ordering import in_input_order
 from .pair_rules import invalid_count
 from .params import EvaluationParams, params_for
-from .profiles import profile_named
+from .profiles import profile_named, run_profile, sweep_point
 from .records import build_records
 
 __all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
@@ -69,11 +69,6 @@ def versions():
             "scipy": scipy.__version__}
 
 
-def run_profile(gt_set, pred_set, params, progress=None):
-    """Run the profile named by ``params.profile`` (:data:`.profiles.REGISTRY`) and return its Outcome."""
-    return profile_named(params.profile).run(gt_set, pred_set, params, progress)
-
-
 def _counts(gt_set, pred_set, outcome):
     gt_images = {i.image_id for i in gt_set.instances} | set(gt_set.image_ids)
     pred_images = {i.image_id for i in pred_set.instances}
@@ -94,12 +89,6 @@ def _counts(gt_set, pred_set, outcome):
         "invalid_predictions": invalid_count(outcome.pred_reasons),
         "skipped": {"gt": dict(gt_set.skipped), "pred": dict(pred_set.skipped)},
     }
-
-
-def sweep_point(gt_set, pred_set, params, names=SWEPT):
-    """The metrics ``names`` of one whole evaluation with ``params`` (one point of a sweep)."""
-    metrics = run_profile(gt_set, pred_set, params).metrics
-    return {name: metrics.get(name) for name in names}
 
 
 def _sweeps(gt_set, pred_set, params, client, step):

@@ -10,11 +10,9 @@ one-line reason on an unexpected failure (``--debug`` shows the traceback).
 import argparse
 import math
 import sys
-import warnings
 from pathlib import Path
 
-from .blas_threads import single_blas_thread
-from .errors import EvaluatorError
+from .cli_shared import add_cluster_options, run_guarded
 from .params import IOU_MODES
 from .profiles import PROFILE_NAMES, profiles_help
 
@@ -126,16 +124,6 @@ def build_parser():
     return parser
 
 
-def add_cluster_options(parser):
-    """The ``--workers`` / ``--scheduler`` options (Dask scale-out, see docs/scale-out.md)."""
-    group = parser.add_argument_group("scale-out on Dask (same numbers as one process)")
-    where = group.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=0,
-                       help="worker processes of a local Dask cluster started for the run (default 0: this process)")
-    where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                       help="address of a running Dask scheduler (started with 'dask scheduler' and 'dask worker')")
-
-
 _PARAM_OPTIONS = ("score_threshold", "min_instance_area_px2", "min_hole_area_px2", "iou_threshold",
                   "ring_match_threshold", "boundary_radius_px", "sample_spacing_px", "ap_iou_thresholds",
                   "max_detections", "iou_mode", "bootstrap_resamples", "bootstrap_seed")
@@ -212,34 +200,3 @@ def main(argv=None):
         return compare_main(argv[1:])
     args = build_parser().parse_args(argv)
     return run_guarded(run, args)
-
-
-def run_guarded(func, args):
-    """Call ``func(args)`` with one BLAS thread and turn its failures into one line and an exit status.
-
-    See the module docstring for the exit statuses and :mod:`.blas_threads` for the BLAS limit.
-    """
-    with warnings.catch_warnings(record=True) as caught, single_blas_thread():
-        warnings.simplefilter("always")
-        try:
-            func(args)
-        except (EvaluatorError, FileExistsError) as exc:
-            _report_warnings(caught)
-            print(f"polytopo.evaluator: error: {exc}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("polytopo.evaluator: interrupted; no output folder was written", file=sys.stderr)
-            return 130
-        except Exception as exc:  # noqa: BLE001 - one line for the user, traceback with --debug
-            if args.debug:
-                raise
-            print(f"polytopo.evaluator: unexpected failure: {type(exc).__name__}: {exc} (rerun with --debug)",
-                  file=sys.stderr)
-            return 1
-    _report_warnings(caught)
-    return 0
-
-
-def _report_warnings(caught):
-    for warning in caught:
-        print(f"polytopo.evaluator: warning: {warning.message}", file=sys.stderr)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import add_cluster_options, run_guarded
+from .cli_shared import add_cluster_options, run_guarded
 from .errors import InvalidParameterError
 from .profiles import PROFILE_NAMES, profiles_help
 

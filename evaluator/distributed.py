@@ -31,7 +31,7 @@ from .kernels import ring_perimeters
 from .matching import Candidates
 from .ordering import image_rank, image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
-from .profiles import profile_named
+from .profiles import profile_named, sweep_point
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
@@ -399,7 +399,7 @@ def _reference_task(task):
 
 
 def run_profile_on(client, gt_set, pred_set, params, progress=None):
-    """:func:`.api.run_profile` with the per-image work on the cluster of ``client``.
+    """:func:`.profiles.run_profile` with the per-image work on the cluster of ``client``.
 
     Parameters
     ----------
@@ -500,8 +500,6 @@ def _partition_name(part):
 @paused_gc()
 def _sweep_task(task):
     """Worker side: the metrics of one sweep point (cyclic garbage collector held off, :mod:`.gc_pause`)."""
-    from .api import sweep_point
-
     return sweep_point(*task)
 
 

@@ -2,7 +2,7 @@
 
 A profile is a named set of parameters and rules (see ``docs/evaluator.md``). Everything
 that offers or runs profiles reads :data:`REGISTRY`: the parameters
-(:func:`.params.params_for`), the run in one process (:func:`.api.run_profile`), the run on
+(:func:`.params.params_for`), the run in one process (:func:`run_profile`), the run on
 a cluster (:mod:`.distributed`), the command lines, the Processing algorithms and the dock.
 A new profile is one :class:`Profile` entry here and the module that computes it.
 
@@ -14,8 +14,10 @@ from importlib import import_module
 from types import MappingProxyType
 
 from .errors import InvalidParameterError
+from .metric_table import SWEPT
 
-__all__ = ["Profile", "REGISTRY", "PROFILE_NAMES", "PER_IMAGE_PHASES", "profile_named", "profiles_help"]
+__all__ = ["Profile", "REGISTRY", "PROFILE_NAMES", "PER_IMAGE_PHASES", "profile_named", "profiles_help", "run_profile",
+           "sweep_point"]
 
 PER_IMAGE_PHASES = ("paper", "reference-code")
 """The per-image phases a cluster runs on its partitions (:mod:`.distributed`): the
@@ -173,6 +175,17 @@ def profile_named(name):
         raise InvalidParameterError(
             f"Expected profile to be one of {list(PROFILE_NAMES)} but got {name!r}; choose one of these "
             "(e.g. --profile paper)") from None
+
+
+def run_profile(gt_set, pred_set, params, progress=None):
+    """Run the profile named by ``params.profile`` in this process and return its Outcome."""
+    return profile_named(params.profile).run(gt_set, pred_set, params, progress)
+
+
+def sweep_point(gt_set, pred_set, params, names=SWEPT):
+    """The metrics ``names`` of one whole evaluation with ``params`` (one point of a sweep)."""
+    metrics = run_profile(gt_set, pred_set, params).metrics
+    return {name: metrics.get(name) for name in names}
 
 
 def profiles_help(separator="\n"):

@@ -9,7 +9,8 @@
     ├── ModelInputError (also ValueError)              the model file is not a usable model
     ├── OutputExistsError (also FileExistsError)       an output would replace a file without permission
     ├── RunFailedError (also RuntimeError)             inference or writing failed while running
-    └── RunCanceled (also RuntimeError)                the user canceled; partial outputs were removed
+    ├── RunCanceled (also RuntimeError)                the user canceled; partial outputs were removed
+    └── DemoDataError (also RuntimeError)              the main job's data could not be fetched or checked
 
 Messages name what was expected, what was found and how to fix it. Errors of
 :mod:`polytopo.evaluator` and :mod:`polytopo.models` are re-raised as one of these
@@ -25,6 +26,7 @@ __all__ = [
     "OutputExistsError",
     "RunFailedError",
     "RunCanceled",
+    "DemoDataError",
 ]
 
 
@@ -58,3 +60,7 @@ class RunFailedError(PluginError, RuntimeError):
 
 class RunCanceled(PluginError, RuntimeError):
     """The feedback object asked to stop; every partial output has been removed."""
+
+
+class DemoDataError(PluginError, RuntimeError):
+    """The demo data could not be downloaded, or the downloaded files are not the expected ones."""

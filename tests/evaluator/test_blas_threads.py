@@ -3,7 +3,7 @@
 import threadpoolctl
 
 from polytopo.evaluator.blas_threads import single_blas_thread
-from polytopo.evaluator.cli import run_guarded
+from polytopo.evaluator.cli_shared import run_guarded
 
 
 def blas_threads():
