@@ -20,6 +20,7 @@ import contextlib
 import csv
 import json
 import math
+import operator
 import os
 import sqlite3
 import struct
@@ -163,7 +164,7 @@ class RecordTable:
         """
         records = list(records)
         names = _columns(records, fields)
-        columns = [_plain_column([record[name] for record in records], name) for name in names]
+        columns = [_plain_column(list(values), name) for values, name in zip(_transposed(records, names), names)]
         geometries = np.fromiter((record.get(_GEOMETRY_KEY) for record in records), dtype=object, count=len(records))
         return cls(names, columns, geometries)
 
@@ -379,12 +380,26 @@ def _as_table(records, fields):
     return records
 
 
+def _transposed(records, names):
+    """The values of each field ``names[k]`` over ``records``, as one tuple per field (read in C)."""
+    if not names:
+        return []
+    if not records:
+        return [() for _ in names]
+    if len(names) == 1:
+        return [tuple(record[names[0]] for record in records)]
+    return list(zip(*map(operator.itemgetter(*names), records)))
+
+
 def _columns(records, fields):
     if fields is None:
         fields = [name for name in records[0] if name != _GEOMETRY_KEY] if records else []
     columns = [name for name in fields if name != _GEOMETRY_KEY]
     expected = set(columns)
+    with_geometry = expected | {_GEOMETRY_KEY}
     for index, record in enumerate(records):
+        if record.keys() == expected or record.keys() == with_geometry:
+            continue
         keys = set(record) - {_GEOMETRY_KEY}
         if keys != expected:
             raise InvalidParameterError(
@@ -451,6 +466,8 @@ def _json_ready(value, where):
     if isinstance(value, dict):
         return {str(key): _json_ready(item, f"{where}[{key!r}]") for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
+        if type(value) is list and all(type(item) is float for item in value):  # e.g. the PR curve: one pass, no names
+            return [item if math.isfinite(item) else None for item in value]
         return [_json_ready(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if value is None or isinstance(value, (bool, str)):
         return value

@@ -150,6 +150,35 @@ def test_summary_json_converts_nan_and_numpy(tmp_path):
         write_summary_json({"bad": object()}, tmp_path / "bad.json")
 
 
+def test_summary_json_float_lists_keep_null_for_non_finite_and_other_lists_name_their_bad_item(tmp_path):
+    """A long list of floats (a PR curve) goes out in one pass with NaN and infinities as null; a
+    list holding anything else is checked item by item, and an unwritable item is named."""
+    curve = [0.5, float("nan"), float("-inf"), 1.0, 0.0, -0.0] * 1000
+    path = write_summary_json({"pr_curve": {"precision": curve}}, tmp_path / "summary.json")
+    assert json.loads(path.read_text(encoding="utf-8"))["pr_curve"]["precision"] == [
+        value if np.isfinite(value) else None for value in curve]
+    with pytest.raises(InvalidParameterError, match=r"summary\['curve'\]\[2\]: expected a number"):
+        write_summary_json({"curve": [0.5, 1.0, object()]}, tmp_path / "bad.json")
+    mixed = [1, 0.5, np.float64(0.25), True, None]
+    path = write_summary_json({"mixed": mixed}, tmp_path / "mixed.json")
+    assert json.loads(path.read_text(encoding="utf-8")) == {"mixed": [1, 0.5, 0.25, True, None]}
+
+
+def test_record_table_columns_follow_the_field_order_for_any_number_of_fields():
+    """Records are read into one column per field, in the order asked for, with or without
+    geometry, for one field, several or none."""
+    from polytopo.evaluator.writers import RecordTable
+
+    rows = [{"a": 1, "b": 2.5, "geometry": None}, {"b": float("nan"), "a": 3}]
+    table = RecordTable.from_records(rows, fields=["b", "a"])
+    assert table.fields == ("b", "a") and table.columns == ([2.5, None], [1, 3])
+    assert RecordTable.from_records([{"a": 1}, {"a": 2}]).columns == ([1, 2],)
+    assert RecordTable.from_records([{"geometry": None}]).columns == ()
+    assert RecordTable.from_records([], fields=["a"]).columns == ([],)
+    with pytest.raises(InvalidParameterError, match="record 1 has"):
+        RecordTable.from_records([{"a": 1}, {"a": 1, "c": 2}])
+
+
 def test_geopackage_round_trip_with_crs_fields_and_holes(tmp_path, utm_frame):
     """Layers come back with their CRS, typed fields, NULLs and map-unit geometry with holes."""
     path = write_geopackage(tmp_path / "errors.gpkg", [("predictions", records(), "Polygon")], utm_frame)
