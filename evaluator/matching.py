@@ -118,7 +118,6 @@ def greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred):
         callers turn it into NaN/None for output).
     """
     matched_gt = np.full(n_pred, -1, dtype=np.int64)
-    taken = np.zeros(n_gt, dtype=bool)
     ok = iou >= threshold
     gt_index, pred_index, iou = gt_index[ok], pred_index[ok], iou[ok]
     # Candidates of each prediction by descending IoU (ties: lower GT index first).
@@ -126,10 +125,23 @@ def greedy_match(order, gt_index, pred_index, iou, threshold, n_gt, n_pred):
     gt_sorted, pred_sorted = gt_index[by_pred], pred_index[by_pred]
     starts = np.searchsorted(pred_sorted, np.arange(n_pred), side="left")
     stops = np.searchsorted(pred_sorted, np.arange(n_pred), side="right")
-    for p in order:
-        for g in gt_sorted[starts[p]:stops[p]]:
+    order = np.asarray(order, dtype=np.int64)
+    # A prediction none of whose candidate GTs is a candidate of another prediction takes
+    # its best one whatever the order: those are set at once. Only predictions that share
+    # a GT with another take their turn, in order (predictions without a candidate match
+    # nothing and change nothing), over plain Python lists.
+    has = stops > starts
+    shared = np.zeros(n_pred, dtype=bool)
+    shared[pred_index[np.bincount(gt_index, minlength=n_gt)[gt_index] > 1]] = True
+    alone = has & ~shared
+    matched_gt[alone] = gt_sorted[starts[alone]]
+    gt_list, start_list, stop_list = gt_sorted.tolist(), starts.tolist(), stops.tolist()
+    taken = bytearray(n_gt)
+    for p in order[shared[order]].tolist():
+        for k in range(start_list[p], stop_list[p]):
+            g = gt_list[k]
             if not taken[g]:
-                taken[g] = True
+                taken[g] = 1
                 matched_gt[p] = g
                 break
     return matched_gt
