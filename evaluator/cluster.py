@@ -394,9 +394,9 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         with warnings.catch_warnings():
             # The partitions travel in the task graph on purpose (a scattered partition
             # would pin its task to one worker); Dask warns about graphs above 10 MB.
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             # One submission per partition, in order, lets the first start on a worker
             # while the others are still being packed and sent.
-            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             futures = [client.submit(_run_packed, func, _pack(part), retries=retries,
                                      key=f"{func.__name__}-{token}-{i}") for i, part in enumerate(partitions)]
     else:

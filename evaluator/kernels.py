@@ -120,13 +120,9 @@ def ring_perimeters(rings):
     """
     if len(rings) == 0:
         return np.zeros(0)
-    sizes = np.fromiter(map(len, rings), np.int64, len(rings))
-    coords = np.concatenate(rings)
-    ends = np.cumsum(sizes)
-    following = np.arange(1, len(coords) + 1)
-    following[ends - 1] = ends - sizes  # each ring's last vertex closes back to its first
-    steps = np.hypot(*(coords[following] - coords).T)
-    return np.bincount(np.repeat(np.arange(len(rings)), sizes), weights=steps, minlength=len(rings))
+    ring_of_vertex = np.repeat(np.arange(len(rings)), np.fromiter(map(len, rings), np.int64, len(rings)))
+    a, b, _ = ring_segments(np.concatenate(rings), ring_of_vertex)
+    return np.bincount(ring_of_vertex, weights=np.hypot(*(b - a).T), minlength=len(rings))
 
 
 def sample_flat_rings(coords, ring_of_vertex, spacing):

@@ -382,13 +382,10 @@ def _as_table(records, fields):
 
 def _transposed(records, names):
     """The values of each field ``names[k]`` over ``records``, as one tuple per field (read in C)."""
-    if not names:
-        return []
-    if not records:
+    if not names or not records:
         return [() for _ in names]
-    if len(names) == 1:
-        return [tuple(record[names[0]] for record in records)]
-    return list(zip(*map(operator.itemgetter(*names), records)))
+    getter = operator.itemgetter(*names)  # one name gives the value, several a tuple
+    return list(zip(*(map(getter, records) if len(names) > 1 else ((getter(r),) for r in records))))
 
 
 def _columns(records, fields):
