@@ -35,14 +35,25 @@ __all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
 
-WORKER_ENVIRONMENT_UNSET = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
-"""Dask configuration that local workers are started with.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
+"""Dask configuration that local clusters run with (scheduler, nannies and workers).
 
-Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536``. Setting that
-variable at all turns off glibc's adaptive mmap threshold, so every array above 128 KiB is
-mapped and unmapped afresh, page faults included: the evaluator's per-image work then
-takes 1.15-1.25x the CPU time it takes in one process (measured on the 4x benchmark set).
-Local workers therefore start without it; ``docs/scale-out.md`` says how to do the same for
+* Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536``. Setting that
+  variable at all turns off glibc's adaptive mmap threshold, so every array above 128 KiB
+  is mapped and unmapped afresh, page faults included: the evaluator's per-image work then
+  takes 1.15-1.25x the CPU time it takes in one process (measured on the 4x benchmark set).
+  Local workers therefore start without it.
+* Each worker samples the stack of its running task every 10 ms for the dashboard's
+  *Profile* page, and the sampling thread takes the GIL from the partition each time: off.
+* Every process checks every 20 ms whether its event loop is blocked (for the "event loop
+  was unresponsive" warning): once a second is enough for that warning.
+
+The last two made the 2-worker command line on the 16x benchmark set about 3 s shorter
+(``docs/scale-out.md``, *Measured scaling*), which says how to do the same for
 ``dask worker``.
 """
 
@@ -291,7 +302,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         if scheduler is None:
             stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
-            stack.enter_context(_dask_config(WORKER_ENVIRONMENT_UNSET))
+            stack.enter_context(_dask_config(LOCAL_CLUSTER_CONFIG))
             # Worker logs stay quiet (shutdown races log heartbeat tracebacks); a failure
             # reaches the caller as an exception from map_partitions instead.
             cluster = stack.enter_context(distributed.LocalCluster(

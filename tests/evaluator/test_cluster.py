@@ -98,6 +98,25 @@ def test_local_workers_start_without_the_malloc_trim_threshold(local_client):
     assert set(seen.values()) == {None}
 
 
+def dask_setting(name):
+    import dask.config
+
+    return dask.config.get(name)
+
+
+def worker_profile_samples(dask_worker):
+    """Whether the worker runs its stack sampler, and the samples it has taken since its last cycle."""
+    return "profile" in dask_worker.periodic_callbacks, dask_worker.profile_recent["count"]
+
+
+def test_local_workers_run_without_the_stack_sampler_and_with_a_slow_tick(local_client):
+    """The 10 ms stack sampler and the 20 ms loop tick take the GIL from partitions; local clusters turn them down."""
+    assert set(local_client.run(dask_setting, "distributed.worker.profile.enabled").values()) == {False}
+    assert set(local_client.run(dask_setting, "distributed.admin.tick.interval").values()) == {"1s"}
+    local_client.submit(time.sleep, 0.3, pure=False).result()
+    assert set(local_client.run(worker_profile_samples).values()) == {(False, 0)}
+
+
 def test_a_large_partition_travels_without_a_dask_warning(local_client, recwarn):
     parts = [bytes(6 << 20) for _ in range(2)]
     assert map_partitions(local_client, len, parts, packed=True) == [6 << 20] * 2
