@@ -78,7 +78,8 @@ def _decode_varint(data, pos, path):
         shift += 7
 
 
-def _parse_entry(payload, path):
+def _parse_entry(payload, path, errors="replace"):
+    """The (key, value) of a ``StringStringEntryProto``; bytes that are not UTF-8 decoded with ``errors``."""
     key = ""
     value = ""
     pos = 0
@@ -87,7 +88,7 @@ def _parse_entry(payload, path):
         if tag & 7 != _WIRE_LENGTH_DELIMITED:
             _corrupt(path, "a metadata entry has a non-string field")
         length, pos = _decode_varint(payload, pos, path)
-        text = payload[pos:pos + length].decode("utf-8", errors="replace")
+        text = payload[pos:pos + length].decode("utf-8", errors=errors)
         pos += length
         if tag >> 3 == 1:
             key = text
@@ -201,7 +202,9 @@ def external_data_locations(path):
     -------
     list of (str, str)
         ``(tensor name, location)`` in file order; the location is as written in the file
-        (onnxruntime reads it relative to the model's folder).
+        (onnxruntime reads it relative to the model's folder), bytes that are not UTF-8
+        kept as lone surrogates (``errors="surrogateescape"``), so ``os.fsencode(location)``
+        gives back the exact bytes of the file.
 
     Raises
     ------
@@ -228,7 +231,9 @@ def external_data_locations(path):
                     if field == _TENSOR_NAME:
                         name = data.decode("utf-8", errors="replace")
                     else:
-                        key, value = _parse_entry(data, path)
+                        # surrogateescape: the str encodes back (os.fsencode) to the very bytes
+                        # onnxruntime will open, so a check on it checks the real path.
+                        key, value = _parse_entry(data, path, errors="surrogateescape")
                         if key == "location":
                             locations.append(value)
                     stream.seek(end)

@@ -224,10 +224,18 @@ def check_external_data(path):
     Raises
     ------
     ModelFileError
-        A tensor's external-data location is absolute, climbs out of the folder with ``..``
-        or is a symbolic link to a file outside it (see :mod:`.confinement`).
+        A tensor's external-data location is not UTF-8, is absolute, climbs out of the
+        folder with ``..`` or resolves (symbolic links followed on its real bytes) to a file
+        outside it (see :mod:`.confinement`).
     """
     for name, location in external_data_locations(path):
+        if not _is_utf8(location):
+            raise ModelFileError(
+                f"Expected the external data location of tensor {name!r} in {os.fspath(path)} to be UTF-8 text "
+                f"(as ONNX requires) but it is the bytes {os.fsencode(location)!r}; a model may only read weights "
+                "stored beside it under a plain name. Re-export the model with the weights embedded or with a "
+                "UTF-8 file name."
+            )
         if inside_model_folder(path, location) is None:
             folder = os.path.dirname(os.path.abspath(os.fspath(path)))
             raise ModelFileError(
@@ -236,6 +244,15 @@ def check_external_data(path):
                 "beside it. Move the data file into that folder and give its location relative to the model "
                 "(or embed the weights in the ONNX file)."
             )
+
+
+def _is_utf8(location):
+    """False when ``location`` carries bytes that were not UTF-8 (lone surrogates from the file)."""
+    try:
+        location.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def preload_gpu_libraries(ort, providers):

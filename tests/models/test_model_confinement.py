@@ -8,9 +8,12 @@ import pytest
 from onnx import TensorProto, helper, save_model
 
 from polytopo.models.errors import ModelCardError, ModelFileError
+from polytopo.models.confinement import inside_model_folder
 from polytopo.models.model import load_model
 from polytopo.models.onnx_metadata import external_data_locations, write_metadata_props
 from polytopo.models.session import SessionParams, open_session
+from polytopo.models.zoo import zoo_model
+from reliability import case
 
 CPU = SessionParams(provider="cpu")
 SECRET = b"ABCDEFGHIJKLMNOP"
@@ -96,3 +99,42 @@ def _card(path):
     from polytopo.models.onnx_metadata import read_metadata_props
 
     return read_metadata_props(path)
+
+
+def _non_utf8_model(model_folder, secret):
+    """A model whose weights are at the bytes ``\\xff\\xfe/secret.bin``, a folder link of that byte name pointing out."""
+    os.symlink(secret.parent, os.path.join(os.fsencode(model_folder), b"\xff\xfe"))
+    path = model_folder / "m.onnx"
+    _model(path, "XX/secret.bin")
+    data = path.read_bytes()
+    assert data.count(b"XX/secret.bin") == 1
+    path.write_bytes(data.replace(b"XX/secret.bin", b"\xff\xfe/secret.bin"))
+    return str(path)
+
+
+@case("model whose external-data location is the bytes \\xff\\xfe/secret.bin, a link of that byte name "
+      "in its folder pointing outside", "models CLI, models API",
+      "ModelFileError before onnxruntime reads a byte: Expected the external data location ... to be UTF-8 text ...; "
+      "the check itself resolves the real bytes, so the link is seen leaving the folder")
+def test_a_location_that_is_not_utf8_is_listed_as_its_real_bytes_and_refused(folders):
+    """The check sees the bytes onnxruntime would open: the link of that byte name leads outside."""
+    model_folder, secret = folders
+    path = _non_utf8_model(model_folder, secret)
+    ((name, location),) = external_data_locations(path)
+    assert os.fsencode(location) == b"\xff\xfe/secret.bin"
+    assert inside_model_folder(path, location) is None
+    with pytest.raises(ModelFileError) as info:
+        open_session(path, CPU)
+    message = str(info.value)
+    assert "to be UTF-8 text" in message and repr(b"\xff\xfe/secret.bin") in message
+
+
+@case("the same model loaded through load_model", "plugin vectorize (dock, Processing)",
+      "ModelFileError: Expected the external data location ... to be UTF-8 text ...")
+def test_a_non_utf8_location_is_refused_by_the_plugin_path_too(folders):
+    """``load_model``, which the dock and Processing call, refuses it before onnxruntime reads a byte."""
+    model_folder, secret = folders
+    path = _non_utf8_model(model_folder, secret)
+    write_metadata_props(path, _card(zoo_model("unet_buildings_rgb").path))  # a complete card, so loading goes on
+    with pytest.raises(ModelFileError, match="to be UTF-8 text"):
+        load_model(path, CPU)
