@@ -11,11 +11,19 @@ import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from .analysis import bootstrap_intervals, simple_to_complex, wrong_topo
 from .cancel import checked_phases
 from .errors import EvaluationCanceled, InputFormatError
 from .gc_pause import paused_gc
-from .input_checks import check_sampling_cost, reference_flags
+from .input_checks import (
+    check_categories,
+    check_sampling_cost,
+    reference_flags,
+    warn_no_overlap,
+    warn_questionable_run,
+)
 from .io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 from .metric_table import SWEPT
 from .ordering import in_input_order
@@ -162,6 +170,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         params = params_for(profile, **base)
     step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")
     check_sampling_cost(gt_set, pred_set, params)
+    warn_questionable_run(gt_set, pred_set, params)
     flags = reference_flags(gt_set)
     started = time.perf_counter()
     if client is None:
@@ -171,6 +180,8 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
 
         outcome = run_profile_on(client, gt_set, pred_set, params, step)
     timings = {"profile_s": time.perf_counter() - started}
+    if outcome.gt and outcome.pred and not np.any(outcome.ranking.tp):
+        warn_no_overlap(gt_set, pred_set)
     step("analyses")
     summary = {
         "profile": params.profile,
@@ -262,7 +273,9 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     if gt_coco:
         if reference is None:
             gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
-        return gt_set, load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data), None
+        pred_set = load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data)
+        check_categories(gt_set, pred_set, categories)
+        return gt_set, pred_set, None
     from .io_vector import load_vector_layer
 
     if reference is None:
@@ -273,4 +286,5 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
                                     default_score=default_score, image_field=image_field,
                                     patch_size_px=patch_size_px, pixel_size=pixel_size, category_field=category_field,
                                     categories=categories, frame=frame, role="pred")
+    check_categories(gt_set, pred_set, categories)
     return gt_set, pred_set, frame

@@ -10,6 +10,7 @@ Annotations with ``iscrowd`` = 1 are skipped and counted (``"crowd"``).
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 from .errors import InputFormatError
@@ -130,11 +131,17 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
             f"{path}: expected a COCO object with an 'annotations' list (and 'images') but got "
             f"{type(data).__name__}{' without annotations' if isinstance(data, dict) else ''}"
         )
-    image_ids = []
+    image_ids, first_index = [], {}
     for index, image in enumerate(data.get("images", [])):
         if not isinstance(image, dict) or "id" not in image:
             raise InputFormatError(f"{path} images[{index}]: expected an object with an 'id' field")
-        image_ids.append(_image_id(image, f"{path} images[{index}]", key="id"))
+        image_id = _image_id(image, f"{path} images[{index}]", key="id")
+        if image_id in first_index:
+            raise InputFormatError(
+                f"{path} images[{index}] field 'id': expected every image to have its own id but {image_id!r} is "
+                f"also the id of images[{first_index[image_id]}]; give each image a unique id")
+        first_index[image_id] = index
+        image_ids.append(image_id)
     instances, skipped = [], {}
     parsed = _parsed_segmentations(data["annotations"])
     for index, record in enumerate(data["annotations"]):
@@ -154,11 +161,33 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
             continue
         instances.append(instance)
     known = set(image_ids)
+    listed = len(image_ids)
     for instance in instances:
         if instance.image_id not in known:
             known.add(instance.image_id)
             image_ids.append(instance.image_id)
+    if listed and len(image_ids) > listed:
+        unlisted = image_ids[listed:]
+        warnings.warn(
+            f"{path}: {len(unlisted)} image id(s) of annotations are not in images[] (e.g. "
+            f"{[str(i) for i in unlisted[:3]]}); they are evaluated as images of their own, whereas pycocotools "
+            "ignores their annotations. Add them to images[] or fix the annotations' image_id", stacklevel=2)
+    _warn_without_segmentation(path, "annotation", len(data["annotations"]), skipped)
     return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
+
+
+def _warn_without_segmentation(path, what, total, skipped):
+    """Refuse a file none of whose records has a polygon; warn when some lack one."""
+    missing = skipped.get("empty_geometry", 0)
+    if not missing:
+        return
+    found = (f"{missing} of {total} {what} record(s) have no polygon 'segmentation' (missing or empty, e.g. "
+             "detection results with a 'bbox' only)")
+    if missing == total:
+        raise InputFormatError(f"{path}: expected polygon segmentations but {found}; PolyTopo scores polygons: "
+                               f"export the {what}s with 'segmentation' rings [[x0, y0, x1, y1, ...], ...]")
+    warnings.warn(f"{path}: {found}; PolyTopo scores polygons, so these were skipped "
+                  "(counts.skipped.*.empty_geometry)", stacklevel=3)
 
 
 def load_coco_predictions(path, categories=None, default_score=None, drop_degenerate=False, *, data=None):
@@ -215,6 +244,7 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
         if instance.image_id not in seen:
             seen.add(instance.image_id)
             image_ids.append(instance.image_id)
+    _warn_without_segmentation(path, "prediction", len(data), skipped)
     return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
 
 

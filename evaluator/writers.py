@@ -21,7 +21,6 @@ import csv
 import json
 import math
 import operator
-import os
 import sqlite3
 import struct
 import traceback
@@ -34,6 +33,7 @@ import shapely
 from .error_classes import ERROR_LAYERS, RECORD_TABLES
 from .errors import EvaluatorError, InvalidParameterError
 from .io_vector import ogr_exceptions
+from .geopackage_publish import check_layer_names, publish_file
 from .output_safety import check_file_output, partial_name, write_failure
 
 __all__ = [
@@ -58,18 +58,21 @@ _FLAG_LITTLE_ENDIAN, _FLAG_XY_ENVELOPE, _FLAG_EMPTY = 0x01, 0x02, 0x10
 
 @contextlib.contextmanager
 def atomic_output(path, *, overwrite=False, protect=()):
-    """Write a file under a temporary name and move it to ``path`` when the block succeeds.
+    """Write a file under a temporary name and put it in place as ``path`` when the block succeeds.
 
     The rules are those of :mod:`.output_safety`: inputs are never written, an existing
     file only with ``overwrite``, and the temporary name is one a later run recognises
-    and removes if this process dies.
+    and removes if this process dies. A GeoPackage written over an existing GeoPackage
+    does not replace it: its layers are added to it, PolyTopo's earlier layers of the
+    same names replaced and every other layer kept (:mod:`.geopackage_publish`).
 
     Parameters
     ----------
     path : str or Path
         The final file; its folder must exist.
     overwrite : bool
-        Replace an existing ``path``; without it an existing file is an error.
+        Replace an existing ``path`` (add to an existing GeoPackage); without it an
+        existing file is an error.
     protect : iterable of str or Path
         Input dataset names that must never be written (see
         :func:`.output_safety.input_files`: sidecars and ``/vsizip/`` archives count).
@@ -107,7 +110,7 @@ def atomic_output(path, *, overwrite=False, protect=()):
     temporary = target.with_name(partial_name(target.name))
     try:
         yield temporary
-        os.replace(temporary, target)
+        publish_file(temporary, target)
     except OSError as exc:
         if isinstance(exc, EvaluatorError):
             raise
@@ -287,7 +290,8 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
         Converts pixels to map units and gives the CRS; without it geometries are
         written as they are, without CRS.
     overwrite : bool
-        Replace an existing file.
+        Replace an existing file; an existing GeoPackage keeps every layer PolyTopo did
+        not write and gets these layers added (:mod:`.geopackage_publish`).
     protect : iterable of str or Path
         Input paths that must not be written.
     field_kinds : dict, optional
@@ -307,6 +311,9 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
         bool or None, strings mixed with numbers, an integer beyond 64 bits, a value
         unlike its declared kind, or a geometry unlike the layer's type; raised before the
         file is created.
+    OutputExistsError
+        ``path`` exists and ``overwrite`` is False, or it is a GeoPackage with a layer of
+        one of these names that PolyTopo did not write; raised before the work.
 
     Notes
     -----
@@ -323,6 +330,7 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     reopened to check that every feature is there.
     """
     _check_layers(layers)
+    check_layer_names(path, [layer[0] for layer in layers])
     plans = [_layer_plan(name, records, geometry_type, frame, field_kinds or {})
              for name, records, geometry_type in layers]
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:

@@ -171,7 +171,8 @@ def build_parser():
     run.add_argument("--min-hole-area-px", type=float, help="smallest hole kept, square model px (overrides the card)")
     run.add_argument("--prompts", help="vector file of box or point prompts (promptable models)")
     run.add_argument("--prompt-model", help="instance model whose polygons' boxes prompt a promptable model")
-    run.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace OUT when it exists (an existing GeoPackage keeps its other layers)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)
     return parser

@@ -16,6 +16,7 @@ import shutil
 
 from osgeo import gdal, ogr, osr
 
+from ..evaluator.geopackage_publish import check_layer_names, publish_file
 from ..evaluator.output_safety import check_file_output, partial_name, write_failure
 from .errors import OutputError
 
@@ -54,7 +55,10 @@ class VectorWriter:
         Defaults to the file name without extension.
     overwrite : bool
         Replace an existing destination (otherwise it is an error, raised at
-        construction, before any work).
+        construction, before any work). An existing GeoPackage is not replaced: the
+        layer is added to it, replacing only a layer of the same name that PolyTopo
+        wrote; a user's layer of that name is an error raised at construction
+        (:mod:`polytopo.evaluator.geopackage_publish`).
     extra_fields : sequence of (str, int)
         Fields (name, OGR field type) written before :data:`FIELDS`, whose
         values :meth:`write` takes as ``extra``.
@@ -81,11 +85,12 @@ class VectorWriter:
         folder = os.path.dirname(self.path)
         if not os.path.isdir(folder):
             raise OutputError(f"Expected an existing folder for {self.path} but {folder} does not exist.")
+        self.layer_name = layer_name or os.path.splitext(os.path.basename(self.path))[0]
         with safety_errors(self.path):
             check_file_output(self.path, inputs=inputs, overwrite=overwrite)
+            check_layer_names(self.path, [self.layer_name])
         self.finish = finish
         self.crs_wkt = crs_wkt
-        self.layer_name = layer_name or os.path.splitext(os.path.basename(self.path))[0]
         self.extra_fields = tuple(extra_fields)
         self.count = 0
         self._dataset = None
@@ -150,7 +155,7 @@ class VectorWriter:
                 if exc_type is None:
                     if self.finish is not None:
                         self.finish(self._tmp)
-                    os.replace(self._tmp, self.path)
+                    publish_file(self._tmp, self.path)
         finally:
             self._remove_temporary()
         return False

@@ -83,6 +83,7 @@ from .layer_choice import check_distinct_layers, default_evaluation_layers, sour
 from .model_choice import model_channels, zoo_choices
 from .output_check import REPLACE_LABEL, check_output, report_folder
 from ..processing.support import run_group_name
+from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
 from ..runs.project_layers import LAYER_TITLES
 from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
 from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
@@ -644,7 +645,8 @@ class PolyTopoDock(QgsDockWidget):
             bands = self.bands()
             if bands is not None:
                 resolve_bands(bands, None, len(bands), raster.bandCount())
-            check_output(self.vector_output.filePath(), self.vector_overwrite.isChecked())
+            check_output(self.vector_output.filePath(), self.vector_overwrite.isChecked(),
+                         layers=[Path(self.vector_output.filePath()).stem])
         except QgsCsException as exc:
             return self._refuse(f"Expected the map canvas extent to convert to the raster CRS but it does not "
                                 f"({exc}); vectorize the layer extent instead.")
@@ -668,7 +670,7 @@ class PolyTopoDock(QgsDockWidget):
         self._cancel(self.vectorize_task, self.vectorize_cancel, self.vectorize_progress)
 
     def _vectorized(self, result):
-        path = str(result["path"])
+        path = result["source"]
         name = f"{result['request'].raster.name} — {Path(result['request'].model_path).stem}"
         layer = QgsVectorLayer(path, name, "ogr")
         if not layer.isValid():
@@ -866,7 +868,7 @@ class PolyTopoDock(QgsDockWidget):
             check_distinct_layers(prediction, reference)
             self._pixel_check()
             workers, scheduler = self.cluster_fields.choice()
-            check_output(self.gpkg_output.filePath(), self.overwrite.isChecked())
+            check_output(self.gpkg_output.filePath(), self.overwrite.isChecked(), layers=EVALUATION_LAYERS)
             if self.gpkg_output.filePath():
                 check_output(report_folder(self.gpkg_output.filePath()), self.overwrite.isChecked())
         except PluginError as exc:

@@ -7,6 +7,8 @@ when they write (the file may appear in between).
 import os
 from pathlib import Path
 
+from ...evaluator.geopackage_publish import check_layer_names
+from ...evaluator.output_safety import OutputExistsError as ExistingLayerError
 from ..errors import OutputExistsError, RunParameterError
 
 __all__ = ["REPLACE_LABEL", "REPLACE_OPTION", "check_output", "report_folder"]
@@ -17,7 +19,7 @@ REPLACE_LABEL = "Replace an existing output"
 REPLACE_OPTION = f"overwrite=True (tick '{REPLACE_LABEL}')"
 
 
-def check_output(path, replace):
+def check_output(path, replace, layers=()):
     """Refuse an output that exists while *Replace* is off, or whose folder cannot be written.
 
     Parameters
@@ -26,11 +28,16 @@ def check_output(path, replace):
         The chosen output file; empty or None for a temporary file (always accepted).
     replace : bool
         Whether *Replace an existing output* is ticked.
+    layers : iterable of str
+        The layers the run writes into ``path`` when it is a GeoPackage: an existing
+        GeoPackage keeps its other layers, and a user's layer of one of these names is
+        never replaced.
 
     Raises
     ------
     OutputExistsError
-        The file exists and ``replace`` is False.
+        The file exists and ``replace`` is False, or it is a GeoPackage with a layer of
+        one of ``layers`` that PolyTopo did not write.
     RunParameterError
         The nearest existing folder above the file is not writable.
     """
@@ -40,7 +47,11 @@ def check_output(path, replace):
     if path.exists() and not replace:
         kind = "folder" if path.is_dir() else "file"
         raise OutputExistsError(f"Expected no {kind} at {path} but one exists; choose another {kind} or tick "
-                                f"'{REPLACE_LABEL}' (overwrite=True)")
+                                f"'{REPLACE_LABEL}'")
+    try:
+        check_layer_names(path, layers)
+    except ExistingLayerError as exc:
+        raise OutputExistsError(str(exc)) from exc
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

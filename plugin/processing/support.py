@@ -18,6 +18,7 @@ __all__ = [
     "StyleOnLoad",
     "as_processing_error",
     "RunGroup",
+    "load_layer_by_source",
     "load_outputs_on_completion",
     "require_packages",
     "run_group_name",
@@ -119,6 +120,27 @@ def run_group_name(prediction_name, reference_name):
     return f"PolyTopo — {prediction_name} vs {reference_name}"
 
 
+def load_layer_by_source(context, destination, source):
+    """Make Processing load the output layer ``source`` where it would load the file ``destination``.
+
+    A GeoPackage output may hold other layers (PolyTopo adds its layer to an existing
+    file), and Processing would load the first layer of the file; ``source`` names the
+    layer (``path|layername=…``).
+
+    Returns
+    -------
+    QgsProcessingContext.LayerDetails or None
+        The details of the layer to load (None when Processing loads nothing).
+    """
+    if not context.willLoadLayerOnCompletion(destination):
+        return None
+    if source != destination:
+        layers = context.layersToLoadOnCompletion()
+        layers[source] = layers.pop(destination)
+        context.setLayersToLoadOnCompletion(layers)
+    return context.layerToLoadOnCompletionDetails(source)
+
+
 def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
     """Ask Processing to load the evaluation layers of ``gpkg_path``, styled, in one group, when the run ends.
 
@@ -132,8 +154,9 @@ def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
         The evaluation GeoPackage.
     group_name : str
         The group of this run (:func:`run_group_name`).
-    polygons : tuple of (str, str), optional
-        ``(output path, layer name)`` of the vectorized polygons, moved into the group too.
+    polygons : tuple of (str, str, str), optional
+        ``(output destination, layer source, layer name)`` of the vectorized polygons,
+        moved into the group too and loaded from their layer source (``path|layername=…``).
 
     Returns
     -------
@@ -143,8 +166,9 @@ def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
     group = RunGroup(group_name)
     processors = []
     if polygons is not None and context.willLoadLayerOnCompletion(polygons[0]):
-        details = context.layerToLoadOnCompletionDetails(polygons[0])
-        details.name = polygons[1]
+        destination, source, name = polygons
+        details = load_layer_by_source(context, destination, source)
+        details.name = name
         details.forceName = True
         processor = StyleOnLoad(None, group, -1)
         details.setPostProcessor(processor)

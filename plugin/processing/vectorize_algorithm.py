@@ -3,7 +3,7 @@
 from qgis.core import QgsProcessingAlgorithm
 
 from ..errors import PluginError
-from .support import VECTORIZE_PACKAGES, as_processing_error, require_packages
+from .support import VECTORIZE_PACKAGES, as_processing_error, load_layer_by_source, require_packages
 from .vectorize_parameters import (
     VECTORIZE_HELP,
     add_vectorize_outputs,
@@ -47,11 +47,13 @@ class VectorizeAlgorithm(QgsProcessingAlgorithm):
         from ..runs import vectorize_layer  # needs onnxruntime: imported once it is known to be there
 
         raster = self.parameterAsRasterLayer(parameters, "INPUT", context)
+        destination = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         try:
             vectorized = vectorize_layer(
                 raster, model_argument(self, parameters, context),
-                output_path=self.parameterAsOutputLayer(parameters, "OUTPUT", context), overwrite=True,
+                output_path=destination, overwrite=True,
                 feedback=feedback, **vectorize_options(self, parameters, context, raster))
         except PluginError as exc:
             raise as_processing_error(exc) from exc
+        load_layer_by_source(context, destination, vectorized["source"])
         return vectorize_results(vectorized)

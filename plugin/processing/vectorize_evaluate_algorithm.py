@@ -80,5 +80,5 @@ class VectorizeEvaluateAlgorithm(QgsProcessingAlgorithm):
         except PluginError as exc:
             raise as_processing_error(exc) from exc
         load_outputs_on_completion(context, files["geopackage"], run_group_name(raster.name(), reference.name()),
-                                   polygons=(polygons, f"{raster.name()} polygons"))
+                                   polygons=(polygons, vectorized["source"], f"{raster.name()} polygons"))
         return {**evaluation_results(run, files), **vectorize_results(vectorized)}

@@ -11,8 +11,10 @@ Both outputs follow :mod:`polytopo.evaluator.output_safety`: they are assembled 
 temporary names next to their targets and moved into place only when complete (the
 GeoPackage after the report folder, each with its styles and metadata already written);
 a failure or a cancel removes them. Existing outputs are replaced only with
-``overwrite=True``; a report folder only when PolyTopo wrote it (its marker file), and
-then only the files it wrote; inputs never. Read-only folders and a full disk are
+``overwrite=True``; an existing GeoPackage keeps every layer PolyTopo did not write (the
+new layers are added to it, :mod:`polytopo.evaluator.geopackage_publish`) and a user's
+layer named like one of PolyTopo's stops the run; a report folder only when PolyTopo wrote
+it (its marker file), and then only the files it wrote; inputs never. Read-only folders and a full disk are
 reported before the work.
 """
 
@@ -26,6 +28,7 @@ from qgis.core import QgsLayerMetadata, QgsProviderRegistry, QgsVectorLayer
 from ...evaluator import EvaluatorError, write_report
 from ...evaluator import output_safety
 from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...evaluator.geopackage_publish import check_layer_names
 from ...evaluator.records import FIELD_KINDS
 from ...evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from ..errors import OutputExistsError, RunFailedError, RunParameterError
@@ -34,8 +37,10 @@ from .report_html import render_report_html
 from .feedback import RunSteps
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style
 
-__all__ = ["export_run", "PROVENANCE_PROPERTY", "LAYER_DESCRIPTIONS"]
+__all__ = ["export_run", "GEOPACKAGE_LAYERS", "PROVENANCE_PROPERTY", "LAYER_DESCRIPTIONS"]
 
+#: The layers :func:`export_run` writes into its GeoPackage.
+GEOPACKAGE_LAYERS = (*ERROR_LAYERS, SUMMARY_LAYER)
 #: Custom layer property holding the provenance record as JSON.
 PROVENANCE_PROPERTY = "polytopo/provenance"
 #: GeoPackage layer → one-line description (layer metadata title and style description).
@@ -115,6 +120,7 @@ def _check_outputs(gpkg_path, report_dir, inputs, overwrite):
     """Apply the output-safety rules to both outputs and probe their folders, before any work."""
     try:
         output_safety.check_file_output(gpkg_path, inputs=inputs, overwrite=overwrite, option=REPLACE_OPTION)
+        check_layer_names(gpkg_path, GEOPACKAGE_LAYERS)
         output_safety.check_folder_output(report_dir, inputs=inputs, overwrite=overwrite, option=REPLACE_OPTION)
         for folder in {gpkg_path.parent, report_dir.parent}:
             folder.mkdir(parents=True, exist_ok=True)
@@ -168,7 +174,7 @@ def _metadata(name, provenance):
 
 def _style_and_describe(gpkg, provenance, steps):
     registry = QgsProviderRegistry.instance()
-    for name in (*ERROR_LAYERS, SUMMARY_LAYER):
+    for name in GEOPACKAGE_LAYERS:
         steps.check()
         layer = QgsVectorLayer(f"{gpkg}|layername={name}", name, "ogr")
         if not layer.isValid():

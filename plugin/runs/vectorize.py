@@ -23,6 +23,7 @@ import shapely
 from qgis.core import Qgis, QgsLayerMetadata, QgsProviderRegistry, QgsRaster, QgsRectangle
 
 from ...version import __version__
+from ...evaluator.geopackage_publish import check_layer_names
 from ...evaluator.output_safety import (
     OutputWriteError,
     UnsafeOutputError,
@@ -52,7 +53,7 @@ from .layer_reading import read_polygon_features
 from ..gui.output_check import REPLACE_OPTION
 from .feedback import RunSteps
 
-__all__ = ["vectorize_layer", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
+__all__ = ["vectorize_layer", "layer_source", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
            "SCORE_FIELD"]
 
 #: File types the vectorizer writes.
@@ -129,7 +130,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     Returns
     -------
     dict
-        ``path`` (the written file), ``provider_used`` (onnxruntime provider that ran),
+        ``path`` (the written file), ``source`` (the layer in it, :func:`layer_source`), ``provider_used`` (onnxruntime provider that ran),
         ``provider_report`` (one line, with the reason of any fallback), ``card`` (the model
         card as a dict), ``features`` (polygons written), ``model`` (the model path),
         ``messages`` (notes of the run), ``decoding`` (the threshold and minimum areas used,
@@ -183,7 +184,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                                      aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
         run_card = params.card_for(loaded.card)
         steps.info(f"Decoding: {decoding_summary(run_card)}")
-        result = {"path": output_path, "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model),
+        result = {"path": output_path, "source": layer_source(output_path),
+                  "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model),
                   "decoding": decoding_values(run_card)}
         kept = result.setdefault("polygons", []) if keep_polygons else None
 
@@ -212,15 +214,35 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     return result
 
 
+def layer_source(output_path):
+    """The QGIS/OGR source of the polygon layer a vectorization writes to ``output_path``.
+
+    A GeoPackage may hold other layers (the polygons are added to an existing one), so
+    its layer is named: the file's stem, as :class:`polytopo.models.writer.VectorWriter`
+    names it.
+
+    Examples
+    --------
+    >>> layer_source(Path("/data/city.gpkg")), layer_source(Path("/data/city.geojson"))
+    ('/data/city.gpkg|layername=city', '/data/city.geojson')
+    """
+    output_path = Path(output_path)
+    if output_path.suffix.lower() == ".gpkg":
+        return f"{output_path}|layername={output_path.stem}"
+    return str(output_path)
+
+
 def _check_output(output_path, inputs, overwrite):
     """Apply the output-safety rules before any work.
 
-    Never an input, never replaced without ``overwrite``, a writable folder with room
+    Never an input, never replaced without ``overwrite``, never a user's layer of an
+    existing GeoPackage (the polygons are added to it), a writable folder with room
     (stale temporaries of killed runs removed).
     """
     try:
         check_file_output(output_path, inputs=inputs, overwrite=overwrite,
                           option=REPLACE_OPTION)
+        check_layer_names(output_path, [output_path.stem])
         output_path.parent.mkdir(parents=True, exist_ok=True)
         probe_folder(output_path.parent)
     except UnsafeOutputError as exc:

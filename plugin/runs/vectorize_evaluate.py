@@ -68,7 +68,7 @@ def vectorize_and_evaluate(raster_layer, reference_layer, model, *, output_path,
                                  **dict(vectorize_options or {}))
     polygons = vectorized.pop("polygons")
     prediction = features_from_polygons(
-        [polygon.geometry for polygon in polygons], name="vectorized", source=str(vectorized["path"]),
+        [polygon.geometry for polygon in polygons], name="vectorized", source=vectorized["source"],
         crs=raster_layer.crs(), first_fid=_FIRST_FID[vectorized["path"].suffix.lower()],
         values={SCORE_FIELD: [float(polygon.score) for polygon in polygons]},
         target_crs=layer_crs(reference_layer), transform_context=options.get("transform_context"))

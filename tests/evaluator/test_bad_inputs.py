@@ -72,6 +72,24 @@ COCO_CASES = [
     pytest.param(_gt_with(segmentation=[[0, 0, True, 0, 20, 20, 0, 20]]), COCO_PRED, [], 2, "got the bool",
                  id="bool-coordinates", marks=case("boolean coordinates (true)", "evaluator CLI",
                             "exit 2: ... expected a flat list of numbers ... but got the bool 'True'")),
+    pytest.param(COCO_GT, [{"image_id": 1, "category_id": 100, "score": 0.9, "bbox": [0, 0, 20, 20]}], [], 2,
+                 "expected polygon segmentations but 1 of 1 prediction record(s) have no polygon 'segmentation'",
+                 id="bbox-only-results", marks=case(
+                     "COCO detection results with 'bbox' only (no segmentation)", "evaluator CLI",
+                     "exit 2: expected polygon segmentations but N of N prediction record(s) have no polygon "
+                     "'segmentation' ...; export the predictions with 'segmentation' rings")),
+    pytest.param({**COCO_GT, "images": [{"id": 1}, {"id": 1}]}, COCO_PRED, [], 2,
+                 "images[1] field 'id': expected every image to have its own id but 1 is also the id of images[0]",
+                 id="repeated-image-id", marks=case(
+                     "two images[] with one id", "evaluator CLI",
+                     "exit 2: ... images[1] field 'id': expected every image to have its own id but 1 is also the id "
+                     "of images[0] ...")),
+    pytest.param(COCO_GT, COCO_PRED, ["--categories", "5"], 2,
+                 "Expected --categories [5] to select reference instances but none of the 1 reference",
+                 id="categories-match-nothing", marks=case(
+                     "--categories 5 where every instance is category 100", "evaluator CLI",
+                     "exit 2: Expected --categories [5] to select reference instances but none ... every metric "
+                     "would be undefined; pass the category ids the reference uses")),
 ]
 
 
@@ -197,3 +215,58 @@ def test_duplicate_reference_ids_are_flagged_and_counted(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0 and "repeat an id (e.g. [7])" in err, err
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["counts"]["gt_duplicate_ids"] == 1
+
+
+def _warnings_of(tmp_path, capsys, gt, pred, *options):
+    gt_path, pred_path = tmp_path / "gt.json", tmp_path / "pred.json"
+    gt_path.write_text(json.dumps(gt))
+    pred_path.write_text(json.dumps(pred))
+    code = main(["--gt", str(gt_path), "--pred", str(pred_path), "--out", str(tmp_path / "o"), *FAST, *options])
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err, err
+    return [line for line in err.splitlines() if "warning:" in line]
+
+
+def _shifted(records, dx):
+    out = copy.deepcopy(records)
+    for record in out:
+        record["segmentation"] = [[v + dx if i % 2 == 0 else v for i, v in enumerate(ring)]
+                                  for ring in record["segmentation"]]
+    return out
+
+
+@pytest.mark.parametrize("gt, pred, options, expected", [
+    pytest.param(COCO_GT, _pred(score=-1.3), [], "1 of 1 predictions (100 %) score below the score threshold 0 and "
+                 "are dropped", id="logit-scores", marks=case(
+                     "every prediction score negative (logits), default --score-threshold 0", "evaluator CLI",
+                     "exit 0 with a warning: N of M predictions (X %) score below the score threshold 0 and are "
+                     "dropped (scores range ...); ... pass a lower --score-threshold")),
+    pytest.param(COCO_GT, COCO_PRED + _pred(segmentation=[])[:1], [], "1 of 2 prediction record(s) have no polygon "
+                 "'segmentation'", id="one-empty-segmentation", marks=case(
+                     "one prediction with segmentation: [] among others", "evaluator CLI",
+                     "exit 0 with a warning: 1 of 2 prediction record(s) have no polygon 'segmentation' ...; skipped "
+                     "(counts.skipped.*.empty_geometry)")),
+    pytest.param({**COCO_GT, "images": [{"id": 2, "width": 64, "height": 64}]}, _pred(image_id=1), [],
+                 "1 image id(s) of annotations are not in images[]", id="annotation-image-not-listed", marks=case(
+                     "an annotation's image_id absent from images[]", "evaluator CLI",
+                     "exit 0 with a warning: N image id(s) of annotations are not in images[] ...; pycocotools "
+                     "ignores their annotations")),
+    pytest.param(COCO_GT, _shifted(COCO_PRED, 1e6), [], "The predictions and the references do not overlap",
+                 id="layers-apart", marks=case(
+                     "predictions 10^6 px away from the references (a CRS or pixel-size mistake)", "evaluator CLI",
+                     "exit 0 with a warning: The predictions and the references do not overlap: prediction bounds "
+                     "... against reference bounds ...; check the layers' CRS, the pixel size and the image ids")),
+    pytest.param({**COCO_GT, "annotations": _shifted(COCO_GT["annotations"], -40)},
+                 _shifted(COCO_PRED, -40), ["--profile", "coco"],
+                 "reach left of pixel column 0 or above row 0", id="negative-coordinates-coco", marks=case(
+                     "a perfect self-evaluation at negative pixel coordinates, --profile coco", "evaluator CLI",
+                     "exit 0 with a warning: N instance(s) reach left of pixel column 0 ...; the coco profile's "
+                     "raster IoU draws ... inside the image only ...; pass --iou vector")),
+])
+def test_silent_zero_numbers_are_explained(tmp_path, capsys, gt, pred, options, expected):
+    lines = _warnings_of(tmp_path, capsys, gt, pred, *options)
+    assert any(expected in line for line in lines), lines
+
+
+def test_a_threshold_that_keeps_most_predictions_says_nothing(tmp_path, capsys):
+    assert _warnings_of(tmp_path, capsys, COCO_GT, COCO_PRED) == []

@@ -54,6 +54,8 @@ def _summary_bytes(gt, pred, profile, tmp_path, name):
     return write_summary_json(summary, tmp_path / f"{name}.json", overwrite=True).read_bytes()
 
 
+# Generated scenes may lie apart, reach negative pixels or score low: the run says so, and the order must not matter.
+@pytest.mark.filterwarnings("ignore:.*(do not overlap|reach left of pixel column|below the score threshold):UserWarning")
 @given(tied_scenes(), st.randoms(use_true_random=False), st.sampled_from(["paper", "coco", "p3", "p3-code"]))
 def test_any_permutation_of_images_instances_and_rings_gives_the_same_summary(tmp_path_factory, scene, rng,
                                                                               profile):

@@ -24,6 +24,7 @@ import pytest
 import shapely
 
 from polytopo.evaluator.api import evaluate, load_inputs
+from polytopo.evaluator.geopackage_publish import mark_layers
 from polytopo.evaluator.io_vector import PixelFrame, ogr_exceptions
 from polytopo.evaluator.records import FIELD_KINDS
 from polytopo.evaluator.report import write_report
@@ -115,6 +116,7 @@ def _reference_geopackage(path, layers, frame=None, field_kinds=None):
                 layer.CreateFeature(feature)
             layer.CommitTransaction()
         layer = dataset = None
+    mark_layers(path)  # as every GeoPackage PolyTopo writes: its layers marked as PolyTopo's
 
 
 def _gpkg_content(path):

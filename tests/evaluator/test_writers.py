@@ -238,13 +238,15 @@ def test_geopackage_refuses_unwritable_records(tmp_path, rows, geometry_type, me
 
 
 def test_geopackage_overwrite(tmp_path):
-    """An existing GeoPackage is replaced only with overwrite."""
+    """An existing GeoPackage is written only with overwrite, and then keeps the layers it had."""
     target = tmp_path / "out.gpkg"
     write_geopackage(target, [("first", [{"a": 1, "geometry": SQUARE}], "Polygon")])
     with pytest.raises(FileExistsError):
         write_geopackage(target, [("second", [], "Polygon")])
     write_geopackage(target, [("second", [], "Polygon")], overwrite=True)
-    assert list(read_gpkg(target)) == ["second"]
+    assert sorted(read_gpkg(target)) == ["first", "second"]
+    write_geopackage(target, [("first", [], "Polygon")], overwrite=True)
+    assert {name: len(rows) for name, (_, _, rows) in read_gpkg(target).items()} == {"first": 0, "second": 0}
 
 
 def test_error_layers_select_unmatched_and_missed(tmp_path, utm_frame):

@@ -12,6 +12,7 @@ import os
 import time
 
 import pytest
+from reliability import case
 from dock_testing import make_dock, set_up_evaluation
 from polytopo_testing import wait_until
 from stand_ins import CancelInEvaluation, CancelInExport, SlowCore, VectorizeCore, fake_card, real_core
@@ -585,9 +586,34 @@ def test_existing_outputs_are_refused_before_the_run_unless_replace_is_ticked(pr
     (tmp_path / "run_report" / "report.html").write_text("old", encoding="utf-8")
     assert dock.start_evaluation() is None
     assert notifier.texts[-1] == ("warning", f"Expected no folder at {tmp_path / 'run_report'} but one exists; "
-                                             "choose another folder or tick 'Replace an existing output' "
-                                             "(overwrite=True)")
+                                             "choose another folder or tick 'Replace an existing output'")
     dock.deleteLater()
+
+
+@case("dock evaluation into a GeoPackage whose user layer is named like an evaluation layer, Replace ticked",
+      "plugin evaluate (dock, Processing)", "refused before any task starts, naming the layer; the file unchanged")
+def test_a_users_layer_named_like_an_output_layer_is_refused_before_the_run(project, tmp_path):
+    from osgeo import gdal
+
+    dock, notifier = make_dock(real_core())
+    target = tmp_path / "run.gpkg"
+    gdal.UseExceptions()
+    gdal.VectorTranslate(str(target), _tiny_geojson(tmp_path), layerName="predictions")
+    data = target.read_bytes()
+    set_up_evaluation(dock, project, target)
+    dock.overwrite.setChecked(True)
+    assert dock.start_evaluation() is None
+    level, text = notifier.texts[-1]
+    assert level == "warning" and "['predictions']" in text and "PolyTopo did not write" in text
+    assert target.read_bytes() == data
+    dock.deleteLater()
+
+
+def _tiny_geojson(folder):
+    path = folder / "mine.geojson"
+    path.write_text('{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, '
+                    '"geometry": {"type": "Point", "coordinates": [1, 2]}}]}', encoding="utf-8")
+    return str(path)
 
 
 def test_a_saved_project_brings_the_results_back(project, canvas, tmp_path):

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "BASELINE_CARDS", "COCO_GT", "COCO_PRED", "OPSET", "RecordingNotifier", "baseline_card", "build", "constant", "image_input", "mask_box_nodes", "polygon_layer", "semantic_band_model",
-    "wait_until",
+    "QGIS_PROCESS_TIMEOUT_S", "qgis_process", "wait_until",
 ]
 
 OPSET = 17
@@ -159,3 +159,15 @@ def polygon_layer(name, wkts, crs="EPSG:3857"):
         features.append(feature)
     layer.dataProvider().addFeatures(features)
     return layer
+
+
+QGIS_PROCESS_TIMEOUT_S = 180
+"""Seconds one ``qgis_process`` call in a test may take."""
+
+
+def qgis_process(env, *args):
+    """Run ``qgis_process.bin`` (Debian's wrapper passes an option the binary rejects)."""
+    import subprocess
+
+    return subprocess.run(["qgis_process.bin", *args], env=env, capture_output=True, text=True,
+                          timeout=QGIS_PROCESS_TIMEOUT_S, check=False)

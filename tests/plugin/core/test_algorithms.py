@@ -2,14 +2,13 @@
 
 import json
 import math
-import subprocess
 import sysconfig
 
 import pytest
+from polytopo_testing import qgis_process
 
 from polytopo.evaluator import evaluate, load_inputs
 
-QGIS_PROCESS_TIMEOUT_S = 180
 METRIC_OUTPUTS = {"AP50": "AP50", "E_BIOU": "E-BIoU", "HOLE_F1": "Hole-F1", "TOPO_EM": "Topo-EM"}
 LAYER_OUTPUTS = {"SCORED_PREDICTIONS": "predictions", "SCORED_REFERENCES": "references",
                  "MISSED_HOLES": "missed_holes", "HALLUCINATED_HOLES": "hallucinated_holes",
@@ -104,7 +103,8 @@ def test_vectorize_writes_polygons_with_holes_and_provenance(qgis_processing, ve
     out = tmp_path / "buildings.gpkg"
     results = run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
                                           "PROVIDER": 2, "OUTPUT": str(out)})
-    assert results == {"OUTPUT": str(out), "FEATURES": 2, "PROVIDER_USED": "CPUExecutionProvider"}
+    assert results == {"OUTPUT": f"{out}|layername=buildings", "FEATURES": 2,
+                       "PROVIDER_USED": "CPUExecutionProvider"}
     layer = QgsVectorLayer(str(out), "buildings", "ogr")
     holes = sorted(f.geometry().constGet().numInteriorRings() for f in layer.getFeatures())
     assert holes == [0, 1] and layer.crs().authid() == "EPSG:32616"
@@ -197,12 +197,6 @@ def test_vectorize_evaluate_scores_the_vectorized_polygons(qgis_processing, vect
     provenance = json.loads((tmp_path / "report" / "provenance.json").read_text())
     assert provenance["provider_used"] == "CPUExecutionProvider"
     assert provenance["card"]["family"] == "semantic" and provenance["pixel_size"] == pytest.approx(0.5)
-
-
-def qgis_process(env, *args):
-    """Run ``qgis_process.bin`` (Debian's wrapper passes an option the binary rejects)."""
-    return subprocess.run(["qgis_process.bin", *args], env=env, capture_output=True, text=True,
-                          timeout=QGIS_PROCESS_TIMEOUT_S, check=False)
 
 
 def test_qgis_process_runs_evaluate_headless(qgis_env, scene, tmp_path):
