@@ -35,8 +35,12 @@ def _finite(text):
 
 
 def _floats(text):
+    values = text.split(",")
+    if any(not v.strip() for v in values):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated finite numbers but got {text!r}, which has an empty value; write e.g. 0.5,0.75")
     try:
-        return tuple(_finite(v) for v in text.split(",") if v.strip())
+        return tuple(_finite(v) for v in values)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers but got {text!r}") from None
 

@@ -10,6 +10,7 @@ import sys
 import warnings
 
 from .blas_threads import single_blas_thread
+from .cluster import local_workers_option
 from .errors import EvaluatorError
 
 __all__ = ["add_cluster_options", "run_guarded"]
@@ -19,7 +20,7 @@ def add_cluster_options(parser):
     """The ``--workers`` / ``--scheduler`` options (Dask scale-out, see docs/scale-out.md)."""
     group = parser.add_argument_group("scale-out on Dask (same numbers as one process)")
     where = group.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=0,
+    where.add_argument("--workers", type=local_workers_option, default=0,
                        help="worker processes of a local Dask cluster started for the run (default 0: this process)")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="address of a running Dask scheduler (started with 'dask scheduler' and 'dask worker')")

@@ -29,8 +29,8 @@ from pathlib import Path
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
 
-__all__ = ["COMMAND_LINE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice", "check_scheduler_address",
-           "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
+__all__ = ["COMMAND_LINE", "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice",
+           "check_scheduler_address", "local_workers_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -144,9 +144,49 @@ def worker_python():
         "and no python3 was found; give the address of a running scheduler instead (--scheduler).")
 
 
+LOCAL_WORKERS_PER_CORE = 4
+"""A local cluster gets at most this many worker processes per CPU core (:func:`max_local_workers`)."""
+
+
+def max_local_workers():
+    """The most worker processes a local cluster may start here: :data:`LOCAL_WORKERS_PER_CORE` per core.
+
+    Each worker is a Python process with its own copy of the libraries (about 150 MB) and
+    one thread; beyond a few per core they only contend for the cores and the memory.
+    """
+    return LOCAL_WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+def local_workers_option(text):
+    """The ``--workers`` value of a command line: a whole number from 0 to :func:`max_local_workers`.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Another value; the message gives the range and what to do beyond it.
+    """
+    import argparse
+
+    try:
+        workers = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0 but got {text!r}") from None
+    try:
+        _check_workers(workers)
+    except InvalidParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return workers
+
+
 def _check_workers(workers):
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise InvalidParameterError(f"Expected workers to be a whole number >= 0 but got {workers!r}.")
+    limit = max_local_workers()
+    if workers > limit:
+        raise InvalidParameterError(
+            f"Expected at most {limit} local workers ({LOCAL_WORKERS_PER_CORE} per core of the {os.cpu_count() or 1} "
+            f"cores here) but got {workers}; more processes than that only compete for the cores and memory. For "
+            "more workers start a cluster on more machines and pass its scheduler address (--scheduler).")
 
 
 #: Dask transports whose addresses are ``PROTOCOL://HOST:PORT``.
@@ -227,7 +267,8 @@ def check_cluster_choice(workers=0, scheduler=None):
     Raises
     ------
     InvalidParameterError
-        ``workers`` is not a whole number >= 0, both are given, or the address is malformed.
+        ``workers`` is not a whole number >= 0 or exceeds :func:`max_local_workers`, both are
+        given, or the address is malformed.
     """
     _check_workers(workers)
     if scheduler is not None and workers:

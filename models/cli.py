@@ -29,6 +29,7 @@ import json
 import math
 import sys
 
+from ..evaluator.cluster import local_workers_option
 from ..evaluator.errors import EvaluatorError
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
@@ -104,14 +105,6 @@ def _positive(text):
     return value
 
 
-def _count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
 def _bands(text):
     try:
         bands = tuple(int(part) for part in text.split(","))
@@ -155,7 +148,8 @@ def build_parser():
     run.add_argument("--out", required=True, help="output .gpkg or .geojson; with --images also .json (COCO predictions)")
     run.add_argument("--gt-images", help="with --images: COCO ground truth whose images[].file_name give the image ids")
     cluster = run.add_mutually_exclusive_group()
-    cluster.add_argument("--workers", type=_count, default=0, help="worker processes of a local Dask cluster (0: this process)")
+    cluster.add_argument("--workers", type=local_workers_option, default=0,
+                         help="worker processes of a local Dask cluster (0: this process; at most 4 per core)")
     cluster.add_argument("--scheduler", help="address of a running Dask scheduler, tcp://HOST:PORT")
     run.add_argument("--block-px", type=_positive, help="with --raster: edge of a block's core in model px (default 4096)")
     run.add_argument("--provider", choices=("auto", "cuda", "cpu"), default="auto")
@@ -186,3 +180,6 @@ def main(argv=None):
     except (ModelsError, EvaluatorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted; no output file was written (a half-written one is removed)", file=sys.stderr)
+        return 130

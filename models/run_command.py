@@ -18,6 +18,7 @@ from tqdm import tqdm
 from ..evaluator.cluster import open_client
 from ..evaluator.output_safety import check_file_output, probe_folder
 from .block_run import run_blocks
+from .decoders.families import family_row
 from .errors import ModelCardError, ModelsError
 from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
 from .model import load_model
@@ -103,8 +104,13 @@ def run_command(args):
     )
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "
           f"{decoding_summary(params.card_for(model.card))}", file=sys.stderr)
-    if model.card.family == "promptable":
+    if family_row(model.card.family).needs_prompts:
         params = replace(params, prompts=_prompts(args, crs_wkt, session_params, params))
+    elif args.prompts or args.prompt_model:
+        option = "--prompts" if args.prompts else "--prompt-model"
+        raise ModelsError(f"Expected {option} only with a model that takes prompts but {args.model} is a "
+                          f"{model.card.family!r} model, which would ignore it; drop {option} (or choose a "
+                          "promptable model)")
     in_blocks = bool(args.workers or args.scheduler or args.block_px)
     bar, progress = _progress_bar(args, "block" if in_blocks else "tile")
     try:

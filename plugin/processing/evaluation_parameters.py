@@ -23,6 +23,7 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
+from ...evaluator.cluster import max_local_workers
 from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import RunParameterError
 from ..runs.raster_pixel import raster_pixel_size
@@ -154,9 +155,10 @@ def advanced(parameter):
 
 def add_workers_parameter(algorithm):
     """Declare the advanced ``WORKERS`` parameter: Dask worker processes (0 = in process)."""
+    limit = max_local_workers()
     algorithm.addParameter(advanced(QgsProcessingParameterNumber(
-        "WORKERS", "Workers (local Dask worker processes; 0 = in this process)", QgsProcessingParameterNumber.Integer,
-        defaultValue=0, minValue=0)))
+        "WORKERS", f"Workers (local Dask worker processes, 0 to {limit}; 0 = in this process)",
+        QgsProcessingParameterNumber.Integer, defaultValue=0, minValue=0, maxValue=limit)))
 
 
 def add_evaluation_outputs(algorithm):

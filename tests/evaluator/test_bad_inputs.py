@@ -42,6 +42,14 @@ COCO_CASES = [
     pytest.param(COCO_GT, COCO_PRED, ["--ap-thresholds", "0.5,nan"], 2, "finite numbers",
                  id="ap-thresholds-nan", marks=case("--ap-thresholds 0.5,nan", "evaluator CLI",
                             "exit 2 (usage): expected comma-separated finite numbers ...")),
+    pytest.param(COCO_GT, COCO_PRED, ["--ap-thresholds", "0.5,,0.7"], 2, "which has an empty value",
+                 id="ap-thresholds-empty-value", marks=case("--ap-thresholds 0.5,,0.7", "evaluator CLI",
+                            "exit 2 (usage): expected comma-separated finite numbers but got '0.5,,0.7', which has "
+                            "an empty value")),
+    pytest.param(COCO_GT, COCO_PRED, ["--workers", "100000"], 2, "local workers",
+                 id="workers-100000", marks=case("--workers 100000", "evaluator CLI",
+                            "exit 2 (usage): Expected at most N local workers (4 per core of the C cores here) but "
+                            "got 100000; ... pass its scheduler address (--scheduler)")),
     pytest.param(COCO_GT, COCO_PRED, ["--sample-spacing", "1e-7"], 2, "boundary samples per ring",
                  id="sample-spacing-1e-7", marks=case("--sample-spacing 1e-7 (would allocate GiBs)", "evaluator CLI",
                             "exit 2 before the metrics: Expected at most 10000000 boundary samples per ring ... "

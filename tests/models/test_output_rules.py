@@ -145,3 +145,44 @@ def test_write_card_onto_a_full_disk(scene, tmp_path):
                         tmpfs=[(disk, "16k")], fill=[(disk / "filler", 16)], env=ENV)
     assert done.returncode == 1 and "is full" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.stdout.split() == ["filler"]  # nothing half-written left on the full disk
+
+
+@case("Ctrl-C during run (KeyboardInterrupt while polygons are written)", "models CLI",
+      "exit 130: interrupted; no output file was written ...; no traceback, no file or temporary left")
+def test_ctrl_c_during_run_is_one_line_and_leaves_nothing(scene, capsys, tmp_path, monkeypatch):
+    from polytopo.models import writer
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writer.VectorWriter, "write", interrupted)
+    raster, model, _ = scene
+    before = sorted(p.name for p in tmp_path.iterdir())
+    status, err = _cli(capsys, "run", "--model", model, "--raster", raster, "--out", tmp_path / "out.gpkg", "--quiet")
+    assert status == 130 and "interrupted; no output file was written" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@case("run --prompts P.gpkg with a semantic model", "models CLI",
+      "exit 1: Expected --prompts only with a model that takes prompts but MODEL is a 'semantic' model, which would "
+      "ignore it; drop --prompts")
+def test_prompts_for_a_model_without_prompts_are_refused(scene, capsys, tmp_path):
+    raster, model, aoi = scene
+    status, err = _cli(capsys, "run", "--model", model, "--raster", raster, "--out", tmp_path / "out.gpkg",
+                       "--prompts", aoi, "--quiet")
+    assert status == 1 and "Expected --prompts only with a model that takes prompts" in err
+    assert not (tmp_path / "out.gpkg").exists()
+
+
+@case("run --workers 1000 on a 2-core machine", "models CLI",
+      "exit 2 (usage): Expected at most 8 local workers (4 per core of the 2 cores here) but got 1000 ...; pass "
+      "--scheduler for more")
+def test_more_local_workers_than_the_machine_holds_are_refused(scene, capsys, tmp_path):
+    from polytopo.evaluator.cluster import max_local_workers
+
+    raster, model, _ = scene
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--model", str(model), "--raster", str(raster), "--out", str(tmp_path / "o.gpkg"),
+              "--workers", str(max_local_workers() + 1)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"Expected at most {max_local_workers()} local workers" in err
