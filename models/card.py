@@ -30,7 +30,7 @@ __all__ = [
     "POLYTOPO_KEYS",
     "card_to_props",
     "example_card",
-    "format_example",
+    "example_hint",
     "parse_card",
 ]
 
@@ -108,9 +108,16 @@ def example_card(family="semantic"):
     return json.loads(json.dumps(family_row(family if family in FAMILIES else "semantic").example))
 
 
-def format_example(family="semantic"):
-    """Return the example card of ``family`` as ``key = JSON`` lines for messages."""
-    return "\n".join(f"  {key} = {json.dumps(value)}" for key, value in example_card(family).items())
+def example_hint(family="semantic"):
+    """The end of a card error: the command that prints a complete card of ``family``.
+
+    Examples
+    --------
+    >>> example_hint("rings")
+    "'python -m polytopo.models example-card rings' prints a complete rings card"
+    """
+    family = family if family in FAMILIES else "semantic"
+    return f"'python -m polytopo.models example-card {family}' prints a complete {family} card"
 
 
 def card_to_props(entries):
@@ -279,8 +286,7 @@ class ModelCard:
 def _fail(key, expected, got, family="semantic"):
     raise ModelCardError(
         f"Expected card key {key!r} to be {expected} but got {got}. "
-        f"Fix the entry (python -m polytopo.models write-card MODEL --set {key}=VALUE); "
-        f"a valid {family} card looks like:\n{format_example(family)}"
+        f"Fix the entry (python -m polytopo.models write-card MODEL --set {key}=VALUE); {example_hint(family)}."
     )
 
 

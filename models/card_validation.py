@@ -9,7 +9,7 @@ naming the key and showing a valid example.
 
 from dataclasses import dataclass
 
-from .card import format_example
+from .card import example_hint
 from .decoders.families import family_row
 from .errors import ModelCardError
 
@@ -119,7 +119,7 @@ def _fail(key, expected, got, family):
     raise ModelCardError(
         f"Expected {expected} but got {got} (card key {key!r}). Fix the card "
         f"(python -m polytopo.models write-card MODEL --set {key}=VALUE) or re-export the model; "
-        f"a valid {family} card looks like:\n{format_example(family)}"
+        f"{example_hint(family)}."
     )
 
 

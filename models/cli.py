@@ -5,6 +5,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
 ::
 
     python -m polytopo.models info MODEL [--json]
+    python -m polytopo.models example-card [FAMILY]
     python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--overwrite]
         [--no-validate]
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
@@ -31,6 +32,7 @@ import sys
 
 from ..evaluator.cluster import local_workers_option
 from ..evaluator.errors import EvaluatorError
+from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
 
@@ -121,6 +123,11 @@ def _cmd_run(args):
     return run_command(args)
 
 
+def _cmd_example_card(args):
+    print(json.dumps(example_card(args.family), indent=2))
+    return 0
+
+
 def build_parser():
     """Return the argument parser of ``python -m polytopo.models``."""
     parser = argparse.ArgumentParser(prog="python -m polytopo.models", description="Run ONNX polygon models over rasters.")
@@ -130,6 +137,10 @@ def build_parser():
     info.add_argument("model")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_info)
+
+    example = commands.add_parser("example-card", help="print a complete example card of a decoder family (JSON)")
+    example.add_argument("family", nargs="?", default="semantic", choices=FAMILIES)
+    example.set_defaults(handler=_cmd_example_card)
 
     card = commands.add_parser("write-card", help="write card entries into an ONNX file")
     card.add_argument("model")

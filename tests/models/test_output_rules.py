@@ -186,3 +186,22 @@ def test_more_local_workers_than_the_machine_holds_are_refused(scene, capsys, tm
               "--workers", str(max_local_workers() + 1)])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and f"Expected at most {max_local_workers()} local workers" in err
+
+
+@case("a card error (wrong tile_size)", "models CLI, plugin vectorize (dock, Processing)",
+      "one line naming the key, the value and the fix, ending \"'python -m polytopo.models example-card semantic' "
+      "prints a complete semantic card\"")
+def test_a_card_error_is_one_line_and_the_example_is_a_command_away(scene, capsys, tmp_path):
+    raster, model, _ = scene
+    status, err = _cli(capsys, "write-card", model, "--set", "polytopo.family=\"nonsense\"", "--out",
+                       tmp_path / "bad.onnx")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 1 and len(lines) == 1 and "'polytopo.family'" in lines[0], err
+    assert lines[0].endswith("'python -m polytopo.models example-card semantic' prints a complete semantic card.")
+
+
+def test_example_card_prints_a_card_that_write_card_accepts(capsys, tmp_path):
+    from polytopo.models.card import example_card
+
+    assert main(["example-card", "rings"]) == 0
+    assert json.loads(capsys.readouterr().out) == example_card("rings")
