@@ -5,6 +5,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
 ::
 
     python -m polytopo.models info MODEL [--json]
+    python -m polytopo.models zoo [NAME]
     python -m polytopo.models example-card [FAMILY]
     python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--overwrite]
         [--no-validate]
@@ -35,6 +36,7 @@ from ..evaluator.errors import EvaluatorError
 from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
+from .zoo import ZOO_DIR, format_zoo_table, zoo_model, zoo_models
 
 __all__ = ["build_parser", "main"]
 
@@ -123,6 +125,17 @@ def _cmd_run(args):
     return run_command(args)
 
 
+def _cmd_zoo(args):
+    if args.name is None:
+        models = zoo_models()
+        print(format_zoo_table(models))
+        print(f"\n{len(models)} bundled models in {ZOO_DIR}; 'python -m polytopo.models zoo NAME' prints one card.")
+        return 0
+    model = zoo_model(args.name)
+    print(format_description(describe_model(model.path)))
+    return 0
+
+
 def _cmd_example_card(args):
     print(json.dumps(example_card(args.family), indent=2))
     return 0
@@ -137,6 +150,10 @@ def build_parser():
     info.add_argument("model")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_info)
+
+    zoo = commands.add_parser("zoo", help="list the bundled models, or print the card of one")
+    zoo.add_argument("name", nargs="?", help="a bundled model's name: print its card")
+    zoo.set_defaults(handler=_cmd_zoo)
 
     example = commands.add_parser("example-card", help="print a complete example card of a decoder family (JSON)")
     example.add_argument("family", nargs="?", default="semantic", choices=FAMILIES)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ModelsError
 
-__all__ = ["INDEX_FILE", "ZOO_DIR", "ZooError", "ZooModel", "zoo_model", "zoo_models"]
+__all__ = ["INDEX_FILE", "ZOO_DIR", "ZooError", "ZooModel", "format_zoo_table", "zoo_model", "zoo_models"]
 
 ZOO_DIR = Path(__file__).resolve().parent
 """Folder of the bundled ``.onnx`` files."""
@@ -120,3 +120,30 @@ def zoo_model(name):
     if name not in models:
         raise ZooError(f"Expected a bundled model among {sorted(models)} but got {name!r}.")
     return models[name]
+
+
+def _score(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def format_zoo_table(models):
+    """The bundled models as a text table: name, family, input, ground size, size on disk, held-out scores.
+
+    Parameters
+    ----------
+    models : sequence of ZooModel
+
+    Returns
+    -------
+    str
+        One header line and one line per model; sizes in MB (10⁶ bytes), ground size in
+        metres per pixel, scores on the held-out ground the index names.
+    """
+    header = ("model", "family", "input", "m/px", "MB", "held out", "AP50", "Topo-EM", "Hole-F1")
+    rows = [header] + [
+        (m.name, m.family, m.input.split(",")[0], f"{m.resolution_cm_per_px / 100:g}", f"{m.size_bytes / 1e6:.1f}",
+         str(m.scores.get("heldout", "-")), _score(m.scores.get("AP50")), _score(m.scores.get("Topo-EM")),
+         _score(m.scores.get("Hole-F1")))
+        for m in models]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)

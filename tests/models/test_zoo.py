@@ -142,3 +142,20 @@ def test_real_held_out_crop_gives_buildings_as_valid_polygons(model, loaded):
     assert report.invalid_dropped == 0
     assert len(polygons) >= 1
     assert all(shapely.is_valid(polygons))
+
+
+def test_the_command_line_lists_the_zoo_and_prints_one_card(capsys):
+    """``python -m polytopo.models zoo`` names every bundled model with its held-out AP50; ``zoo NAME`` its card."""
+    from polytopo.models.cli import main
+
+    assert main(["zoo"]) == 0
+    out = capsys.readouterr().out
+    for model in zoo_models():
+        (line,) = [line for line in out.splitlines() if line.startswith(model.name + " ")]
+        assert model.family in line and f"{model.scores['AP50']:.3f}" in line and f"{model.size_bytes / 1e6:.1f}" in line
+    name = zoo_models()[0].name
+    assert main(["zoo", name]) == 0
+    card = capsys.readouterr().out
+    assert f"{name}.onnx" in card and "polytopo.family" in card
+    assert main(["zoo", "no-such-model"]) == 1
+    assert "Expected a bundled model among" in capsys.readouterr().err
