@@ -100,7 +100,8 @@ def coco_detection(gt_set, pred_set, params, progress=None):
                        pred_area=shapely.area(occupied_region([i.polygon() for i in pred])), **options)
     if progress:
         progress("masks")
-    gt_masks, pred_masks = instance_masks(gt), instance_masks(pred)
+    # Predictions are drawn in the size of their ground-truth image, as pycocotools draws them.
+    gt_masks, pred_masks = instance_masks(gt, gt_set.image_sizes), instance_masks(pred, gt_set.image_sizes)
     raster = raster_candidates(gt_masks, pred_masks, gt_image, pred_image)
     areas = dict(gt_area=np.array([m.size for m in gt_masks], dtype=np.float64),
                  pred_area=np.array([m.size for m in pred_masks], dtype=np.float64))

@@ -102,7 +102,8 @@ def partition_images(gt_set, pred_set, n_parts):
         gi = np.flatnonzero(group[gt_image] == k)
         pi = np.flatnonzero(group[pred_image] == k)
         parts.append(Partition(
-            InstanceSet(tuple(gt[i] for i in gi), tuple(ids[c] for c in images), {}, gt_set.source),
+            InstanceSet(tuple(gt[i] for i in gi), tuple(ids[c] for c in images), {}, gt_set.source,
+                        {ids[c]: gt_set.image_sizes[ids[c]] for c in images if ids[c] in gt_set.image_sizes}),
             InstanceSet(tuple(pred[i] for i in pi), (), {}, pred_set.source), gi, pi))
     return parts
 
@@ -305,7 +306,7 @@ def _match_task(task):
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
     match = match_paper(gt_set, pred_set, params)
     image_parts = profile_named(params.profile).image_parts
-    extra = image_parts(match) if image_parts is not None else None
+    extra = image_parts(match, gt_set.image_sizes) if image_parts is not None else None
     return _for_transport(match), extra
 
 
@@ -388,8 +389,8 @@ def _filtered(whole, matches, side):
     bounds = np.cumsum([0] + [len(instances) for instances in local])
     instances = tuple(flat[n] for n in order)
     image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
-    return InstanceSet(instances, image_ids, whole.skipped, whole.source), [rank[lo:hi] for lo, hi in
-                                                                            zip(bounds[:-1], bounds[1:])]
+    merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
+    return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def _reference_task(task):

@@ -102,12 +102,17 @@ class InstanceSet:
         (``"null_geometry"``, ``"empty_geometry"``, ``"below_score_threshold"``, ...).
     source : str
         Where the instances came from (file name), for messages.
+    image_sizes : dict
+        ``{image_id: (width, height)}`` in pixels, for the images whose size the source
+        gives (COCO ``images[].width/height``): raster IoU clips masks to it, as
+        pycocotools does. Images without an entry are not clipped on the right and bottom.
     """
 
     instances: tuple
     image_ids: tuple
     skipped: dict = field(default_factory=dict)
     source: str = ""
+    image_sizes: dict = field(default_factory=dict)
 
     def __len__(self):
         return len(self.instances)
@@ -128,7 +133,8 @@ class InstanceSet:
         # pickled with the rings in one array (PackedInstances): sent to Dask workers
         # many times, and a pickled ring array of its own also keeps per-array buffer
         # information alive in numpy for as long as the array lives
-        return _unpacked_set, (PackedInstances.pack(self.instances), self.image_ids, self.skipped, self.source)
+        return _unpacked_set, (PackedInstances.pack(self.instances), self.image_ids, self.skipped, self.source,
+                               self.image_sizes)
 
     def replaced(self, instances, **skipped):
         """A copy with other instances and extra skip counts added."""
@@ -185,9 +191,9 @@ class PackedInstances:
                 for (image_id, source_id, score, category_id, part), holes in zip(self.fields, self.hole_counts.tolist())]
 
 
-def _unpacked_set(packed, image_ids, skipped, source):
+def _unpacked_set(packed, image_ids, skipped, source, image_sizes):
     """The :class:`InstanceSet` that :meth:`InstanceSet.__reduce__` pickled."""
-    return InstanceSet(tuple(packed.unpack()), image_ids, skipped, source)
+    return InstanceSet(tuple(packed.unpack()), image_ids, skipped, source, image_sizes)
 
 
 def ring_from_flat(values, where):

@@ -123,7 +123,9 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
     -------
     InstanceSet
         Instances with score 1.0; ``image_ids`` lists every image of ``images`` followed by
-        image ids that only annotations mention.
+        image ids that only annotations mention; ``image_sizes`` the ``width`` and
+        ``height`` of the images that give them (the ``coco`` and ``p3-code`` raster masks
+        are clipped to them, as pycocotools clips).
     """
     data = read_json(path) if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
@@ -131,7 +133,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
             f"{path}: expected a COCO object with an 'annotations' list (and 'images') but got "
             f"{type(data).__name__}{' without annotations' if isinstance(data, dict) else ''}"
         )
-    image_ids, first_index = [], {}
+    image_ids, first_index, sizes = [], {}, {}
     for index, image in enumerate(data.get("images", [])):
         if not isinstance(image, dict) or "id" not in image:
             raise InputFormatError(f"{path} images[{index}]: expected an object with an 'id' field")
@@ -142,6 +144,9 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
                 f"also the id of images[{first_index[image_id]}]; give each image a unique id")
         first_index[image_id] = index
         image_ids.append(image_id)
+        size = _image_size(image, f"{path} images[{index}]")
+        if size is not None:
+            sizes[image_id] = size
     instances, skipped = [], {}
     parsed = _parsed_segmentations(data["annotations"])
     for index, record in enumerate(data["annotations"]):
@@ -160,6 +165,13 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
                 _count(skipped, "empty_geometry")
             continue
         instances.append(instance)
+    unsized = len(image_ids) - len(sizes)
+    if unsized:
+        warnings.warn(
+            f"{path}: {unsized} of {len(image_ids)} images[] give no 'width' and 'height'; the coco and p3-code "
+            "profiles then cannot clip masks at the images' right and bottom edges as pycocotools does (their "
+            "numbers equal pycocotools' only where every polygon lies inside its image). Add the image sizes",
+            stacklevel=2)
     known = set(image_ids)
     listed = len(image_ids)
     for instance in instances:
@@ -173,7 +185,29 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
             f"{[str(i) for i in unlisted[:3]]}); they are evaluated as images of their own, whereas pycocotools "
             "ignores their annotations. Add them to images[] or fix the annotations' image_id", stacklevel=2)
     _warn_without_segmentation(path, "annotation", len(data["annotations"]), skipped)
-    return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path))
+    return InstanceSet(tuple(instances), tuple(image_ids), skipped, str(path), sizes)
+
+
+def _image_size(image, where):
+    """``(width, height)`` of an ``images[]`` entry in pixels, or None when it gives neither.
+
+    Raises
+    ------
+    InputFormatError
+        One of the two is given without the other, or is not a positive whole number.
+    """
+    given = [key for key in ("width", "height") if image.get(key) is not None]
+    if not given:
+        return None
+    values = []
+    for key in ("width", "height"):
+        value = image.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1 or value != int(value) \
+                or value > 2**31:
+            raise InputFormatError(f"{where} field {key!r}: expected a whole number of pixels >= 1 (with both "
+                                   f"'width' and 'height') but got {value!r}")
+        values.append(int(value))
+    return tuple(values)
 
 
 def _warn_without_segmentation(path, what, total, skipped):

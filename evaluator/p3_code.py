@@ -117,11 +117,11 @@ def evaluate_p3_code(gt_set, pred_set, params, progress=None):
     """
     base = evaluate_coco(gt_set, pred_set, params, progress)
     (progress or (lambda name: None))("P3 code metrics")
-    return add_p3_code_metrics(base, p3_code_parts(base.gt, base.pred, *base.image_codes, base.image_ids),
-                               gt_set.image_ids)
+    return add_p3_code_metrics(base, p3_code_parts(base.gt, base.pred, *base.image_codes, base.image_ids,
+                                                   gt_set.image_sizes), gt_set.image_ids)
 
 
-def p3_code_parts(gt, pred, gt_image, pred_image, image_ids):
+def p3_code_parts(gt, pred, gt_image, pred_image, image_ids, image_sizes=None):
     """The per-image values of the ``P3code-`` metrics (see the module docstring).
 
     Parameters
@@ -132,12 +132,14 @@ def p3_code_parts(gt, pred, gt_image, pred_image, image_ids):
         Image code of each instance.
     image_ids : list
         Image id of each code.
+    image_sizes : dict, optional
+        ``{image_id: (width, height)}`` px: the masks are clipped to it, as pycocotools clips.
 
     Returns
     -------
     P3CodeParts
     """
-    iou, nr = union_iou_nr(gt, pred, gt_image, pred_image, np.arange(len(image_ids)))
+    iou, nr = union_iou_nr(gt, pred, gt_image, pred_image, np.arange(len(image_ids)), image_sizes)
     pairs_gt, pairs_pred = box_pairs(gt, pred, gt_image, pred_image)
     polis = np.array([polis_p3_code(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
     hd_cd = np.array([hausdorff_chamfer_points(gt[g].exterior, pred[p].exterior) for g, p in zip(pairs_gt, pairs_pred)])
@@ -191,8 +193,10 @@ def _gt_image_codes(image_ids, gt_image_ids):
     return np.array(sorted({position[i] for i in gt_image_ids if i in position}), dtype=np.int64)
 
 
-def union_iou_nr(gt, pred, gt_image, pred_image, images):
+def union_iou_nr(gt, pred, gt_image, pred_image, images, image_sizes=None):
     """Per-image IoU of the mask unions and complexity factor NR, for the image codes ``images``.
+
+    ``image_sizes`` (``{image_id: (width, height)}`` px) clips the masks, as pycocotools does.
 
     Examples
     --------
@@ -203,7 +207,7 @@ def union_iou_nr(gt, pred, gt_image, pred_image, images):
     >>> iou.round(6).tolist(), nr.round(6).tolist()
     ([0.333333, 1.0], [1.0, 1.0])
     """
-    gt_masks, pred_masks = instance_masks(gt), instance_masks(pred)
+    gt_masks, pred_masks = instance_masks(gt, image_sizes), instance_masks(pred, image_sizes)
     iou, nr = np.ones(len(images)), np.ones(len(images))
     for k, image in enumerate(images):
         g = [m for m, c in zip(gt_masks, gt_image) if c == image]

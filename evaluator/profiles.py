@@ -50,8 +50,9 @@ class Profile:
         ``parts``: each partition's :attr:`image_parts`, in partition order). Returns the
         Outcome of a run in one process.
     image_parts : callable or None
-        ``image_parts(match)``: per-image values the profile needs beyond the match,
-        computed on the workers (``p3-code``); None for none.
+        ``image_parts(match, image_sizes)``: per-image values the profile needs beyond the
+        match, computed on the workers (``p3-code``; ``image_sizes`` as
+        :attr:`.instances.InstanceSet.image_sizes` of the partition's ground truth); None for none.
     iou_modes : tuple of str
         The ``iou_mode`` values it accepts (:data:`.params.IOU_MODES`; ``"raster"``: 1-px
         mask IoU behind AP/AR).
@@ -123,9 +124,9 @@ def _finish_p3_code(match, gt_set, pred_set, parts, params, progress=None):
     return _evaluator_function("p3_code", "add_p3_code_metrics")(outcome, merged, gt_set.image_ids)
 
 
-def _p3_code_parts(match):
+def _p3_code_parts(match, image_sizes):
     return _evaluator_function("p3_code", "p3_code_parts")(match.gt, match.pred, match.gt_image, match.pred_image,
-                                                           match.image_ids)
+                                                           match.image_ids, image_sizes)
 
 
 def _profile(name, description, defaults, run, per_image, finish, **rules):

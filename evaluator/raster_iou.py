@@ -9,9 +9,10 @@ are pixel counts and IoU is ``|A ∩ B| / |A ∪ B|`` in pixels, as ``maskUtils.
 
 A mask is a sorted array of pixel codes ``x * PIXEL_COLUMN + y`` (column ``x``, row ``y``;
 pixel ``(x, y)`` covers ``[x, x + 1] x [y, y + 1]``). The canvas is unbounded to the right
-and bottom: pycocotools clips to the image's width and height, which the inputs do not
-carry, so masks agree with pycocotools' exactly when every polygon lies inside its image
-(pixels left of column 0 or above row 0 are dropped, as pycocotools does).
+and bottom unless the image's width and height are known (COCO ``images[]``): then
+columns from the width on are dropped and the fill stops at the height, as pycocotools
+clips; without them masks agree with pycocotools' exactly when every polygon lies inside
+its image. Pixels left of column 0 or above row 0 are always dropped, as pycocotools does.
 """
 
 import numpy as np
@@ -25,13 +26,17 @@ PIXEL_COLUMN = 1 << 32
 _SCALE = 5.0
 
 
-def ring_toggles(ring):
+def ring_toggles(ring, size=None):
     """Pixel codes where pycocotools' rasterization of one ring toggles the fill.
 
     Parameters
     ----------
     ring : numpy.ndarray
         ``(n, 2)`` ring in pixels, first vertex not repeated.
+    size : tuple of (int, int), optional
+        ``(width, height)`` of the image in pixels: crossings right of column
+        ``width - 1`` are dropped and rows clamped to ``height``, as pycocotools' ``frPyObjects``
+        does with the image size. None: unbounded on the right and bottom.
 
     Returns
     -------
@@ -62,8 +67,11 @@ def ring_toggles(ring):
     moved = np.flatnonzero(u[1:] != u[:-1]) + 1
     xd = (np.minimum(u[moved], u[moved - 1]) + 0.5) / _SCALE - 0.5
     keep = (np.floor(xd) == xd) & (xd >= 0)
+    if size is not None:
+        keep &= xd <= size[0] - 1
     yd = (np.minimum(v[moved], v[moved - 1])[keep] + 0.5) / _SCALE - 0.5
-    yd = np.ceil(np.maximum(yd, 0.0))
+    yd = np.maximum(yd, 0.0) if size is None else np.clip(yd, 0.0, size[1])
+    yd = np.ceil(yd)
     return xd[keep].astype(np.int64) * PIXEL_COLUMN + yd.astype(np.int64)
 
 
@@ -79,24 +87,31 @@ def _filled(toggles):
     return np.repeat(starts, lengths) + offsets
 
 
-def ring_mask(ring):
-    """Sorted pixel codes of the mask pycocotools draws for one ring.
+def ring_mask(ring, size=None):
+    """Sorted pixel codes of the mask pycocotools draws for one ring (``size``: see :func:`ring_toggles`).
 
     Examples
     --------
     >>> ring_mask(np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [0.0, 1.0]])).tolist() == [0, PIXEL_COLUMN]
     True
     """
-    return _filled(ring_toggles(ring))
+    return _filled(ring_toggles(ring, size))
 
 
-def instance_masks(instances):
-    """Mask of each instance: its exterior's pixels minus its holes' pixels (sorted codes)."""
+def instance_masks(instances, image_sizes=None):
+    """Mask of each instance: its exterior's pixels minus its holes' pixels (sorted codes).
+
+    ``image_sizes`` maps an image id to its ``(width, height)`` in pixels; the masks of
+    its instances are clipped to it (:func:`ring_toggles`).
+    """
+    sizes = image_sizes or {}
     masks = []
     for instance in instances:
-        mask = ring_mask(instance.exterior)
+        size = sizes.get(instance.image_id)
+        mask = ring_mask(instance.exterior, size)
         if instance.holes:
-            mask = np.setdiff1d(mask, np.concatenate([ring_mask(h) for h in instance.holes]), assume_unique=False)
+            mask = np.setdiff1d(mask, np.concatenate([ring_mask(h, size) for h in instance.holes]),
+                                assume_unique=False)
         masks.append(mask)
     return masks
 

@@ -8,6 +8,7 @@ equal scores in, so ties rank alike on both sides.
 
 import contextlib
 import io
+import json
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from pycocotools.cocoeval import COCOeval
 
 from polytopo.evaluator import evaluate
 from polytopo.evaluator.coco import evaluate_coco
+from polytopo.evaluator.errors import InputFormatError
 from polytopo.evaluator.instances import Instance, InstanceSet
 from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
 from polytopo.evaluator.paper import prepare
@@ -221,3 +223,87 @@ def test_pycocotools_fed_ring_lists_fills_holes():
     assert mask_utils.area(filled) == mask_utils.area(outline)
     instance = Instance(0, 0, np.reshape(exterior, (-1, 2)), (np.reshape(hole, (-1, 2)),))
     assert _mask(instance, 64).sum() == mask_utils.area(outline) - _ring_pixels(hole, 64).sum()
+
+
+def _mask_in(instance, width, height):
+    """pycocotools' mask of ``instance`` in an image of ``width`` x ``height`` px (``frPyObjects(poly, h, w)``)."""
+    def ring(points):
+        return mask_utils.decode(mask_utils.frPyObjects([np.asarray(points).ravel().tolist()], height, width)[0])
+
+    mask = ring(instance.exterior).astype(bool)
+    for hole in instance.holes:
+        mask &= ~ring(hole).astype(bool)
+    return mask
+
+
+def _edge_scene(seed):
+    """Two images of 90 x 70 px whose buildings reach past the right and the bottom edge."""
+    rng = np.random.default_rng(seed)
+    gt, pred = [], []
+    for image in (1, 2):
+        for _ in range(6):
+            cx, cy = float(rng.uniform(30, 105)), float(rng.uniform(30, 85))  # some centres outside the image
+            exterior, holes = _polygon(rng, cx, cy, float(rng.uniform(6, 14)), int(rng.integers(0, 2)))
+            gt.append(Instance(image, len(gt), exterior, tuple(holes)))
+            shift = rng.normal(0, 1.5, 2)
+            pred.append(Instance(image, len(pred), exterior + shift, tuple(h + shift for h in holes),
+                                 float(rng.uniform(0.1, 1.0))))
+    return InstanceSet(tuple(gt), (1, 2)), InstanceSet(tuple(pred), (1, 2))
+
+
+def _pycocotools_sized(gt_set, pred_set, width, height):
+    ordered = _tie_order(gt_set, pred_set)
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = COCO()
+        rles = [_rle(_mask_in(i, width, height)) for i in gt_set.instances]
+        coco_gt.dataset = {
+            "images": [{"id": i, "height": height, "width": width} for i in gt_set.image_ids],
+            "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "segmentation": r,
+                             "area": float(mask_utils.area(r)), "iscrowd": 0, "bbox": list(mask_utils.toBbox(r))}
+                            for k, (i, r) in enumerate(zip(gt_set.instances, rles))],
+            "categories": [{"id": 1, "name": "building"}],
+        }
+        coco_gt.createIndex()
+        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": _rle(_mask_in(i, width, height)),
+                    "score": i.score} for i in ordered]
+        evaluator = COCOeval(coco_gt, coco_gt.loadRes(results), iouType="segm")
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+    return _stats(evaluator.eval, 100)
+
+
+def _coco_files(folder, gt_set, pred_set, sizes):
+    def rings(instance):
+        return [np.asarray(r).ravel().tolist() for r in (instance.exterior, *instance.holes)]
+
+    images = [{"id": i, **({"width": 90, "height": 70} if sizes else {})} for i in gt_set.image_ids]
+    gt = {"images": images, "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "iscrowd": 0,
+                                             "segmentation": rings(i)} for k, i in enumerate(gt_set.instances)]}
+    pred = [{"image_id": i.image_id, "category_id": 1, "score": i.score, "segmentation": rings(i)}
+            for i in pred_set.instances]
+    (folder / "gt.json").write_text(json.dumps(gt))
+    (folder / "pred.json").write_text(json.dumps(pred))
+    return folder / "gt.json", folder / "pred.json"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_images_sizes_clip_masks_as_pycocotools_does(seed, tmp_path):
+    """Polygons past the right and bottom edges: with images[].width/height read, the coco profile equals pycocotools."""
+    gt_set, pred_set = _edge_scene(seed)
+    reference = _pycocotools_sized(gt_set, pred_set, 90, 70)
+    gt_path, pred_path = _coco_files(tmp_path, gt_set, pred_set, sizes=True)
+    loaded_gt = load_coco_ground_truth(gt_path)
+    assert loaded_gt.image_sizes == {1: (90, 70), 2: (90, 70)}
+    ours = evaluate(loaded_gt, load_coco_predictions(pred_path), profile="coco").summary["metrics"]
+    assert _worst(ours, reference) <= 1e-9
+    with pytest.warns(UserWarning, match="give no 'width' and 'height'"):
+        unsized = load_coco_ground_truth(_coco_files(tmp_path, gt_set, pred_set, sizes=False)[0])
+    unclipped = evaluate(unsized, load_coco_predictions(pred_path), profile="coco").summary["metrics"]
+    assert _worst(unclipped, reference) > 1e-3
+
+
+def test_a_partial_image_size_is_refused(tmp_path):
+    (tmp_path / "gt.json").write_text(json.dumps({"images": [{"id": 1, "width": 90}], "annotations": []}))
+    with pytest.raises(InputFormatError, match=r"images\[0\] field 'height': expected a whole number of pixels"):
+        load_coco_ground_truth(tmp_path / "gt.json")
