@@ -25,12 +25,16 @@ from .construct import polygons_of
 from .errors import InputFormatError, InvalidParameterError
 from .kernels import ring_perimeters
 
-__all__ = ["MAX_SAMPLES_PER_RING", "check_categories", "check_sampling_cost", "reference_flags", "warn_no_overlap",
+__all__ = ["MAX_SAMPLES_PER_RING", "DisjointInputsWarning", "check_categories", "check_sampling_cost", "reference_flags", "warn_no_overlap",
            "warn_questionable_run"]
 
 MAX_SAMPLES_PER_RING = 10_000_000
 """Boundary samples one ring may need (two float64 coordinates each: 160 MB)."""
 _BYTES_PER_SAMPLE = 16
+
+
+class DisjointInputsWarning(UserWarning):
+    """The predictions and the references do not meet anywhere (:func:`warn_no_overlap`)."""
 
 
 def _ring_perimeter(ring):
@@ -153,8 +157,9 @@ def warn_questionable_run(gt_set, pred_set, params):
     -----
     UserWarning
         More than half of the predictions score below ``score_threshold`` (the count,
-        the score range and the option are named); or, under a raster IoU, instances
-        reach left of column 0 or above row 0, where pycocotools draws nothing.
+        the score range and the option are named); or, under a raster IoU, reference
+        images come without a size (masks cannot be clipped as pycocotools clips them), or
+        instances reach left of column 0 or above row 0, where pycocotools draws nothing.
 
     Examples
     --------
@@ -177,6 +182,13 @@ def warn_questionable_run(gt_set, pred_set, params):
             f"{scores.min():.4g} .. {scores.max():.4g}); if the scores are logits, convert them to probabilities "
             "or pass a lower --score-threshold (Python: score_threshold)", stacklevel=3)
     if getattr(params, "iou_mode", "vector") == "raster":
+        unsized = [image for image, size in gt_set.image_sizes.items() if size is None]
+        if unsized:
+            warnings.warn(
+                f"{len(unsized)} of {len(gt_set.image_sizes)} images of the reference give no width and height "
+                f"(e.g. image {unsized[0]!r}); the {params.profile} profile's raster IoU then cannot clip masks at "
+                "the images' right and bottom edges as pycocotools does, so its numbers equal pycocotools' only "
+                "where every polygon lies inside its image. Add 'width' and 'height' to images[]", stacklevel=3)
         reaching = [instance for s in (gt_set, pred_set) for instance in s.instances
                     if float(instance.exterior.min()) < 0.0]
         if reaching:
@@ -217,7 +229,7 @@ def warn_no_overlap(gt_set, pred_set):
         warnings.warn(
             f"The predictions and the references do not overlap: {where}. The metrics are 0 because the inputs "
             "do not meet, not because of the polygons: check the layers' CRS, the pixel size and the image ids",
-            stacklevel=3)
+            DisjointInputsWarning, stacklevel=3)
 
 
 def _bounds(instance_set):

@@ -105,7 +105,8 @@ class InstanceSet:
     image_sizes : dict
         ``{image_id: (width, height)}`` in pixels, for the images whose size the source
         gives (COCO ``images[].width/height``): raster IoU clips masks to it, as
-        pycocotools does. Images without an entry are not clipped on the right and bottom.
+        pycocotools does; None for an image the source lists without a size. Images
+        without a size are not clipped on the right and bottom.
     """
 
     instances: tuple

@@ -124,8 +124,8 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
     InstanceSet
         Instances with score 1.0; ``image_ids`` lists every image of ``images`` followed by
         image ids that only annotations mention; ``image_sizes`` the ``width`` and
-        ``height`` of the images that give them (the ``coco`` and ``p3-code`` raster masks
-        are clipped to them, as pycocotools clips).
+        ``height`` of every image of ``images`` (None where it gives none); the ``coco``
+        and ``p3-code`` raster masks are clipped to them, as pycocotools clips.
     """
     data = read_json(path) if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
@@ -144,9 +144,7 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
                 f"also the id of images[{first_index[image_id]}]; give each image a unique id")
         first_index[image_id] = index
         image_ids.append(image_id)
-        size = _image_size(image, f"{path} images[{index}]")
-        if size is not None:
-            sizes[image_id] = size
+        sizes[image_id] = _image_size(image, f"{path} images[{index}]")
     instances, skipped = [], {}
     parsed = _parsed_segmentations(data["annotations"])
     for index, record in enumerate(data["annotations"]):
@@ -165,13 +163,6 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
                 _count(skipped, "empty_geometry")
             continue
         instances.append(instance)
-    unsized = len(image_ids) - len(sizes)
-    if unsized:
-        warnings.warn(
-            f"{path}: {unsized} of {len(image_ids)} images[] give no 'width' and 'height'; the coco and p3-code "
-            "profiles then cannot clip masks at the images' right and bottom edges as pycocotools does (their "
-            "numbers equal pycocotools' only where every polygon lies inside its image). Add the image sizes",
-            stacklevel=2)
     known = set(image_ids)
     listed = len(image_ids)
     for instance in instances:

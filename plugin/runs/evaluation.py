@@ -17,6 +17,7 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
+from ...evaluator.input_checks import DisjointInputsWarning
 from ...evaluator.cluster import ClusterAsker, check_cluster_choice, open_client, require_distributed
 from ...evaluator.errors import EvaluationCanceled
 from ...evaluator.frame import instances_in_frame
@@ -156,14 +157,15 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="p
                                            numeric_fields=[score_field], target_crs=crs,
                                            transform_context=transform_context, steps=steps)
     steps.progress(30)
-    _warn_about_overlap(reference, prediction, crs, steps)
+    disjoint = _warn_about_overlap(reference, prediction, crs, steps)
     frame = _frame(reference, pixel_size, patch_size_px, crs)
     if not score_field and default_score is None:
         steps.info("No score field: every prediction scores 1.0 and AP ranks them in feature order")
     gt_set = _instance_set(reference, frame, "reference", image_field=image_field)
     pred_set = _instance_set(prediction, frame, "prediction", image_field=image_field, score_field=score_field,
                              default_score=default_score, scored=True)
-    evaluation = _evaluate(gt_set, pred_set, params, steps, cluster)
+    # The layers' own words (names, extents, CRS) replace the evaluator's pixel-space ones.
+    evaluation = _evaluate(gt_set, pred_set, params, steps, cluster, said=(DisjointInputsWarning,) if disjoint else ())
     steps.progress(100)
     provenance = _provenance(evaluation, frame, crs, prediction_layer, reference_layer, prediction, reference,
                              {"pixel_size_m": ground_metres, "score_field": score_field, "default_score": default_score,
@@ -183,19 +185,22 @@ def _unit_name(crs):
 
 
 def _warn_about_overlap(reference, prediction, crs, steps):
+    """Warn when a layer is empty or the two do not overlap; True when the layers lie apart."""
     for features, role in ((reference, "reference"), (prediction, "prediction")):
         if not any(geometry is not None for geometry in features.geometries):
             steps.warn(f"The {role} layer {features.name!r} has no polygons; every feature of the other "
                        "layer is unmatched")
-            return
+            return False
     ref_box, pred_box = shapely.box(*reference.bounds()), shapely.box(*prediction.bounds())
-    if not ref_box.intersects(pred_box):
-        steps.warn(
-            f"The prediction layer {prediction.name!r} does not overlap the reference layer "
-            f"{reference.name!r} (extents {_rounded(pred_box.bounds)} and {_rounded(ref_box.bounds)} in "
-            f"{crs.authid() or 'the reference CRS'}): no prediction can match and every score is 0; check "
-            "that both layers cover the same area and carry the right CRS"
-        )
+    if ref_box.intersects(pred_box):
+        return False
+    steps.warn(
+        f"The prediction layer {prediction.name!r} does not overlap the reference layer "
+        f"{reference.name!r} (extents {_rounded(pred_box.bounds)} and {_rounded(ref_box.bounds)} in "
+        f"{crs.authid() or 'the reference CRS'}): no prediction can match and every score is 0; check "
+        "that both layers cover the same area and carry the right CRS"
+    )
+    return True
 
 
 def _rounded(bounds):
@@ -237,7 +242,8 @@ def _cluster(workers, scheduler):
     return workers, scheduler
 
 
-def _evaluate(gt_set, pred_set, params, steps, cluster):
+def _evaluate(gt_set, pred_set, params, steps, cluster, said=()):
+    """Run the evaluator; its warnings go to ``steps``, but those of the categories in ``said``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -251,7 +257,8 @@ def _evaluate(gt_set, pred_set, params, steps, cluster):
         except EvaluatorError as exc:
             raise RunParameterError(str(exc)) from exc
     for warning in caught:
-        steps.warn(str(warning.message))
+        if not issubclass(warning.category, said):
+            steps.warn(str(warning.message))
     return evaluation
 
 

@@ -295,11 +295,14 @@ def test_images_sizes_clip_masks_as_pycocotools_does(seed, tmp_path):
     gt_path, pred_path = _coco_files(tmp_path, gt_set, pred_set, sizes=True)
     loaded_gt = load_coco_ground_truth(gt_path)
     assert loaded_gt.image_sizes == {1: (90, 70), 2: (90, 70)}
+    assert load_coco_ground_truth(_coco_files(tmp_path, gt_set, pred_set, sizes=False)[0]).image_sizes == {
+        1: None, 2: None}
+    gt_path, pred_path = _coco_files(tmp_path, gt_set, pred_set, sizes=True)
     ours = evaluate(loaded_gt, load_coco_predictions(pred_path), profile="coco").summary["metrics"]
     assert _worst(ours, reference) <= 1e-9
-    with pytest.warns(UserWarning, match="give no 'width' and 'height'"):
-        unsized = load_coco_ground_truth(_coco_files(tmp_path, gt_set, pred_set, sizes=False)[0])
-    unclipped = evaluate(unsized, load_coco_predictions(pred_path), profile="coco").summary["metrics"]
+    unsized = load_coco_ground_truth(_coco_files(tmp_path, gt_set, pred_set, sizes=False)[0])
+    with pytest.warns(UserWarning, match="2 of 2 images of the reference give no width and height"):
+        unclipped = evaluate(unsized, load_coco_predictions(pred_path), profile="coco").summary["metrics"]
     assert _worst(unclipped, reference) > 1e-3
 
 

@@ -12,6 +12,7 @@ import types
 from polytopo_testing import polygon_layer
 
 from polytopo.plugin.errors import RunCanceled
+from polytopo.plugin.runs.vectorize import layer_source
 
 __all__ = ["CancelInEvaluation", "CancelInExport", "CancelingFeedback", "RecordingFeedback", "SlowCore",
            "StandInCore", "VectorizeCore", "fake_card", "real_core"]
@@ -70,7 +71,8 @@ class StandInCore:
         self._work(feedback)
         with open(output_path, "wb") as stream:
             stream.write(b"gpkg")
-        return {"path": output_path, "provider_used": "CPUExecutionProvider", "card": None, "features": 2}
+        return {"path": output_path, "source": layer_source(output_path), "provider_used": "CPUExecutionProvider",
+                "card": None, "features": 2}
 
 
 class SlowCore:
@@ -177,7 +179,8 @@ class VectorizeCore:
         error = QgsVectorFileWriter.writeAsVectorFormatV3(layer, output_path, QgsCoordinateTransformContext(),
                                                           options)
         assert error[0] == QgsVectorFileWriter.NoError, error
-        return {"path": output_path, "provider_used": "CPUExecutionProvider", "card": None, "features": 1}
+        return {"path": output_path, "source": layer_source(output_path), "provider_used": "CPUExecutionProvider",
+                "card": None, "features": 1}
 
 
 def fake_card(path):
