@@ -12,6 +12,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
         [--extent xmin,ymin,xmax,ymax] [--aoi AOI.gpkg] [--tile PX] [--overlap PX] [--batch N] [--threads N]
         [--bands 1,2,3] [--threshold T] [--min-area-px A] [--min-hole-area-px A] [--prompts P.gpkg | --prompt-model DETECTOR.onnx] [--overwrite] [--quiet]
+        [--max-pixels N]
         [--workers N | --scheduler tcp://HOST:PORT] [--block-px B]
     python -m polytopo.models run --model M.onnx --images DIR|GLOB|LIST.txt --out PREDS.json|OUT.gpkg
         [--gt-images GT.json] [--workers N | --scheduler tcp://HOST:PORT] [--tile PX] [--overlap PX] [--batch N] [--threshold T] ...
@@ -36,6 +37,7 @@ from ..evaluator.errors import EvaluatorError
 from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
+from .work_estimate import DEFAULT_MAX_PIXELS
 from .zoo import ZOO_DIR, format_zoo_table, zoo_model, zoo_models
 
 __all__ = ["build_parser", "main"]
@@ -107,6 +109,16 @@ def _positive(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return value
+
+
+def _pixel_limit(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"expected a number of pixels >= 1 such as 4e9, got {text!r}")
+    return int(value)
 
 
 def _bands(text):
@@ -195,6 +207,9 @@ def build_parser():
     run.add_argument("--prompt-model", help="instance model whose polygons' boxes prompt a promptable model")
     run.add_argument("--overwrite", action="store_true",
                      help="replace OUT when it exists (an existing GeoPackage keeps its other layers)")
+    run.add_argument("--max-pixels", type=_pixel_limit, default=DEFAULT_MAX_PIXELS,
+                     help=f"refuse a processed area of more model-grid pixels, with the estimate of the work "
+                          f"(default {DEFAULT_MAX_PIXELS:.0e})")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)
     return parser

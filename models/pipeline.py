@@ -43,6 +43,7 @@ from .polygon_cleanup import to_map_coordinates, valid_polygons_only
 from .prefetch import Prefetcher
 from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
 from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
+from .work_estimate import DEFAULT_MAX_PIXELS, check_work
 from .writer import VectorWriter
 
 __all__ = ["COLUMN_BLOCK_PX", "DECODE_ROWS_PER_CALL", "PREFETCH_BATCHES", "MapPolygon", "PreparedRun", "RunParams", "RunReport",
@@ -98,6 +99,9 @@ class RunParams:
     min_area_px, min_hole_area_px : float or None
         Smallest polygon and smallest hole kept, square model pixels (>= 0),
         replacing the card's ``polytopo.min_area_px`` and ``polytopo.min_hole_area_px``.
+    max_pixels : int or None
+        Refuse to start when the processed area has more model-grid pixels, with the
+        estimate of the work (:func:`.work_estimate.check_work`); None for no limit.
 
     Raises
     ------
@@ -118,6 +122,7 @@ class RunParams:
     threshold: object = None
     min_area_px: object = None
     min_hole_area_px: object = None
+    max_pixels: object = DEFAULT_MAX_PIXELS
 
     def __post_init__(self):
         _check_override("threshold", self.threshold, "a number from 0 to 1", high=1.0)
@@ -402,6 +407,9 @@ class PreparedRun:
         tile, stride = self.tiling.tile_size_px, self.tiling.stride_px
         self.tile_rows = tile_origins(self.grid.height_px, tile, stride)
         self.tile_cols = tile_origins(self.grid.width_px, tile, stride)
+        if block is None:  # a block of a planned run was checked with the whole grid
+            check_work(self.grid.width_px, self.grid.height_px, len(self.tile_rows) * len(self.tile_cols),
+                       params.max_pixels)
         context = DecodeContext(card, io, self.grid, self.tiling, self.tile_rows, self.tile_cols)
         self.decoder = decoder_for(model, context, params.prompts)
         roles = len(self.decoder.dense_roles)

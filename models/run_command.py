@@ -100,6 +100,7 @@ def run_command(args):
         extent=args.extent,
         aoi=aoi,
         bands=args.bands,
+        max_pixels=args.max_pixels,
         **_decoding(args),
     )
     print(f"model {args.model}: family {model.card.family}, provider {model.session.report.describe()}; "

@@ -46,6 +46,7 @@ from ...models import (
     run_to_file,
 )
 from ...models.errors import VectorInputError
+from ...models.work_estimate import DEFAULT_MAX_PIXELS
 from ...models.pipeline import decoding_summary, decoding_values
 from ...models.session import PROVIDER_CHOICES
 from ..errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
@@ -82,7 +83,8 @@ def raster_source_path(raster_layer):
 
 def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                     overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None, min_hole_area_px=None,
-                    output_path, feedback=None, overwrite=False, transform_context=None, keep_polygons=False):
+                    output_path, feedback=None, overwrite=False, transform_context=None, keep_polygons=False,
+                    max_pixels=DEFAULT_MAX_PIXELS):
     """Run an ONNX model over ``raster_layer`` and write its polygons (with holes) to ``output_path``.
 
     Parameters
@@ -126,6 +128,9 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     keep_polygons : bool
         Also return the written polygons (``polygons``), to evaluate them without
         reading the file back.
+    max_pixels : int or None
+        Refuse, before any tile is read, a processed area of more model-grid pixels, with
+        the estimate of the work (:mod:`polytopo.models.work_estimate`); None for no limit.
 
     Returns
     -------
@@ -165,7 +170,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
     if provider not in PROVIDER_CHOICES:
         raise RunParameterError(f"Expected provider to be one of {list(PROVIDER_CHOICES)} but got {provider!r}")
     try:
-        decoding = RunParams(threshold=threshold, min_area_px=min_area_px, min_hole_area_px=min_hole_area_px)
+        decoding = RunParams(threshold=threshold, min_area_px=min_area_px, min_hole_area_px=min_hole_area_px,
+                             max_pixels=max_pixels)
     except ModelCardError as exc:
         raise RunParameterError(str(exc)) from exc
     raster_path = raster_source_path(raster_layer)

@@ -205,3 +205,26 @@ def test_example_card_prints_a_card_that_write_card_accepts(capsys, tmp_path):
 
     assert main(["example-card", "rings"]) == 0
     assert json.loads(capsys.readouterr().out) == example_card("rings")
+
+
+@case("a raster whose processed area is 10^6 x 10^6 px (a VRT)", "models CLI",
+      "exit 1 before any tile is read: Expected at most 2e+09 model pixels (the run's limit) but the processed area "
+      "is 1000000 x 1000000 = 1e+12 model pixels in N tiles, about N days on a 2-core CPU ...; --max-pixels to run it")
+def test_a_huge_raster_is_refused_with_the_estimate_before_the_work(scene, capsys, tmp_path):
+    from osgeo import gdal
+
+    raster, model, _ = scene
+    huge = tmp_path / "huge.vrt"
+    source = gdal.Open(str(raster))
+    geotransform = source.GetGeoTransform()
+    dataset = gdal.Translate(str(huge), source, format="VRT", width=1_000_000, height=1_000_000)
+    dataset.SetGeoTransform(geotransform)  # the source's pixel size over a 10^6 px square
+    dataset = source = None
+    status, err = _cli(capsys, "run", "--model", model, "--raster", huge, "--out", tmp_path / "out.gpkg", "--quiet",
+                       "--bands", "1,2,3")
+    assert status == 1 and "Expected at most 2e+09 model pixels" in err, err
+    assert "1000000 x 1000000 = 1e+12 model pixels" in err and "days on a 2-core CPU" in err and "--max-pixels" in err
+    assert not (tmp_path / "out.gpkg").exists()
+    status, err = _cli(capsys, "run", "--model", model, "--raster", raster, "--out", tmp_path / "small.gpkg",
+                       "--quiet", "--max-pixels", "3000")
+    assert status == 0, err  # 48 x 48 px: within a limit of 3000

@@ -12,6 +12,7 @@ import types
 from polytopo_testing import polygon_layer
 
 from polytopo.plugin.errors import RunCanceled
+from polytopo.models.work_estimate import DEFAULT_MAX_PIXELS
 from polytopo.plugin.runs.vectorize import layer_source
 
 __all__ = ["CancelInEvaluation", "CancelInExport", "CancelingFeedback", "RecordingFeedback", "SlowCore",
@@ -66,7 +67,7 @@ class StandInCore:
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                         overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
                         min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None,
-                        keep_polygons=False):
+                        keep_polygons=False, max_pixels=DEFAULT_MAX_PIXELS):
         self.calls.append(("vectorize_layer", raster_layer.name(), model, provider, extent, output_path))
         self._work(feedback)
         with open(output_path, "wb") as stream:
@@ -165,7 +166,7 @@ class VectorizeCore:
     def vectorize_layer(self, raster_layer, model, *, provider="auto", extent=None, aoi_layer=None, tile_px=None,
                         overlap_px=None, batch=None, bands=None, threshold=None, min_area_px=None,
                         min_hole_area_px=None, output_path, feedback=None, overwrite=False, transform_context=None,
-                        keep_polygons=False):
+                        keep_polygons=False, max_pixels=DEFAULT_MAX_PIXELS):
         from qgis.core import QgsCoordinateTransformContext, QgsVectorFileWriter
 
         self.calls.append((raster_layer.name(), model, provider, extent))

@@ -6,6 +6,7 @@ import sysconfig
 
 import pytest
 from polytopo_testing import qgis_process
+from reliability import case
 
 from polytopo.evaluator import evaluate, load_inputs
 
@@ -352,3 +353,15 @@ def test_evaluate_takes_the_pixel_size_of_the_raster_the_predictions_came_from(q
         context=context, feedback=QgsProcessingFeedback())
     provenance = json.loads((tmp_path / "r" / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["pixel_size"] == 0.5 and results["AP50"] == 1.0
+
+
+@case("Processing vectorize over more model pixels than MAX_PIXELS", "plugin vectorize (dock, Processing)",
+      "QgsProcessingException before any tile is read: Expected at most N model pixels (the run's limit) but the "
+      "processed area is W x H = P model pixels in T tiles, about ... on a 2-core CPU ...; Maximum model pixels")
+def test_vectorize_refuses_more_model_pixels_than_its_limit(qgis_processing, vectorize_inputs, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    with pytest.raises(QgsProcessingException, match=r"Expected at most 100 model pixels .* tiles, about"):
+        run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
+                                    "PROVIDER": 2, "MAX_PIXELS": 100, "OUTPUT": str(tmp_path / "o.gpkg")})
+    assert not (tmp_path / "o.gpkg").exists()
