@@ -14,6 +14,7 @@ from ..errors import PluginError
 from ..gui.layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .support import (
     EVALUATION_PACKAGES,
+    ExplainedRanges,
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
@@ -24,7 +25,7 @@ from ..runs.feedback import work_and_write
 __all__ = ["EvaluateAlgorithm"]
 
 
-class EvaluateAlgorithm(QgsProcessingAlgorithm):
+class EvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
     """Evaluate polygons (with holes) against reference polygons; see :func:`polytopo.plugin.runs.evaluation.evaluate_layers`."""
 
     def name(self):

@@ -6,7 +6,12 @@ provider registers even when QGIS's Python lacks shapely or onnxruntime; each
 install instructions, and imports the run functions only after that.
 """
 
-from qgis.core import QgsProcessingContext, QgsProcessingException, QgsProcessingLayerPostProcessorInterface
+from qgis.core import (
+    QgsProcessingContext,
+    QgsProcessingException,
+    QgsProcessingLayerPostProcessorInterface,
+    QgsProcessingParameterNumber,
+)
 
 from ..setup.dependencies import require_for_processing
 from ..runs.project_layers import LAYER_TITLES
@@ -14,6 +19,7 @@ from ..runs.styles import ERROR_LAYERS, apply_style
 
 __all__ = [
     "EVALUATION_PACKAGES",
+    "ExplainedRanges",
     "VECTORIZE_PACKAGES",
     "StyleOnLoad",
     "as_processing_error",
@@ -28,6 +34,57 @@ __all__ = [
 EVALUATION_PACKAGES = ("numpy", "shapely", "scipy")
 #: Packages a vectorization imports.
 VECTORIZE_PACKAGES = ("numpy", "shapely", "scipy", "onnxruntime")
+
+
+_UNBOUNDED = 1e300
+
+
+def number_range_problem(algorithm, parameters):
+    """The message for the first number parameter of ``parameters`` outside its range, or None.
+
+    QGIS itself says only "Incorrect parameter value for X"; this names the parameter,
+    the allowed range and the value given.
+
+    Parameters
+    ----------
+    algorithm : QgsProcessingAlgorithm
+    parameters : dict
+        The run's parameter values (a string from ``qgis_process`` included).
+    """
+    for definition in algorithm.parameterDefinitions():
+        if not isinstance(definition, QgsProcessingParameterNumber):
+            continue
+        value = parameters.get(definition.name())
+        if value is None or definition.checkValueIsAcceptable(value):
+            continue
+        whole = definition.dataType() == QgsProcessingParameterNumber.Integer
+        low, high = definition.minimum(), definition.maximum()
+        kind = "a whole number" if whole else "a number"
+        if high < _UNBOUNDED and low > -_UNBOUNDED:
+            allowed = f"{kind} from {low:g} to {high:g}"
+        elif low > -_UNBOUNDED:
+            allowed = f"{kind} >= {low:g}"
+        elif high < _UNBOUNDED:
+            allowed = f"{kind} <= {high:g}"
+        else:
+            allowed = kind
+        return (f"Expected {definition.name()} ({definition.description()}) to be {allowed} but got {value!r}; "
+                "change the value")
+    return None
+
+
+class ExplainedRanges:
+    """Mixin of the PolyTopo algorithms: a number outside its range is refused with the range.
+
+    Put it before ``QgsProcessingAlgorithm`` among the bases; an algorithm that checks more
+    calls ``super().checkParameterValues`` first.
+    """
+
+    def checkParameterValues(self, parameters, context):  # noqa: N802 - QGIS API name.
+        problem = number_range_problem(self, parameters)
+        if problem is not None:
+            return False, problem
+        return super().checkParameterValues(parameters, context)
 
 
 def require_packages(names):

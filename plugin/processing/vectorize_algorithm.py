@@ -3,7 +3,7 @@
 from qgis.core import QgsProcessingAlgorithm
 
 from ..errors import PluginError
-from .support import VECTORIZE_PACKAGES, as_processing_error, load_layer_by_source, require_packages
+from .support import VECTORIZE_PACKAGES, ExplainedRanges, as_processing_error, load_layer_by_source, require_packages
 from .vectorize_parameters import (
     VECTORIZE_HELP,
     add_vectorize_outputs,
@@ -16,7 +16,7 @@ from .vectorize_parameters import (
 __all__ = ["VectorizeAlgorithm"]
 
 
-class VectorizeAlgorithm(QgsProcessingAlgorithm):
+class VectorizeAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
     """Vectorize a raster with an ONNX model; see :func:`polytopo.plugin.runs.vectorize.vectorize_layer`."""
 
     def name(self):

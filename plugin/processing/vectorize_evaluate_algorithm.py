@@ -12,6 +12,7 @@ from .evaluation_parameters import (
 from ..errors import PluginError
 from .support import (
     VECTORIZE_PACKAGES,
+    ExplainedRanges,
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
@@ -30,7 +31,7 @@ from .vectorize_parameters import (
 __all__ = ["VectorizeEvaluateAlgorithm"]
 
 
-class VectorizeEvaluateAlgorithm(QgsProcessingAlgorithm):
+class VectorizeEvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
     """Vectorize with an ONNX model and evaluate against a reference; see :func:`polytopo.plugin.runs.vectorize_evaluate.vectorize_and_evaluate`."""
 
     def name(self):

@@ -365,3 +365,25 @@ def test_vectorize_refuses_more_model_pixels_than_its_limit(qgis_processing, vec
         run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model),
                                     "PROVIDER": 2, "MAX_PIXELS": 100, "OUTPUT": str(tmp_path / "o.gpkg")})
     assert not (tmp_path / "o.gpkg").exists()
+
+
+@pytest.mark.parametrize("algorithm, parameter, value, expected", [
+    pytest.param("vectorize", "SEG_THRESHOLD", 2.5, "Expected SEG_THRESHOLD (Segmentation threshold (0–1; default: the "
+                 "card's)) to be a number from 0 to 1 but got 2.5", id="threshold", marks=case(
+                     "Processing SEG_THRESHOLD 2.5", "plugin vectorize (dock, Processing)",
+                     "Expected SEG_THRESHOLD (...) to be a number from 0 to 1 but got 2.5 (not QGIS's bare "
+                     "'Incorrect parameter value')")),
+    pytest.param("evaluate", "WORKERS", -3, "Expected WORKERS (Workers (local Dask worker processes, 0 to",
+                 id="workers"),
+])
+def test_numbers_out_of_range_name_the_range(qgis_processing, scene, vectorize_inputs, tmp_path, algorithm, parameter,
+                                             value, expected):
+    from qgis.core import QgsProcessingException
+
+    inputs = ({"INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
+               "OUTPUT": str(tmp_path / "o.gpkg")} if algorithm == "vectorize" else
+              {"INPUT": str(scene.prediction), "REFERENCE": str(scene.reference), "PIXEL_SIZE": 0.5,
+               "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")})
+    with pytest.raises(QgsProcessingException) as info:
+        run_algorithm(algorithm, {**inputs, parameter: value})
+    assert expected in str(info.value) and "Incorrect parameter value" not in str(info.value)
