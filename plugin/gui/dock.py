@@ -228,8 +228,17 @@ def provider_availability(available, gpu_package):
     return f"Available: {names}. CUDA unavailable: onnxruntime-gpu not installed."
 
 
-def _pair_of(outcome, index):
-    matches = [k for k, p in enumerate(outcome.pairs.pred_index) if int(p) == index]
+def _outcome_index(outcome, record):
+    """Position in ``outcome.pred`` of the instance a prediction record describes (records are in input order)."""
+    key = (record["image_id"], record["pred_id"], record["part"])
+    for position, instance in enumerate(outcome.pred):
+        if (instance.image_id, instance.source_id, instance.part) == key:
+            return position
+    raise RunFailedError(f"Expected prediction {key} of the table among the evaluated instances but it is not there")
+
+
+def _pair_of(outcome, position):
+    matches = [k for k, p in enumerate(outcome.pairs.pred_index) if int(p) == position]
     return matches[0] if matches else None
 
 
@@ -253,8 +262,9 @@ def ring_diagnosis(evaluation, index):
     lines = [f"Prediction {record['pred_id']}: {record['error_class']}"]
     if record["invalid_reason"]:
         lines.append(f"Invalid: {record['invalid_reason']}")
-    k = _pair_of(outcome, index)
-    holes = outcome.pred_table.hole_range(index)
+    position = _outcome_index(outcome, record)
+    k = _pair_of(outcome, position)
+    holes = outcome.pred_table.hole_range(position)
     if k is None:
         lines.append("Matched no reference polygon (IoU below the matching threshold).")
         lines += [f"Hole {h - holes.start + 1}: extra (its polygon is unmatched)" for h in holes]
