@@ -26,6 +26,7 @@ __all__ = [
     "RunGroup",
     "load_layer_by_source",
     "load_outputs_on_completion",
+    "number_range_problem",
     "require_packages",
     "run_group_name",
 ]

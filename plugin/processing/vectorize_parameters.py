@@ -14,7 +14,6 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from ...models.work_estimate import DEFAULT_MAX_PIXELS
 from .evaluation_parameters import advanced
 from ..errors import RunParameterError
 
@@ -115,8 +114,8 @@ def add_vectorize_parameters(algorithm):
             number.setMaximum(maximum)
         add(advanced(number))
     add(advanced(QgsProcessingParameterNumber(
-        "MAX_PIXELS", "Maximum model pixels (a larger processed area is refused with the estimate of the work)",
-        QgsProcessingParameterNumber.Double, defaultValue=float(DEFAULT_MAX_PIXELS), minValue=1.0)))
+        "MAX_PIXELS", "Maximum model pixels (a larger processed area is refused with the estimate of the work; "
+        "default: the engine's limit, 2e9)", QgsProcessingParameterNumber.Double, optional=True, minValue=1.0)))
     add(QgsProcessingParameterVectorDestination("OUTPUT", "Polygons", QgsProcessing.TypeVectorPolygon))
 
 
@@ -160,8 +159,9 @@ def vectorize_options(algorithm, parameters, context, raster):
         "min_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_AREA_PX", context),
         "min_hole_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_HOLE_AREA_PX", context),
         "bands": algorithm.parameterAsInts(parameters, "BANDS", context) if parameters.get("BANDS") else None,
-        "max_pixels": int(algorithm.parameterAsDouble(parameters, "MAX_PIXELS", context)),
         "transform_context": context.transformContext(),
+        **({} if parameters.get("MAX_PIXELS") is None
+           else {"max_pixels": int(algorithm.parameterAsDouble(parameters, "MAX_PIXELS", context))}),
     }
 
 
