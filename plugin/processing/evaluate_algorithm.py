@@ -96,7 +96,8 @@ class EvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
                                feedback=write)
         except PluginError as exc:
             raise as_processing_error(exc) from exc
-        load_outputs_on_completion(context, files["geopackage"], run_group_name(prediction.name(), reference.name()))
+        load_outputs_on_completion(context, files["geopackage"], run_group_name(prediction.name(), reference.name()),
+                                   hidden=(prediction.id(), reference.id()))
         return evaluation_results(run, files)
 
 

@@ -112,10 +112,14 @@ class RunGroup:
     ----------
     name : str
         ``PolyTopo — <prediction or raster> vs <reference>``.
+    hidden : iterable of str
+        Ids of the run's input layers, hidden when the group is made (as the dock hides
+        them), so the styled error classes are what the map shows.
     """
 
-    def __init__(self, name):
+    def __init__(self, name, hidden=()):
         self.name = name
+        self.hidden = tuple(hidden)
         self.node = None
         self.ranks = {}
 
@@ -124,18 +128,24 @@ class RunGroup:
 
         Processing loads layers in its own order; ``rank`` (lower is higher in the tree)
         keeps the order of :data:`~polytopo.plugin.runs.styles.ERROR_LAYERS` whatever that order is.
+        Returns the layer's tree node in the group.
         """
         root = project.layerTreeRoot()
         if self.node is None:
             self.node = root.insertGroup(0, self.name)
+            for layer_id in self.hidden:
+                node = root.findLayer(layer_id)
+                if node is not None:
+                    node.setItemVisibilityChecked(False)
         position = sum(1 for other in self.ranks.values() if other < rank)
         self.ranks[layer.id()] = rank
         current = root.findLayer(layer.id())
         if current is None:
-            self.node.insertLayer(position, layer)
-            return
-        self.node.insertChildNode(position, current.clone())
+            return self.node.insertLayer(position, layer)
+        moved = current.clone()
+        self.node.insertChildNode(position, moved)
         current.parent().removeChildNode(current)
+        return moved
 
 
 class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
@@ -151,18 +161,20 @@ class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
         Place in the group (lower is higher).
     """
 
-    def __init__(self, layer_name, group, rank):
+    def __init__(self, layer_name, group, rank, visible=True):
         super().__init__()
         self.layer_name = layer_name
         self.group = group
         self.rank = rank
+        self.visible = visible
 
     def postProcessLayer(self, layer, context, feedback):  # noqa: N802 - QGIS API name.
         """Apply the style of :attr:`layer_name` to ``layer`` and move it into the run's group."""
         if self.layer_name is not None:
             apply_style(layer, self.layer_name)
         if context.project() is not None:
-            self.group.adopt(layer, context.project(), self.rank)
+            node = self.group.adopt(layer, context.project(), self.rank)
+            node.setItemVisibilityChecked(self.visible)
         if self in _WAITING:
             _WAITING.remove(self)
 
@@ -199,7 +211,7 @@ def load_layer_by_source(context, destination, source):
     return context.layerToLoadOnCompletionDetails(source)
 
 
-def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
+def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None, hidden=()):
     """Ask Processing to load the evaluation layers of ``gpkg_path``, styled, in one group, when the run ends.
 
     Processing loads them only where a project is open (QGIS desktop); ``qgis_process`` and
@@ -214,21 +226,24 @@ def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None):
         The group of this run (:func:`run_group_name`).
     polygons : tuple of (str, str, str), optional
         ``(output destination, layer source, layer name)`` of the vectorized polygons,
-        moved into the group too and loaded from their layer source (``path|layername=…``).
+        loaded from their layer source (``path|layername=…``) into the group, below the
+        error layers and hidden, as the dock leaves the prediction layer.
+    hidden : iterable of str
+        Ids of the input layers to hide when the outputs load (the dock hides them too).
 
     Returns
     -------
     list of StyleOnLoad
         The post-processors (kept alive by this module until they have run).
     """
-    group = RunGroup(group_name)
+    group = RunGroup(group_name, hidden)
     processors = []
     if polygons is not None and context.willLoadLayerOnCompletion(polygons[0]):
         destination, source, name = polygons
         details = load_layer_by_source(context, destination, source)
         details.name = name
         details.forceName = True
-        processor = StyleOnLoad(None, group, -1)
+        processor = StyleOnLoad(None, group, len(ERROR_LAYERS), visible=False)
         details.setPostProcessor(processor)
         processors.append(processor)
     for rank, name in enumerate(ERROR_LAYERS):

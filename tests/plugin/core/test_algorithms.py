@@ -288,25 +288,31 @@ def test_vectorize_evaluate_loads_one_named_group_per_run(qgis_processing, vecto
         QgsProcessingFeedback,
         QgsProcessingOutputLayerDefinition,
         QgsProject,
+        QgsVectorLayer,
     )
 
     project = QgsProject.instance()
     context, feedback = QgsProcessingContext(), QgsProcessingFeedback()
     context.setProject(project)
+    reference = QgsVectorLayer(str(vectorize_inputs.reference), "buildings", "ogr")
+    project.addMapLayer(reference)
     algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:vectorize_evaluate")
     try:
         processing.run(algorithm, {
             "INPUT": str(vectorize_inputs.raster), "MODEL": str(vectorize_inputs.model), "PROVIDER": 2,
-            "REFERENCE": str(vectorize_inputs.reference),
+            "REFERENCE": reference.id(),
             "OUTPUT": QgsProcessingOutputLayerDefinition(str(tmp_path / "polygons.gpkg"), project),
             "OUTPUT_GPKG": str(tmp_path / "e.gpkg"), "OUTPUT_REPORT": str(tmp_path / "r")},
             context=context, feedback=feedback)
         handleAlgorithmResults(algorithm, context, feedback)
-        (group,) = project.layerTreeRoot().children()
+        group, reference_node = project.layerTreeRoot().children()
         assert group.name() == "PolyTopo — image vs buildings"
-        names = [node.name() for node in group.children()]
-        assert names == ["image polygons", "Missed holes", "Hallucinated holes", "Unmatched predictions",
-                         "Missed references", "Predictions", "References"]
+        # As in the dock: the styled error classes on top, the raw polygons below them and hidden, the labels hidden.
+        shown = [(node.name(), node.itemVisibilityChecked()) for node in group.children()]
+        assert shown == [("Missed holes", True), ("Hallucinated holes", True), ("Unmatched predictions", True),
+                         ("Missed references", True), ("Predictions", True), ("References", True),
+                         ("image polygons", False)]
+        assert reference_node.layerId() == reference.id() and not reference_node.itemVisibilityChecked()
     finally:
         project.clear()
 
