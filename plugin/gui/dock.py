@@ -406,7 +406,9 @@ class PolyTopoDock(QgsDockWidget):
         project = QgsProject.instance()
         project.cleared.connect(self.clear_result)
         project.readProject.connect(self.restore_saved_run)
+        project.readProject.connect(self._choose_default_layers)
         project.layersAdded.connect(self._layers_added)
+        project.legendLayersAdded.connect(self._keep_layers_apart)  # the layer tree has the new layers then
 
     # ----- Vectorize -------------------------------------------------------------------------
 
@@ -726,6 +728,8 @@ class PolyTopoDock(QgsDockWidget):
         form.addRow("Score field", self.score_field)
         self.reference_combo = _narrow(QgsMapLayerComboBox())
         self.reference_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
+        self.reference_combo.setAllowEmptyLayer(True)  # empty until a second polygon layer is there
+        self.reference_combo.setToolTip("The reference polygons: another layer than the prediction")
         self.reference_combo.layerChanged.connect(self._update_pixel_size)
         form.addRow("Reference", self.reference_combo)
         self.pixel_size = QDoubleSpinBox()
@@ -811,14 +815,19 @@ class PolyTopoDock(QgsDockWidget):
         form.addRow(self.diagnosis)
         return group
 
-    def _choose_default_layers(self):
+    def _choose_default_layers(self, *_):
         active = self.iface.activeLayer() if self.iface is not None else None
         prediction, reference = default_evaluation_layers(QgsProject.instance(), active)
         if prediction is not None:
             self.prediction_combo.setLayer(prediction)
-        if reference is not None:
-            self.reference_combo.setLayer(reference)
+        self.reference_combo.setLayer(reference)
         self._prediction_changed(self.prediction_combo.currentLayer())
+
+    def _keep_layers_apart(self, *_):
+        """Choose the defaults again when a combo is empty or both show one layer (layers added, project read)."""
+        prediction, reference = self.prediction_combo.currentLayer(), self.reference_combo.currentLayer()
+        if prediction is None or reference is None or prediction.id() == reference.id():
+            self._choose_default_layers()
 
     def _prediction_changed(self, layer):
         raster = source_raster(layer, QgsProject.instance())

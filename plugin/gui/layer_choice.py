@@ -1,16 +1,17 @@
 """Which layers an evaluation takes by default, and the refusal of one layer in both roles.
 
 The dock and the Processing dialogs share these rules: the prediction defaults to the
-active polygon layer (else the first one of the project), the reference to another
-polygon layer, never the same one; and an evaluation of a layer against itself (same
+layer the latest vectorization wrote (else the active polygon layer, else the first one
+of the project), the reference to another polygon layer, never the same one; and an evaluation of a layer against itself (same
 layer, or the same data source opened twice) is refused before any work, because it
 would report a perfect score. :func:`source_raster` finds the raster a vectorized layer
 came from, so its pixel size becomes the evaluation pixel.
 """
 
 import json
+import os
 
-from qgis.core import QgsMapLayerType, QgsVectorLayer, QgsWkbTypes
+from qgis.core import QgsMapLayerType, QgsProviderRegistry, QgsVectorLayer, QgsWkbTypes
 
 from ..errors import LayerInputError
 
@@ -37,14 +38,18 @@ def polygon_layers(project):
 
 
 def default_evaluation_layers(project, active_layer=None):
-    """The default prediction and reference layers: two different polygon layers when there are two.
+    """The default prediction and reference layers: never one layer twice.
+
+    The prediction is the layer the latest PolyTopo vectorization wrote (its provenance
+    metadata), else the active polygon layer, else the first polygon layer; the
+    reference is another polygon layer on other data, one that no vectorization wrote
+    when there is one.
 
     Parameters
     ----------
     project : QgsProject
     active_layer : QgsMapLayer, optional
-        The layer selected in the Layers panel; it becomes the prediction when it is a
-        polygon layer.
+        The layer selected in the Layers panel.
 
     Returns
     -------
@@ -55,9 +60,27 @@ def default_evaluation_layers(project, active_layer=None):
     layers = polygon_layers(project)
     if not layers:
         return None, None
-    prediction = active_layer if any(layer is active_layer for layer in layers) else layers[0]
-    others = [layer for layer in layers if not _same_data(layer, prediction)]
+    written = {layer.id(): _vectorized_at(layer) for layer in layers}
+    latest = max((layer for layer in layers if written[layer.id()]), key=lambda layer: written[layer.id()],
+                 default=None)
+    if latest is not None:
+        prediction = latest
+    else:
+        prediction = active_layer if any(layer is active_layer for layer in layers) else layers[0]
+    others = sorted((layer for layer in layers if not _same_data(layer, prediction)),
+                    key=lambda layer: bool(written[layer.id()]))  # stable: tree order within each kind
     return prediction, (others[0] if others else None)
+
+
+def _vectorized_at(layer):
+    """The UTC time (ISO text) a PolyTopo vectorization wrote ``layer``, or "" for any other layer."""
+    for entry in layer.metadata().history():
+        if entry.startswith(_PROVENANCE_PREFIX):
+            try:
+                return str(json.loads(entry[len(_PROVENANCE_PREFIX):]).get("created_utc") or "")
+            except (json.JSONDecodeError, AttributeError):
+                return ""
+    return ""
 
 
 def check_distinct_layers(prediction, reference):
@@ -82,11 +105,39 @@ def check_distinct_layers(prediction, reference):
 
 
 def _same_data(first, second):
+    """True for one layer, or two layers reading the same table of the same dataset (two tables of one file differ)."""
     if first is second or first.id() == second.id():
         return True
-    return (isinstance(first, QgsVectorLayer) and isinstance(second, QgsVectorLayer)
-            and first.providerType() == second.providerType() and first.source() == second.source()
-            and first.providerType() != "memory")
+    if not (isinstance(first, QgsVectorLayer) and isinstance(second, QgsVectorLayer)):
+        return False
+    if first.providerType() != second.providerType() or first.providerType() == "memory":
+        return False
+    if first.providerType() == "ogr":
+        return _ogr_table(first) == _ogr_table(second)
+    return first.source() == second.source()
+
+
+def _ogr_table(layer):
+    """``(real path, table name, subset)`` of an OGR layer, however its source names the table.
+
+    ``x.gpkg``, ``x.gpkg|layerid=0`` and ``x.gpkg|layername=<first>`` are one table;
+    ``x.gpkg|layername=a`` and ``x.gpkg|layername=b`` are two.
+    """
+    parts = QgsProviderRegistry.instance().decodeUri("ogr", layer.source())
+    path = parts.get("path") or layer.source()
+    name = parts.get("layerName")
+    if not name:
+        name = _table_name(path, parts.get("layerId") or 0)
+    return os.path.realpath(path), name, parts.get("subset") or layer.subsetString() or ""
+
+
+def _table_name(path, index):
+    from osgeo import ogr
+
+    dataset = ogr.Open(path)
+    if dataset is None or not 0 <= int(index) < dataset.GetLayerCount():
+        return f"#{index}"
+    return dataset.GetLayer(int(index)).GetName()
 
 
 def source_raster(layer, project):
