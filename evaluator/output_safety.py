@@ -454,10 +454,12 @@ def publish_folder(staging, target, order=()):
 
 
 def _free_bytes(folder):
+    """Free bytes on the file system of ``folder``; None when unknown or not a disk (``/proc`` has 0 of 0)."""
     try:
-        return shutil.disk_usage(folder).free
+        usage = shutil.disk_usage(folder)
     except OSError:
         return None
+    return usage.free if usage.total > 0 else None
 
 
 def write_failure(exc, path):
@@ -486,9 +488,10 @@ def write_failure(exc, path):
             f"Expected free disk space to write {path} but the disk holding {folder} is full "
             f"({free if free is not None else 'unknown'} bytes free); free some space or choose another folder; "
             "nothing was left behind", disk_full=True)
-    if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return OutputWriteError(f"Expected a writable folder for {path} but {folder} is read-only or not "
-                                f"writable ({exc.strerror}); choose another folder")
+    if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT, errno.EINVAL,
+                                       errno.ENOTDIR):
+        return OutputWriteError(f"Expected a writable folder for {path} but {folder} is read-only or takes no "
+                                f"new files ({exc.strerror}); choose another folder")
     return OutputWriteError(f"Expected to write {path} but the system refused: {exc}")
 
 
@@ -515,7 +518,7 @@ def probe_folder(folder):
             handle.flush()
             os.fsync(handle.fileno())
     except OSError as exc:
-        raise write_failure(exc, probe) from None
+        raise write_failure(exc, folder) from None  # named by the folder: the probe file is ours, not the user's
     finally:
         with contextlib.suppress(OSError):
             probe.unlink()

@@ -13,17 +13,14 @@ from qgis.core import QgsSettings
 from qgis.gui import QgsCollapsibleGroupBox
 from qgis.PyQt.QtWidgets import QFormLayout, QLabel, QLineEdit, QSpinBox
 
-from ...evaluator.cluster import check_cluster_choice
-from ...evaluator.errors import InvalidParameterError
+from ...evaluator.cluster import check_cluster_choice, max_local_workers, require_distributed
+from ...evaluator.errors import EvaluatorError
 from ..errors import RunParameterError
 
-__all__ = ["MAX_WORKERS", "SCHEDULER_KEY", "WORKERS_KEY", "ClusterFields"]
+__all__ = ["SCHEDULER_KEY", "WORKERS_KEY", "ClusterFields"]
 
 #: QgsSettings keys of the two fields.
 WORKERS_KEY, SCHEDULER_KEY = "PolyTopo/dock/workers", "PolyTopo/dock/scheduler"
-#: Most worker processes the spin box offers.
-MAX_WORKERS = 256
-
 
 class ClusterFields(QgsCollapsibleGroupBox):
     """Collapsed group with the *Workers* spin box and the *Scheduler* address field.
@@ -43,7 +40,7 @@ class ClusterFields(QgsCollapsibleGroupBox):
         form = QFormLayout(self)
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         self.workers = QSpinBox()
-        self.workers.setRange(0, MAX_WORKERS)
+        self.workers.setRange(0, max_local_workers())
         self.workers.setSpecialValueText("0 (in this process)")
         self.workers.setToolTip("Worker processes of a local Dask cluster started for the run and closed after "
                                 "it; they run the system Python. 0 evaluates in the QGIS process.")
@@ -68,14 +65,20 @@ class ClusterFields(QgsCollapsibleGroupBox):
         Raises
         ------
         RunParameterError
-            Both a worker count above 0 and an address, or an address that is not
-            ``tcp://HOST:PORT``; the message says how to fix it.
+            Both a worker count above 0 and an address, an address that is not
+            ``tcp://HOST:PORT``, or a cluster asked for while ``dask`` and ``distributed``
+            are not installed; the message says how to fix it.
         """
         scheduler = self.scheduler.text().strip() or None
         try:
-            return check_cluster_choice(self.workers.value(), scheduler)
-        except InvalidParameterError as exc:
+            workers, scheduler = check_cluster_choice(self.workers.value(), scheduler)
+            if workers or scheduler:
+                from ..runs.evaluation import QGIS_ASKER  # the run's words; imports the evaluator
+
+                require_distributed(QGIS_ASKER)
+        except EvaluatorError as exc:
             raise RunParameterError(str(exc)) from exc
+        return workers, scheduler
 
     def _changed(self, *_):
         self.settings.setValue(WORKERS_KEY, self.workers.value())

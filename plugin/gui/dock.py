@@ -96,7 +96,7 @@ from .tasks import (
     VectorizeRequest,
     VectorizeTask,
 )
-from ..runs.vectorize import SCORE_FIELD, resolve_bands
+from ..runs.vectorize import SCORE_FIELD, check_raster_crs, resolve_bands
 
 __all__ = [
     "FEATURE_COLUMNS",
@@ -652,6 +652,7 @@ class PolyTopoDock(QgsDockWidget):
         if not self.model_ok:
             return self._refuse(f"Expected a usable ONNX model but got: {self.card_label.text()}")
         try:
+            check_raster_crs(raster)
             extent = self._vectorize_extent(raster)
             aoi = self._area_of_interest()
             bands = self.bands()

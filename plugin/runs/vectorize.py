@@ -54,7 +54,7 @@ from .layer_reading import read_polygon_features
 from ..gui.output_check import REPLACE_OPTION
 from .feedback import RunSteps
 
-__all__ = ["vectorize_layer", "layer_source", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
+__all__ = ["vectorize_layer", "check_raster_crs", "layer_source", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
            "SCORE_FIELD"]
 
 #: File types the vectorizer writes.
@@ -174,6 +174,7 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                              max_pixels=max_pixels)
     except ModelCardError as exc:
         raise RunParameterError(str(exc)) from exc
+    check_raster_crs(raster_layer)
     raster_path = raster_source_path(raster_layer)
     inputs = [raster_path, str(model)] + ([aoi_layer.source()] if aoi_layer is not None else [])
     _check_output(output_path, inputs, overwrite)
@@ -218,6 +219,24 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
         steps.warn(message)
     steps.progress(100)
     return result
+
+
+def check_raster_crs(raster_layer):
+    """Refuse a raster without a coordinate reference system, before any work.
+
+    Its polygons would carry no CRS: QGIS places them nowhere and an evaluation against
+    a reference layer cannot reproject them.
+
+    Raises
+    ------
+    LayerInputError
+        The layer's CRS is not valid.
+    """
+    if not raster_layer.crs().isValid():
+        raise LayerInputError(
+            f"Expected a raster with a coordinate reference system but {raster_layer.name()!r} has none; assign "
+            "one (Layer Properties › Source › Assigned coordinate reference system, or gdal_edit.py -a_srs EPSG:…) "
+            "so that the polygons have a place on the map and can be scored")
 
 
 def layer_source(output_path):

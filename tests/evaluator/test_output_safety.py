@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from reliability import case
 
 from polytopo.evaluator import output_safety
 from polytopo.evaluator.output_safety import (
@@ -189,6 +190,17 @@ def test_only_temporaries_of_dead_processes_on_this_host_are_removed(tmp_path):
 # ----- rule 6: a folder is probed before the work; a failed write names its cause -----------------------------------
 
 
+@case("output folder under /proc (a file system with no disk space figures)", "evaluator CLI, models CLI, plugin",
+      "Expected a writable folder for /proc/... but ... is read-only or takes no new files (...); never 'disk full', "
+      "never the name of the internal probe file")
+def test_a_folder_that_takes_no_files_is_not_called_full(tmp_path):
+    with pytest.raises(output_safety.OutputWriteError) as info:
+        probe_folder("/proc/self")
+    message = str(info.value)
+    assert "is read-only or takes no new files" in message and "full" not in message and "probe" not in message
+    assert not info.value.disk_full
+
+
 def test_the_probe_names_a_missing_folder_and_leaves_nothing(tmp_path):
     with pytest.raises(output_safety.OutputWriteError, match="Expected an existing folder .*missing"):
         probe_folder(tmp_path / "missing")
@@ -199,7 +211,7 @@ def test_the_probe_names_a_missing_folder_and_leaves_nothing(tmp_path):
 @pytest.mark.parametrize(("error", "disk_full", "message"), [
     (OSError(errno.ENOSPC, "No space left on device"), True, "is full"),
     (RuntimeError("sqlite3_step() failed: database or disk is full"), True, "is full"),
-    (OSError(errno.EROFS, "Read-only file system"), False, "read-only or not writable"),
+    (OSError(errno.EROFS, "Read-only file system"), False, "read-only or takes no new files"),
     (OSError(errno.EIO, "Input/output error"), False, "the system refused"),
 ])
 def test_a_write_failure_says_why(tmp_path, error, disk_full, message):

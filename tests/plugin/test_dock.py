@@ -635,3 +635,28 @@ def test_a_saved_project_brings_the_results_back(project, canvas, tmp_path):
     assert dock.last_result.layer.selectedFeatureCount() == 1
     assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
     dock.deleteLater()
+
+
+@case("dock vectorization of a raster without a CRS", "plugin vectorize (dock, Processing)",
+      "refused before any task: Expected a raster with a coordinate reference system but 'image' has none; assign "
+      "one ... (never an unnamed CRS that fails later on 'NaN or infinity')")
+def test_a_raster_without_a_crs_is_refused_before_the_task(project, tmp_path):
+    from osgeo import gdal
+    from qgis.core import QgsProject, QgsRasterLayer
+
+    path = str(tmp_path / "image.tif")
+    dataset = gdal.GetDriverByName("GTiff").Create(path, 4, 4, 1, gdal.GDT_Byte)
+    dataset.SetGeoTransform((100.0, 0.5, 0.0, 200.0, 0.0, -0.5))
+    dataset = None
+    raster = QgsRasterLayer(path, "image")
+    raster.setCrs(raster.crs().__class__())  # QGIS may assume the project CRS: make the missing CRS explicit
+    QgsProject.instance().addMapLayer(raster)
+    core = VectorizeCore()
+    dock, notifier = make_dock(core, read_card=fake_card)
+    dock.raster_combo.setLayer(raster)
+    dock.model_file.setFilePath(str(tmp_path / "unet.onnx"))
+    dock.vector_output.setFilePath(str(tmp_path / "polygons.gpkg"))
+    assert dock.start_vectorization() is None and core.calls == []
+    ((level, text),) = notifier.texts
+    assert level == "warning" and "Expected a raster with a coordinate reference system but 'image' has none" in text
+    dock.deleteLater()

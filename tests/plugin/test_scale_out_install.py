@@ -146,14 +146,14 @@ def test_qgis_asks_in_its_own_words(no_distributed):
 
 
 def test_the_dock_with_two_workers_and_no_dask_shows_the_qgis_message(project, tmp_path, no_distributed):
-    """Workers=2 without Dask: the run fails before reading the layers, with the QGIS message; nothing written."""
+    """Workers=2 without Dask: said in the Advanced fields at once and refused before any task, in QGIS's words."""
     dock, notifier = make_dock(real_core())
     set_up_evaluation(dock, project, tmp_path / "run.gpkg")
     dock.cluster_fields.workers.setValue(2)
-    assert dock.start_evaluation() is not None
-    wait_until(lambda: dock.evaluation_task is None, 60)
+    assert "Install Dask for workers" in dock.cluster_fields.problem.text()
+    assert dock.start_evaluation() is None and dock.evaluation_task is None
     ((level, text),) = notifier.texts
-    assert level == "error"
+    assert level == "warning"
     assert "Expected the packages 'dask' and 'distributed' for the Workers or Scheduler field" in text
     assert "Plugins ▸ PolyTopo ▸ Install Dask for workers" in text and "--workers" not in text
     assert list(tmp_path.iterdir()) == [] and dock.evaluate_button.isEnabled()
