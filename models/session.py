@@ -167,13 +167,14 @@ def choose_providers(requested, available, use_tensorrt=True):
     if requested == "cuda":
         if _CUDA not in available:
             raise ProviderError(
-                f"Expected CUDAExecutionProvider for --provider cuda but this onnxruntime offers {available}; "
+                f"Expected CUDAExecutionProvider for --provider cuda but this onnxruntime offers only "
+                f"{', '.join(available)}; "
                 "install onnxruntime-gpu with a matching CUDA and cuDNN, or use --provider auto or cpu."
             )
         return [_CUDA, _CPU], None
     chosen = [name for name in (_TENSORRT, _CUDA) if name in available and (use_tensorrt or name != _TENSORRT)]
     if not chosen:
-        return [_CPU], f"this onnxruntime offers no GPU provider (available: {available})"
+        return [_CPU], f"this onnxruntime offers no GPU provider (available: {', '.join(available)})"
     return chosen + [_CPU], None
 
 
