@@ -134,17 +134,20 @@ _PARAM_OPTIONS = ("score_threshold", "min_instance_area_px2", "min_hole_area_px2
 
 
 class _Progress:
-    """A phase progress bar on stderr (tqdm), silent when quiet."""
+    """Progress on stderr: a phase bar (tqdm) on a terminal, one plain line per phase in a log; silent when quiet."""
 
     def __init__(self, quiet):
         self.bar, self.phase = None, ""
-        if not quiet:
+        self.lines = not quiet and not sys.stderr.isatty()
+        if not quiet and not self.lines:
             from tqdm import tqdm
 
             self.bar = tqdm(total=len(_PHASES), desc="evaluate", unit="phase", file=sys.stderr, leave=False)
 
     def __call__(self, phase):
         self.phase = phase
+        if self.lines and phase in _PHASES:
+            print(f"polytopo.evaluator: {phase}", file=sys.stderr, flush=True)
         if self.bar is not None:
             self.bar.set_postfix_str(phase)
             if phase in _PHASES:  # not the "partition k of n" steps of a cluster run

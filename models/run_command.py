@@ -67,12 +67,19 @@ def _threads(args):
 
 
 def _progress_bar(args, unit):
-    bar = tqdm(total=0, unit=unit, disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
+    """A tqdm bar on a terminal; in a log (stderr not a terminal) a plain line at every tenth of the work."""
+    lines = not args.quiet and not sys.stderr.isatty()
+    bar = tqdm(total=0, unit=unit, disable=args.quiet or lines, file=sys.stderr, dynamic_ncols=True)
+    said = [-1]
 
     def progress(done, total):
         bar.total = total
         bar.n = done
         bar.refresh()
+        tenth = 10 * done // total if total else 10
+        if lines and tenth > said[0]:
+            said[0] = tenth
+            print(f"{unit}s {done}/{total} ({100 * done // total if total else 100} %)", file=sys.stderr, flush=True)
 
     return bar, progress
 

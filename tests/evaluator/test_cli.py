@@ -226,9 +226,28 @@ def test_raster_iou_outside_coco_is_a_one_line_error(files, tmp_path, capsys):
     assert status == 2 and "raster IoU is a mode of the coco profile" in err and "Traceback" not in err
 
 
-def test_progress_bar_shows_points_inside_the_pair_metrics_phase(files, tmp_path, capsys):
+def test_progress_bar_shows_points_inside_the_pair_metrics_phase(files, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the bar, not log lines
     gt, pred = files()
     status, _, err = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--no-plots", "--no-gpkg",
                           "--bootstrap", "0")
     assert status == 0
     assert "pair metrics: 8/8 points" in err
+
+
+def test_progress_in_a_log_is_plain_lines(tmp_path, fixtures_dir):
+    """stderr not a terminal (a log file, CI): one short line per phase, no carriage-return bar."""
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    done = subprocess.run([sys.executable, "-m", "polytopo.evaluator", "--gt", str(folder / "gt.json"), "--pred",
+                           str(folder / "pred.json"), "--out", str(tmp_path / "o"), "--no-plots", "--no-gpkg",
+                           "--bootstrap", "0"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert "polytopo.evaluator: load" in lines and "polytopo.evaluator: write" in lines
+    assert max(len(line) for line in lines) < 200

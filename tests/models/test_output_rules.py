@@ -228,3 +228,15 @@ def test_a_huge_raster_is_refused_with_the_estimate_before_the_work(scene, capsy
     status, err = _cli(capsys, "run", "--model", model, "--raster", raster, "--out", tmp_path / "small.gpkg",
                        "--quiet", "--max-pixels", "3000")
     assert status == 0, err  # 48 x 48 px: within a limit of 3000
+
+
+def test_run_progress_in_a_log_is_plain_lines(scene, tmp_path):
+    """stderr not a terminal: a short line at every tenth of the tiles, no carriage-return bar."""
+    import subprocess
+
+    raster, model, _ = scene
+    done = subprocess.run([sys.executable, "-m", "polytopo.models", "run", "--model", str(model), "--raster",
+                           str(raster), "--out", str(tmp_path / "o.gpkg")], capture_output=True, text=True,
+                          env=ENV, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "tiles 4/4 (100 %)" in done.stderr.splitlines()
