@@ -193,8 +193,8 @@ def run(args):
         progress.close()
     if not args.quiet:
         print(format_table(evaluation.summary))
-        print(f"\nwrote {len(files)} files to {args.out}/ (summary.json, per-feature CSV, "
-              f"{'evaluation.gpkg, ' if not args.no_gpkg else ''}{'plots' if args.plots else ''})")
+        kinds = ["summary.json", "per-feature CSV"] + ["evaluation.gpkg"] * (not args.no_gpkg) + ["plots"] * args.plots
+        print(f"\nwrote {len(files)} files to {args.out}/ ({', '.join(kinds)})")
     return files
 
 

@@ -64,6 +64,9 @@ class Profile:
     canonical_order : bool
         It evaluates in the canonical order of :mod:`.ordering` and puts the records back
         into input order; False keeps the input order everywhere.
+    metric_prefix : str or None
+        The prefix of the metric-table rows this profile adds (``P3``: ``P3-IoU``, ...);
+        the text report lists them after the headline metrics.
     """
 
     name: str
@@ -77,6 +80,7 @@ class Profile:
     bootstrap: bool = True
     canonical_rings: bool = True
     canonical_order: bool = True
+    metric_prefix: str | None = None
 
 
 def _evaluator_function(module, name):
@@ -145,11 +149,11 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
              {"max_detections": 100, "iou_mode": "raster"},
              _on_prepared("coco", "evaluate_coco"), "paper", _finish_coco, iou_modes=("vector", "raster")),
     _profile("p3", "the P3 card's metrics, averaged per tile", {},
-             _on_prepared("p3", "evaluate_p3"), "paper", _finish_p3),
+             _on_prepared("p3", "evaluate_p3"), "paper", _finish_p3, metric_prefix="P3"),
     _profile("p3-code", "coco plus the metrics as the P3 authors' code computes them",
              {"max_detections": 100, "iou_mode": "raster"},
              _on_prepared("p3_code", "evaluate_p3_code"), "paper", _finish_p3_code, image_parts=_p3_code_parts,
-             iou_modes=("vector", "raster"), canonical_rings=False),
+             iou_modes=("vector", "raster"), canonical_rings=False, metric_prefix="P3code"),
 )})
 """Every profile by name, in the order they are offered (the first is the default)."""
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from .error_classes import RECORD_TABLES
 from .errors import EvaluatorError
 from .gc_pause import paused_gc
-from .metric_table import HEADLINE, SWEEP_PLOTTED, metric
+from .metric_table import HEADLINE, SWEEP_PLOTTED, metric, suffixes
+from .profiles import profile_named
 from .output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
 __all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
@@ -33,15 +34,17 @@ def _fmt(value):
 
 
 def format_table(summary):
-    """A readable text table of the headline metrics, their bootstrap intervals and counts."""
+    """A readable text table of the headline metrics (and the profile's own, e.g. ``P3-*``), intervals and counts."""
     metrics, counts = summary["metrics"], summary["counts"]
     boot = summary.get("bootstrap", {})
     lines = [f"PolyTopo evaluation — profile {summary['profile']}",
              f"  images {counts['images']}   GT {counts['gt_instances']} ({counts['gt_holes']} holes)   "
              f"pred {counts['pred_instances']} ({counts['pred_holes']} holes, "
              f"{counts['invalid_predictions']} invalid)", ""]
-    width = max(len(name) for name in HEADLINE) + 2
-    for name in HEADLINE:
+    prefix = profile_named(summary["profile"]).metric_prefix
+    shown = HEADLINE + (tuple(f"{prefix}-{suffix}" for suffix in suffixes(prefix)) if prefix else ())
+    width = max(len(name) for name in shown) + 2
+    for name in shown:
         interval = boot.get(name)
         ci = ("   [undefined]" if boot.get("undefined") else
               f"   [{_fmt(interval['low'])}, {_fmt(interval['high'])}]") if interval else ""

@@ -251,3 +251,15 @@ def test_progress_in_a_log_is_plain_lines(tmp_path, fixtures_dir):
     lines = done.stderr.splitlines()
     assert "polytopo.evaluator: load" in lines and "polytopo.evaluator: write" in lines
     assert max(len(line) for line in lines) < 200
+
+
+@pytest.mark.parametrize("profile, prefix", [("p3", "P3-"), ("p3-code", "P3code-")])
+def test_the_p3_profiles_print_their_own_metrics(files, tmp_path, capsys, profile, prefix):
+    """--profile p3 / p3-code: the console table lists the P3 metrics too, not only the paper's."""
+    gt, pred = files()
+    status, out, _ = _run(capsys, "--gt", gt, "--pred", pred, "--out", tmp_path / "o", "--no-plots", "--no-gpkg",
+                          "--bootstrap", "0", "--profile", profile)
+    assert status == 0
+    rows = [line.split()[0] for line in out.splitlines() if line.startswith(f"  {prefix}")]
+    assert f"{prefix}IoU" in rows and f"{prefix}POLIS" in rows and f"{prefix}N-ratio" in rows
+    assert out.rstrip().endswith("(summary.json, per-feature CSV)")
