@@ -9,7 +9,9 @@ number of examples per test.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -63,10 +65,39 @@ def qgis_processing(qgis_app):
     plugin.unload()
 
 
+_SETTINGS_PREFIX = "polytopo-test-settings-"
+
+
 def pytest_configure(config):
-    """Load the hypothesis profile; register the ``reliability`` mark (see ``tests/support/reliability.py``)."""
+    """Isolate Qt settings; load the hypothesis profile; register the ``reliability`` mark.
+
+    Qt keeps ``QgsSettings`` of an application without an organization name in
+    ``$XDG_CONFIG_HOME/Unknown Organization.conf``: without a folder of this run there, a
+    dock field one test sets (e.g. a scheduler address) would reach later tests and later
+    runs, and the user's own file would be written. The folder must outlive the test
+    process (Qt writes the last settings while the interpreter shuts down), so each run
+    removes the folders of earlier runs whose process has ended.
+    """
+    _remove_settings_of_ended_runs()
+    home = tempfile.mkdtemp(prefix=f"{_SETTINGS_PREFIX}{os.getpid()}-")
+    os.environ["XDG_CONFIG_HOME"] = home
+    from qgis.PyQt.QtCore import QSettings
+
+    for settings_format in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(settings_format, QSettings.UserScope, home)
     load_ci_profile()
     config.addinivalue_line("markers", "reliability(case, entry, gets): a case of docs/reliability.md")
+
+
+def _remove_settings_of_ended_runs():
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SETTINGS_PREFIX}*"):
+        pid = folder.name[len(_SETTINGS_PREFIX):].split("-")[0]
+        try:
+            os.kill(int(pid), 0)
+        except (ValueError, ProcessLookupError):
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 def pytest_addoption(parser):
