@@ -1001,7 +1001,8 @@ class PolyTopoDock(QgsDockWidget):
             widget.setEnabled(bool(present))
 
     def clear_result(self):
-        """Forget the last evaluation (a new project): empty tables, no report, no stepping."""
+        """Forget the last evaluation (a new project): empty tables, no report, no stepping, no old messages."""
+        self.notifier.clear()
         self.last_result = None
         self.added_layers = []
         for row in range(len(SUMMARY_METRICS)):

@@ -56,22 +56,44 @@ _MESSAGE_SECONDS = 10
 
 
 class MessageBarNotifier:
-    """Show task outcomes in a QGIS message bar (``iface.messageBar()``)."""
+    """Show task outcomes in a QGIS message bar (``iface.messageBar()``); :meth:`clear` takes them back."""
 
     def __init__(self, message_bar):
         self.message_bar = message_bar
+        self.shown = []
+
+    def _push(self, title, text, level, seconds):
+        item = self.message_bar.createMessage(title, text)
+        self.shown = [shown for shown in self.shown if _still_shown(shown)]
+        self.shown.append(self.message_bar.pushWidget(item, level, seconds))
 
     def info(self, title, text):
         """Show an informative message for a few seconds."""
-        self.message_bar.pushMessage(title, text, Qgis.Info, _MESSAGE_SECONDS)
+        self._push(title, text, Qgis.Info, _MESSAGE_SECONDS)
 
     def warning(self, title, text):
         """Show a warning until the user closes it."""
-        self.message_bar.pushMessage(title, text, Qgis.Warning, 0)
+        self._push(title, text, Qgis.Warning, 0)
 
     def error(self, title, text):
         """Show an error until the user closes it."""
-        self.message_bar.pushMessage(title, text, Qgis.Critical, 0)
+        self._push(title, text, Qgis.Critical, 0)
+
+    def clear(self):
+        """Remove every message this notifier showed that is still in the bar (a new project)."""
+        for item in self.shown:
+            if _still_shown(item):
+                self.message_bar.popWidget(item)
+        self.shown = []
+
+
+def _still_shown(item):
+    """False once Qt deleted the message item (closed by the user or timed out)."""
+    try:
+        item.objectName()
+    except RuntimeError:  # the wrapped C++ object is gone
+        return False
+    return True
 
 
 class LogNotifier:
@@ -88,6 +110,9 @@ class LogNotifier:
     def error(self, title, text):
         """Log an error."""
         QgsMessageLog.logMessage(f"{title}: {text}", LOG_TAG, Qgis.Critical)
+
+    def clear(self):
+        """Nothing to take back: the log keeps its history."""
 
 
 class TaskFeedback:

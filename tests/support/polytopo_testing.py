@@ -137,6 +137,9 @@ class RecordingNotifier:
     def error(self, title, text):
         self.messages.append(("error", title, text))
 
+    def clear(self):
+        self.messages.clear()
+
     @property
     def texts(self):
         """``(level, text)`` pairs, without the titles."""
