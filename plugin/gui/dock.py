@@ -785,6 +785,11 @@ class PolyTopoDock(QgsDockWidget):
         self.report_button.setEnabled(False)
         self.report_button.clicked.connect(self.open_report)
         form.addRow(self.report_button)
+        self.report_link = QLabel()
+        self.report_link.setWordWrap(True)
+        self.report_link.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.report_link.linkActivated.connect(lambda _url: self.open_report())
+        form.addRow(self.report_link)
         self.class_combo = _narrow(QComboBox())
         self.class_combo.setToolTip("Error class that Previous / Next step through")
         self.previous_button = QPushButton("◀ Previous")
@@ -993,7 +998,11 @@ class PolyTopoDock(QgsDockWidget):
             self.feature_model.appendRow(items)
         self.feature_table.setSortingEnabled(True)
         self.diagnosis.clear()
-        self.report_button.setEnabled(self.report_path() is not None)
+        report = self.report_path()
+        self.report_button.setEnabled(report is not None)
+        self.report_link.setText("" if report is None else
+                                 f"Report: <a href=\"{QUrl.fromLocalFile(str(report)).toString()}\">"
+                                 f"{html.escape(str(report))}</a>")
         self.class_combo.clear()
         present = sorted({record["error_class"] for record in records} - {"ok"})
         self.class_combo.addItems(present)
@@ -1009,6 +1018,7 @@ class PolyTopoDock(QgsDockWidget):
             self.summary_table.setItem(row, 0, QTableWidgetItem(""))
         self.feature_model.removeRows(0, self.feature_model.rowCount())
         self.diagnosis.clear()
+        self.report_link.clear()
         self.class_combo.clear()
         for widget in (self.report_button, self.class_combo, self.previous_button, self.next_button):
             widget.setEnabled(False)

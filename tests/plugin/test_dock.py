@@ -184,6 +184,7 @@ def test_evaluation_from_the_dock_fills_tables_adds_layers_and_zooms(project, ca
     report = (tmp_path / "run_report" / "report.html").read_text(encoding="utf-8")
     assert "Bootstrap interval (undefined: 1 image(s): an image-level bootstrap needs at least two images)" in report
     assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
+    assert str(tmp_path / "run_report" / "report.html") in dock.report_link.text()  # the path, in the result panel
     assert len(project.project.mapLayers()) == layers_before + len(dock.added_layers)
     (group,) = [name for name in group_names(project.project) if name.startswith("PolyTopo — ")]
     assert group.startswith("PolyTopo — pred vs ref (")
@@ -634,6 +635,7 @@ def test_a_saved_project_brings_the_results_back(project, canvas, tmp_path):
     assert dock.diagnosis.toPlainText().startswith("Prediction ")
     assert dock.last_result.layer.selectedFeatureCount() == 1
     assert dock.open_report().toLocalFile() == str(tmp_path / "run_report" / "report.html")
+    assert str(tmp_path / "run_report" / "report.html") in dock.report_link.text()  # the path, in the result panel
     dock.deleteLater()
 
 
