@@ -15,7 +15,7 @@ from qgis.core import QgsMapLayerType, QgsProviderRegistry, QgsVectorLayer, QgsW
 
 from ..errors import LayerInputError
 
-__all__ = ["check_distinct_layers", "default_evaluation_layers", "polygon_layers", "source_raster"]
+__all__ = ["check_distinct_layers", "default_evaluation_layers", "default_raster", "default_reference", "polygon_layers", "source_raster"]
 
 _PROVENANCE_PREFIX = "provenance: "
 
@@ -81,6 +81,31 @@ def _vectorized_at(layer):
             except (json.JSONDecodeError, AttributeError):
                 return ""
     return ""
+
+
+def default_raster(project, active_layer=None):
+    """The raster a vectorization defaults to: the active layer when it is a raster, else the first raster.
+
+    Parameters
+    ----------
+    project : QgsProject
+    active_layer : QgsMapLayer, optional
+
+    Returns
+    -------
+    QgsRasterLayer or None
+    """
+    if active_layer is not None and active_layer.type() == QgsMapLayerType.RasterLayer:
+        return active_layer
+    ordered = [node.layer() for node in project.layerTreeRoot().findLayers()]
+    rasters = [layer for layer in ordered if layer is not None and layer.type() == QgsMapLayerType.RasterLayer]
+    return rasters[0] if rasters else None
+
+
+def default_reference(project):
+    """The reference a new vectorization is scored against: the first polygon layer no vectorization wrote."""
+    candidates = [layer for layer in polygon_layers(project) if not _vectorized_at(layer)]
+    return candidates[0] if candidates else None
 
 
 def check_distinct_layers(prediction, reference):

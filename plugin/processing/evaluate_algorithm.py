@@ -3,6 +3,7 @@
 from qgis.core import QgsProcessing, QgsProcessingAlgorithm, QgsProcessingParameterVectorLayer, QgsProject
 
 from .evaluation_parameters import (
+    active_layer,
     EVALUATION_HELP,
     add_evaluation_outputs,
     add_evaluation_parameters,
@@ -61,7 +62,7 @@ class EvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
     def _set_dialog_defaults(self):
         """Preselect two different polygon layers in the dialog (never the active layer twice)."""
         project = QgsProject.instance()
-        prediction, reference = default_evaluation_layers(project, _active_layer())
+        prediction, reference = default_evaluation_layers(project, active_layer())
         for name, layer in (("INPUT", prediction), ("REFERENCE", reference),
                             ("PIXEL_SIZE_FROM", source_raster(prediction, project))):
             if layer is not None:
@@ -101,7 +102,3 @@ class EvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
         return evaluation_results(run, files)
 
 
-def _active_layer():
-    from qgis.utils import iface
-
-    return iface.activeLayer() if iface is not None else None

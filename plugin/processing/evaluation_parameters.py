@@ -30,6 +30,7 @@ from ..runs.raster_pixel import raster_pixel_size
 
 __all__ = [
     "EVALUATION_HELP",
+    "active_layer",
     "LAYER_OUTPUTS",
     "add_evaluation_parameters",
     "advanced",
@@ -151,6 +152,13 @@ def advanced(parameter):
     """Mark ``parameter`` Advanced (folded away in the dialog) and return it."""
     parameter.setFlags(parameter.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
     return parameter
+
+
+def active_layer():
+    """The layer selected in the Layers panel of QGIS desktop, or None (headless, ``qgis_process``)."""
+    from qgis.utils import iface
+
+    return iface.activeLayer() if iface is not None else None
 
 
 def add_workers_parameter(algorithm):

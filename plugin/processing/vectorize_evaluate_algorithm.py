@@ -1,6 +1,6 @@
 """Processing algorithm ``polytopo:vectorize_evaluate``: vectorize a raster, then score the result."""
 
-from qgis.core import QgsProcessingAlgorithm
+from qgis.core import QgsProcessingAlgorithm, QgsProject
 
 from .evaluation_parameters import (
     EVALUATION_HELP,
@@ -10,6 +10,7 @@ from .evaluation_parameters import (
     evaluation_results,
 )
 from ..errors import PluginError
+from ..gui.layer_choice import default_reference
 from .support import (
     VECTORIZE_PACKAGES,
     ExplainedRanges,
@@ -57,6 +58,9 @@ class VectorizeEvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
     def initAlgorithm(self, config=None):  # noqa: N802 - QGIS API name.
         add_vectorize_parameters(self)
         add_evaluation_parameters(self, with_pixel_size_from=False)
+        reference = default_reference(QgsProject.instance())
+        if reference is not None:  # the labels, not a layer an earlier vectorization wrote
+            self.parameterDefinition("REFERENCE").setGuiDefaultValueOverride(reference.id())
         add_vectorize_outputs(self)
         add_evaluation_outputs(self)
 

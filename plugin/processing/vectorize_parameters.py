@@ -2,6 +2,7 @@
 
 from qgis.core import (
     QgsProcessing,
+    QgsProject,
     QgsProcessingOutputNumber,
     QgsProcessingOutputString,
     QgsProcessingParameterEnum,
@@ -14,7 +15,8 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from .evaluation_parameters import advanced
+from ..gui.layer_choice import default_raster
+from .evaluation_parameters import active_layer, advanced
 from ..errors import RunParameterError
 
 __all__ = ["VECTORIZE_HELP", "add_vectorize_parameters", "add_vectorize_outputs", "bundled_models",
@@ -87,7 +89,11 @@ def model_argument(algorithm, parameters, context):
 def add_vectorize_parameters(algorithm):
     """Declare the raster, model, provider, extent, AOI, tiling and decoding parameters and the OUTPUT destination."""
     add = algorithm.addParameter
-    add(QgsProcessingParameterRasterLayer("INPUT", "Raster"))
+    raster = QgsProcessingParameterRasterLayer("INPUT", "Raster")
+    chosen = default_raster(QgsProject.instance(), active_layer())
+    if chosen is not None:  # the dialog's default: the active raster, else the first one (not an empty box)
+        raster.setGuiDefaultValueOverride(chosen.id())
+    add(raster)
     add(QgsProcessingParameterFile("MODEL", "ONNX model", behavior=QgsProcessingParameterFile.File,
                                    extension="onnx", optional=True))
     add(QgsProcessingParameterEnum("BUNDLED_MODEL", "Bundled model", options=list(bundled_models()),

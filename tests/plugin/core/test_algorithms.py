@@ -393,3 +393,19 @@ def test_numbers_out_of_range_name_the_range(qgis_processing, scene, vectorize_i
     with pytest.raises(QgsProcessingException) as info:
         run_algorithm(algorithm, {**inputs, parameter: value})
     assert expected in str(info.value) and "Incorrect parameter value" not in str(info.value)
+
+
+def test_the_vectorize_evaluate_dialog_preselects_the_raster_and_the_labels(qgis_processing, vectorize_inputs):
+    """One raster loaded, the active layer a vector: the raster is still the default; the labels the reference."""
+    from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsVectorLayer
+
+    project = QgsProject.instance()
+    raster = QgsRasterLayer(str(vectorize_inputs.raster), "image")
+    labels = QgsVectorLayer(str(vectorize_inputs.reference), "buildings", "ogr")
+    project.addMapLayers([labels, raster])
+    try:
+        algorithm = QgsApplication.processingRegistry().createAlgorithmById("polytopo:vectorize_evaluate")
+        assert algorithm.parameterDefinition("INPUT").guiDefaultValueOverride() == raster.id()
+        assert algorithm.parameterDefinition("REFERENCE").guiDefaultValueOverride() == labels.id()
+    finally:
+        project.clear()
