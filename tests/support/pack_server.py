@@ -11,6 +11,7 @@ bytes under several paths, each a way a download can go wrong:
 ``/cut/<file>``             Content-Length of the whole file, then half, then the connection closes
 ``/corrupt/<file>``         the whole length with one byte changed (wrong SHA-256)
 ``/stall/<file>``           Content-Length of the whole file, a few bytes, then silence until the test ends
+``/slow/<file>``            the file in 32-byte pieces 50 ms apart (for cancel tests)
 ``/missing/<file>``         404
 ==========================  ==========================================================
 """
@@ -119,8 +120,15 @@ class PackServer:
                 self.send_header("Content-Type", "application/octet-stream")
                 self.send_header("Content-Length", str(length))
                 self.end_headers()
-                self.wfile.write(body)
-                self.wfile.flush()
+                if kind == "slow":
+                    for start in range(0, len(body), 32):
+                        if server.release.wait(0.05):
+                            break
+                        self.wfile.write(body[start:start + 32])
+                        self.wfile.flush()
+                else:
+                    self.wfile.write(body)
+                    self.wfile.flush()
                 if kind == "stall":
                     server.release.wait(30)
                 self.close_connection = True
