@@ -128,7 +128,7 @@ def _cmd_run(args):
 
 
 class _StderrProgress:
-    """Download progress on stderr: one line rewritten in place, at most every whole percent."""
+    """Download progress on stderr: on a terminal one line rewritten every whole percent, else a line per 25 %."""
 
     def __init__(self, name):
         self.name = name
@@ -136,12 +136,15 @@ class _StderrProgress:
 
     def __call__(self, done, total):
         percent = int(100 * done / total) if total else 100
-        if percent != self.shown:
-            self.shown = percent
-            print(f"\r{self.name}: {done / 1e6:.1f} of {total / 1e6:.1f} MB ({percent} %)", end="", file=sys.stderr,
-                  flush=True)
-            if done >= total:
-                print(file=sys.stderr)
+        terminal = sys.stderr.isatty()
+        if percent == self.shown or not (terminal or percent % 25 == 0):
+            return  # a log file gets 0, 25, 50, 75 and 100 % only
+        self.shown = percent
+        text = f"{self.name}: {done / 1e6:.1f} of {total / 1e6:.1f} MB ({percent} %)"
+        if terminal:
+            print("\r" + text, end="\n" if done >= total else "", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
 
 
 def _zoo_install(args, names):

@@ -18,6 +18,7 @@ import http.client
 import os
 import socket
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,12 +28,14 @@ from ..errors import PackChecksumError, PackDownloadError, PackInstallCancelled
 from .. import zoo as _zoo  # the module, so that a test's replacement of ZOO_DIR holds here too
 from . import MODELS_DIR_ENV, ZooError, ZooModel, user_model_dir, zoo_model
 
-__all__ = ["CHUNK_BYTES", "TIMEOUT_S", "file_sha256", "install_model", "installed_ok", "remove_partials"]
+__all__ = ["CHUNK_BYTES", "PARTIAL_AGE_S", "TIMEOUT_S", "file_sha256", "install_model", "installed_ok", "remove_partials"]
 
 CHUNK_BYTES = 1 << 16
 """Bytes read per step; progress and cancel are checked after each (64 KiB)."""
 TIMEOUT_S = 30.0
 """Seconds without an answer after which a download stops (connect and each read)."""
+PARTIAL_AGE_S = 3600.0
+"""Age after which :func:`remove_partials` removes a temporary of a killed install, seconds."""
 _SCHEMES = ("https", "http", "file")
 _USER_AGENT = "polytopo-model-pack"
 
@@ -202,7 +205,8 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
     -----
     The file is written to a hidden ``.<file>.*.part`` temporary in ``folder``, flushed to disk and
     renamed over ``folder / model.file`` (:func:`os.replace`), so readers see either the old file,
-    nothing, or the complete verified new file.
+    nothing, or the complete verified new file. Temporaries of killed installs older than
+    :data:`PARTIAL_AGE_S` are removed first (:func:`remove_partials`).
     """
     folder = user_model_dir() if folder is None else Path(folder).expanduser()
     if not isinstance(model, ZooModel):
@@ -225,6 +229,7 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
         raise PackDownloadError(f"Expected an https, http or file URL but got {source!r}; fix the URL")
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        remove_partials(folder)
         handle, temporary = tempfile.mkstemp(prefix=f".{model.file}.", suffix=".part", dir=folder)
     except OSError as exc:
         raise PackDownloadError(f"Expected a writable model folder at {folder} but got: {exc.strerror or exc}; "
@@ -251,12 +256,15 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
     return target
 
 
-def remove_partials(folder):
-    """Remove temporaries left by an install that was killed (power loss, SIGKILL) in ``folder``.
+def remove_partials(folder, older_than_s=PARTIAL_AGE_S):
+    """Remove temporaries left in ``folder`` by installs that were killed (power loss, SIGKILL).
 
     Parameters
     ----------
     folder : path-like
+    older_than_s : float
+        Only temporaries not written to for this many seconds go (a running install writes
+        at least every :data:`TIMEOUT_S` seconds), so another install's file is never touched.
 
     Returns
     -------
@@ -264,11 +272,12 @@ def remove_partials(folder):
         The files removed.
     """
     removed = []
+    now = time.time()
     for path in Path(folder).glob(".*.onnx.*.part"):
         try:
-            path.unlink()
-            removed.append(path)
+            if now - path.stat().st_mtime > older_than_s:
+                path.unlink()
+                removed.append(path)
         except OSError:
             pass
     return removed
-

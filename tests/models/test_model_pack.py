@@ -154,6 +154,22 @@ def test_a_failed_reinstall_leaves_the_installed_model_intact(served):
     assert path.read_bytes() == served["pack_bytes"]
 
 
+def test_temporaries_of_killed_installs_are_cleared_only_when_old(served):
+    """A stale .part (older than an hour) goes at the next install; a fresh one (a running install) stays."""
+    import os
+    import time
+
+    served["user"].mkdir()
+    stale = served["user"] / f".{served['pack_file']}.abc.part"
+    fresh = served["user"] / f".{served['pack_file']}.def.part"
+    stale.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    old = time.time() - pack.PARTIAL_AGE_S - 60
+    os.utime(stale, (old, old))
+    pack.install_model(PACK_NAME)
+    assert leftovers(served["user"]) == sorted([fresh.name, served["pack_file"]])
+
+
 def test_a_downloaded_file_installs_offline(served, tmp_path):
     """--from a local file: no request reaches the server; a wrong file is refused and not stored."""
     wrong = tmp_path / "wrong.onnx"
