@@ -87,9 +87,12 @@ def _open_source(source, model, timeout_s):
             raise PackDownloadError(
                 f"Expected a readable model file at {path} but got: {exc.strerror or exc}; check the path "
                 f"(the release file is {model.url or 'not listed in the index'})") from None
-    request = urllib.request.Request(str(source), headers={"User-Agent": _USER_AGENT})
+    if urllib.parse.urlsplit(str(source)).scheme.lower() not in _SCHEMES:
+        raise PackDownloadError(f"Expected an https, http or file URL but got {source!r}; fix the URL")
+    request = urllib.request.Request(str(source), headers={"User-Agent": _USER_AGENT})  # noqa: S310 - scheme checked
     try:
-        response = urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310 - the scheme is checked above.
+        # nosec B310: only https, http and file (a file the user names with --from) reach this line
+        response = urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310  # nosec B310
     except urllib.error.HTTPError as exc:
         raise PackDownloadError(
             f"Expected the release file of {model.name} at {source} but the server answered HTTP {exc.code} "
@@ -226,7 +229,7 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
                 "file with --from FILE")
         source = model.url
     if _is_url(source) and urllib.parse.urlsplit(str(source)).scheme.lower() not in _SCHEMES:
-        raise PackDownloadError(f"Expected an https, http or file URL but got {source!r}; fix the URL")
+        raise PackDownloadError(f"Expected an https, http or file URL but got {source!r}; fix the URL")  # before mkdir
     try:
         folder.mkdir(parents=True, exist_ok=True)
         remove_partials(folder)

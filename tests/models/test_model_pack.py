@@ -178,6 +178,8 @@ def test_a_downloaded_file_installs_offline(served, tmp_path):
         pack.install_model(PACK_NAME, source=wrong)
     with pytest.raises(PackDownloadError, match="Expected a readable model file at"):
         pack.install_model(PACK_NAME, source=tmp_path / "absent.onnx")
+    with pytest.raises(PackDownloadError, match="Expected an https, http or file URL but got 'ftp://"):
+        pack.install_model(PACK_NAME, source="ftp://127.0.0.1/tiny_pack.onnx")
     assert leftovers(served["user"]) == []
     path = pack.install_model(PACK_NAME, source=served["source"])
     assert path.read_bytes() == served["pack_bytes"] and served["server"].requests == []
