@@ -6,6 +6,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
 
     python -m polytopo.models info MODEL [--json]
     python -m polytopo.models zoo [NAME]
+    python -m polytopo.models zoo install NAME [--from FILE_OR_URL] [--dir DIR] [--force]
     python -m polytopo.models example-card [FAMILY]
     python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--overwrite]
         [--no-validate]
@@ -31,6 +32,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 
 from ..evaluator.cluster import local_workers_option
 from ..evaluator.errors import EvaluatorError
@@ -38,7 +40,7 @@ from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
 from .work_estimate import DEFAULT_MAX_PIXELS
-from .zoo import ZOO_DIR, format_zoo_table, zoo_model, zoo_models
+from .zoo import ZOO_DIR, format_zoo_table, user_model_dir, zoo_model, zoo_models
 
 __all__ = ["build_parser", "main"]
 
@@ -137,13 +139,76 @@ def _cmd_run(args):
     return run_command(args)
 
 
+class _StderrProgress:
+    """Download progress on stderr: on a terminal one line rewritten every whole percent, else a line per 25 %."""
+
+    def __init__(self, name):
+        self.name = name
+        self.shown = -1
+
+    def __call__(self, done, total):
+        percent = int(100 * done / total) if total else 100
+        terminal = sys.stderr.isatty()
+        if percent == self.shown or not (terminal or percent % 25 == 0):
+            return  # a log file gets 0, 25, 50, 75 and 100 % only
+        self.shown = percent
+        text = f"{self.name}: {done / 1e6:.1f} of {total / 1e6:.1f} MB ({percent} %)"
+        if terminal:
+            print("\r" + text, end="\n" if done >= total else "", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+
+def _zoo_install(args, names):
+    from .zoo.pack import install_model
+
+    if len(names) != 1:
+        raise argparse.ArgumentTypeError(f"expected zoo install NAME (one model) but got {' '.join(names) or 'no name'}")
+    folder = args.dir if args.dir is not None else user_model_dir()
+    model = zoo_model(names[0], folder)
+    before = model.path if model.installed else None
+    path = install_model(model, folder, args.source, progress=_StderrProgress(model.name), force=args.force)
+    if before is not None and path == before and not args.force:
+        print(f"{model.name} is already in place and verified: {path}")
+    else:
+        print(f"{model.name} installed ({model.size_bytes} bytes, SHA-256 verified): {path}")
+    return 0
+
+
 def _cmd_zoo(args):
-    if args.name is None:
-        models = zoo_models()
+    words = list(args.words)
+    if words[:1] == ["install"]:
+        try:
+            return _zoo_install(args, words[1:])
+        except argparse.ArgumentTypeError as exc:
+            print(f"python -m polytopo.models zoo: error: {exc}", file=sys.stderr)
+            return 2
+    if args.source is not None or args.force:
+        print("python -m polytopo.models zoo: error: --from and --force belong to 'zoo install NAME'",
+              file=sys.stderr)
+        return 2
+    if len(words) > 1:
+        print(f"python -m polytopo.models zoo: error: expected zoo [NAME] or zoo install NAME but got "
+              f"{' '.join(words)}", file=sys.stderr)
+        return 2
+    folder = args.dir if args.dir is not None else user_model_dir()
+    if not words:
+        models = zoo_models(folder)
         print(format_zoo_table(models))
-        print(f"\n{len(models)} bundled models in {ZOO_DIR}; 'python -m polytopo.models zoo NAME' prints one card.")
+        missing = [m.name for m in models if not m.installed]
+        print(f"\n{len(models)} models: the bundled ones in {ZOO_DIR}, downloaded ones in {folder}. "
+              "'python -m polytopo.models zoo NAME' prints one card"
+              + (f"; 'python -m polytopo.models zoo install NAME' installs one of {', '.join(missing)}."
+                 if missing else "."))
         return 0
-    model = zoo_model(args.name)
+    model = zoo_model(words[0], folder)
+    if not model.installed:
+        print(f"{model.name}: {model.status}. {model.family} family, {model.baseline}, {model.input}, "
+              f"{model.resolution_cm_per_px:g} cm/px, {model.size_bytes} bytes, SHA-256 {model.sha256}\n"
+              f"held-out scores: {json.dumps(model.scores)}\n"
+              f"release file: {model.url or 'none listed'}\n"
+              f"install it with: python -m polytopo.models zoo install {model.name} (into {folder})")
+        return 0
     print(format_description(describe_model(model.path)))
     return 0
 
@@ -163,8 +228,17 @@ def build_parser():
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_info)
 
-    zoo = commands.add_parser("zoo", help="list the bundled models, or print the card of one")
-    zoo.add_argument("name", nargs="?", help="a bundled model's name: print its card")
+    zoo = commands.add_parser(
+        "zoo", help="list the zoo's models (bundled, installed or not), print the card of one, or install one",
+        description="zoo: list the models; zoo NAME: print one card; zoo install NAME: download a model of the "
+                    "model pack, check its size and SHA-256 and store it in the user model folder "
+                    "($POLYTOPO_MODELS_DIR, else $XDG_DATA_HOME/polytopo/models or ~/.local/share/polytopo/models)")
+    zoo.add_argument("words", nargs="*", metavar="NAME | install NAME",
+                     help="a model's name: print its card; 'install NAME': install it")
+    zoo.add_argument("--from", dest="source", metavar="FILE_OR_URL",
+                     help="with install: a downloaded release file (works offline) or another URL")
+    zoo.add_argument("--dir", type=Path, help="user model folder (default: $POLYTOPO_MODELS_DIR or the XDG data folder)")
+    zoo.add_argument("--force", action="store_true", help="with install: download again even when verified")
     zoo.set_defaults(handler=_cmd_zoo)
 
     example = commands.add_parser("example-card", help="print a complete example card of a decoder family (JSON)")

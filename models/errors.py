@@ -13,7 +13,13 @@ either::
     ├── InferenceError(ModelsError, RuntimeError)     model produced unusable output
     ├── MemoryBudgetError(ModelsError, MemoryError)   the working set does not fit
     ├── OutputError(ModelsError, OSError)             the vector output cannot be written
-    └── InferenceCancelled(ModelsError, RuntimeError) the run's cancel check said stop
+    ├── InferenceCancelled(ModelsError, RuntimeError) the run's cancel check said stop
+    ├── PackDownloadError(ModelsError, OSError)       a model-pack file cannot be fetched or stored
+    ├── PackChecksumError(ModelsError, ValueError)    a model-pack file has the wrong size or SHA-256
+    └── PackInstallCancelled(ModelsError, RuntimeError) a model-pack install was canceled
+
+(``polytopo.models.zoo.ZooError(ModelsError, LookupError)``: the zoo index is unreadable or
+names no such model.)
 
 Messages follow the form "Expected X but got Y" followed by how to fix it.
 """
@@ -26,6 +32,9 @@ __all__ = [
     "ModelFileError",
     "ModelsError",
     "OutputError",
+    "PackChecksumError",
+    "PackDownloadError",
+    "PackInstallCancelled",
     "ProviderError",
     "RasterError",
     "VectorInputError",
@@ -70,3 +79,18 @@ class OutputError(ModelsError, OSError):
 
 class InferenceCancelled(ModelsError, RuntimeError):
     """The run's cancel check (:mod:`polytopo.evaluator.cancel`) said stop before a batch; no output was written."""
+
+
+class PackDownloadError(ModelsError, OSError):
+    """A model-pack file cannot be downloaded, read or stored (network, HTTP status, timeout, disk).
+
+    Nothing is left behind: the temporary file is removed and an installed model stays as it was.
+    """
+
+
+class PackChecksumError(ModelsError, ValueError):
+    """A model-pack file arrived with another size or SHA-256 than the zoo index records; it was not stored."""
+
+
+class PackInstallCancelled(ModelsError, RuntimeError):
+    """A model-pack install was canceled (cancel check or Ctrl-C); the temporary file was removed."""

@@ -192,7 +192,8 @@ def default_model(raster_path, preferred=DEFAULT_MODEL):
     if not usable:
         raise MainJobError(
             f"Expected a bundled model that reads a raster of {band_count} band(s) but each needs more bands or "
-            f"lacks its file ({', '.join(m.name for m in models)}); pass a model file with --model FILE.onnx."
+            f"lacks its file ({', '.join(m.name for m in models)}); install one with 'python -m polytopo.models zoo "
+            "install NAME' or pass a model file with --model FILE.onnx."
         )
     first = [m for m in usable if m.name == preferred]
     if first:

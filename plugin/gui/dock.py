@@ -81,6 +81,7 @@ from ..errors import LayerInputError, PluginError, RunFailedError
 from .cluster_fields import ClusterFields
 from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .model_choice import model_channels, zoo_choices
+from .model_install import ModelInstaller
 from .output_check import REPLACE_LABEL, check_output, report_folder
 from ..processing.support import run_group_name
 from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
@@ -433,6 +434,8 @@ class PolyTopoDock(QgsDockWidget):
         self.model_combo.addItem("Other file…", _OTHER_MODEL)
         self.model_combo.currentIndexChanged.connect(self._update_card)
         form.addRow("Model", self.model_combo)
+        self.model_installer = ModelInstaller(self.model_combo, self.task_manager, self.notifier, self._update_card)
+        form.addRow(self.model_installer)
         self.model_file = QgsFileWidget()
         self.model_file.setFilter("ONNX models (*.onnx)")
         self.model_file.setDialogTitle("Choose an ONNX model")
@@ -1181,6 +1184,7 @@ class PolyTopoDock(QgsDockWidget):
             if task is not None:
                 task.abandon()
         self.evaluation_task = self.vectorize_task = None
+        self.model_installer.abandon()
 
 
 def _narrow(combo):

@@ -1,4 +1,4 @@
-"""The models the dock offers: the bundled zoo with one line per model, and a model's channel count."""
+"""The models the dock offers: the zoo with one line per model (installed or not), and a model's channel count."""
 
 from dataclasses import dataclass
 
@@ -9,28 +9,38 @@ __all__ = ["ZooChoice", "model_channels", "zoo_choices"]
 
 @dataclass(frozen=True)
 class ZooChoice:
-    """One bundled model as the dock lists it.
+    """One zoo model as the dock lists it.
 
     Attributes
     ----------
     name : str
     path : str
-        The ``.onnx`` file.
+        The ``.onnx`` file (where it will be once installed, for a model of the pack).
     summary : str
-        Baseline, input and the held-out scores of the zoo index, one line.
+        Baseline, input and the held-out scores of the zoo index, one line; for a model
+        that is not installed it starts with ``Not installed`` and the download size.
+    installed : bool
+        Whether the file is in place (bundled or downloaded).
     """
 
     name: str
     path: str
     summary: str
+    installed: bool = True
 
 
 def _score(value):
     return "–" if value is None else f"{value:.3f}"
 
 
-def zoo_choices():
-    """The bundled models, in zoo order; empty when the zoo cannot be read.
+def zoo_choices(folder=None):
+    """The zoo's models, installed or not, in zoo order; empty when the zoo cannot be read.
+
+    Parameters
+    ----------
+    folder : path-like, optional
+        Folder of downloaded models; defaults to the QGIS profile's
+        (:func:`~polytopo.plugin.runs.model_folder.profile_model_dir`).
 
     Returns
     -------
@@ -40,8 +50,12 @@ def zoo_choices():
         from ...models.zoo import ZooError, zoo_models
     except ImportError:
         return []
+    if folder is None:
+        from ..runs.model_folder import profile_model_dir
+
+        folder = profile_model_dir()
     try:
-        models = zoo_models()
+        models = zoo_models(folder)
     except ZooError:
         return []
     choices = []
@@ -49,9 +63,10 @@ def zoo_choices():
         scores = model.scores
         held_out = (f"held-out {scores.get('heldout', '?')}: AP50 {_score(scores.get('AP50'))}, Hole-F1 "
                     f"{_score(scores.get('Hole-F1'))}, Topo-EM {_score(scores.get('Topo-EM'))}")
+        status = "" if model.installed else f"Not installed ({model.size_bytes / 1e6:.1f} MB download) · "
         choices.append(ZooChoice(model.name, str(model.path),
-                                 f"{model.baseline} · {model.input} · {model.resolution_cm_per_px:g} cm/px · "
-                                 f"{held_out}"))
+                                 f"{status}{model.baseline} · {model.input} · {model.resolution_cm_per_px:g} cm/px · "
+                                 f"{held_out}", model.installed))
     return choices
 
 

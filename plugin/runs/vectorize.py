@@ -337,12 +337,15 @@ def _log_bands(steps, raster_layer, bands):
 
 
 def resolve_model(model):
-    """The ONNX file of ``model``: an existing file, or the file of the bundled model of that name.
+    """The ONNX file of ``model``: an existing file, or the file of the zoo model of that name.
+
+    Zoo models are looked up beside the zoo index, then in the QGIS profile's model folder
+    (:func:`~polytopo.plugin.runs.model_folder.profile_model_dir`).
 
     Raises
     ------
     ModelInputError
-        Neither an existing file nor the name of a bundled model.
+        Neither an existing file nor the name of a zoo model, or a model of the pack that is not installed.
     """
     path = Path(model)
     if path.is_file():
@@ -350,12 +353,20 @@ def resolve_model(model):
     if path.suffix.lower() == ".onnx" or len(path.parts) > 1:
         raise ModelInputError(f"Expected an ONNX model file but {path} does not exist; choose the model's .onnx file")
     from ...models.zoo import ZooError, zoo_model
+    from .model_folder import profile_model_dir
 
+    folder = profile_model_dir()
     try:
-        return zoo_model(str(model)).path
+        found = zoo_model(str(model), folder)
     except ZooError as exc:
         raise ModelInputError(f"Expected an ONNX model file or the name of a bundled model but got {model!r}: "
                               f"{exc}") from exc
+    if not found.installed:
+        raise ModelInputError(
+            f"Expected the model {found.name} installed but it is {found.status} (not in {folder}); install it "
+            f"with the PolyTopo dock's Install button or 'python -m polytopo.models zoo install {found.name} "
+            f"--dir {folder}'")
+    return found.path
 
 
 _ERROR_MAPPING = (
