@@ -52,6 +52,7 @@ __all__ = [
     "OutputExistsError",
     "OutputWriteError",
     "UnsafeOutputError",
+    "process_alive",
     "check_file_output",
     "check_folder_output",
     "clean_stale_partials",
@@ -122,7 +123,8 @@ def partial_name(name):
     return f"{_PREFIX}{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}-{name}"
 
 
-def _process_alive(pid):
+def process_alive(pid):
+    """True when a process ``pid`` runs on this host (this process included)."""
     if pid == os.getpid():
         return True
     if os.name == "nt":  # pragma: no cover - Windows: ask the kernel for a handle of the process
@@ -180,7 +182,7 @@ def clean_stale_partials(folder, *, keep_finished=False):
     host = _host_tag()
     for entry in entries:
         match = _PARTIAL.match(entry.name)
-        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
+        if match is None or match["host"] != host or process_alive(int(match["pid"])):
             continue
         if keep_finished and entry.is_dir() and any(_PARTIAL.match(p.name) is None for p in entry.iterdir()):
             continue

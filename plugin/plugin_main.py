@@ -28,6 +28,8 @@ def _remove_stale_temporaries():
 
     Only folders of processes that no longer run, and only those holding nothing but
     unfinished temporaries: a finished temporary layer (maybe in a saved project) stays.
+    Also the temporary result folders of ended sessions that no saved project uses
+    (:func:`polytopo.plugin.gui.result_folders.remove_unused_temporary_results`).
     """
     import tempfile
 
@@ -35,6 +37,11 @@ def _remove_stale_temporaries():
 
     for path in clean_stale_partials(tempfile.gettempdir(), keep_finished=True):
         QgsMessageLog.logMessage(f"Removed the leftovers of an interrupted run: {path}", _LOG_TAG, Qgis.Info)
+    from .gui.result_folders import remove_unused_temporary_results
+
+    for path in remove_unused_temporary_results():
+        QgsMessageLog.logMessage(f"Removed the temporary results of an ended session that no saved project uses: "
+                                 f"{path}", _LOG_TAG, Qgis.Info)
 
 
 class PolyTopoPlugin:

@@ -88,6 +88,7 @@ from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
 from ..runs.project_layers import LAYER_TITLES
 from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
 from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
+from .result_folders import mark_kept, temporary_result_folders
 from .tasks import (
     EvaluationRequest,
     EvaluationTask,
@@ -410,6 +411,7 @@ class PolyTopoDock(QgsDockWidget):
         project.readProject.connect(self._choose_default_layers)
         project.layersAdded.connect(self._layers_added)
         project.legendLayersAdded.connect(self._keep_layers_apart)  # the layer tree has the new layers then
+        project.writeProject.connect(self._warn_temporary_layers)
 
     # ----- Vectorize -------------------------------------------------------------------------
 
@@ -831,6 +833,20 @@ class PolyTopoDock(QgsDockWidget):
             self.prediction_combo.setLayer(prediction)
         self.reference_combo.setLayer(reference)
         self._prediction_changed(self.prediction_combo.currentLayer())
+
+    def _warn_temporary_layers(self, *_):
+        """On save: layers that live in temporary result folders are named, and those folders kept."""
+        layers = list(QgsProject.instance().mapLayers().values())
+        folders = temporary_result_folders(layer.source() for layer in layers)
+        if not folders:
+            return
+        mark_kept(folders)
+        used = [layer.name() for layer in layers if temporary_result_folders([layer.source()])]
+        self.notifier.warning(
+            "PolyTopo", f"{len(used)} layer(s) of this project ({', '.join(used[:3])}{'…' if len(used) > 3 else ''}) "
+            f"live in a temporary folder ({folders[0].parent}); they are kept for this project, but the system may "
+            "empty that folder: export them (Export › Save Features As) or rerun with an output file beside the "
+            "project.")
 
     def _keep_layers_apart(self, *_):
         """Choose the defaults again when a combo is empty or both show one layer (layers added, project read)."""

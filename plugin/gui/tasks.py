@@ -16,15 +16,14 @@ a text: :class:`MessageBarNotifier` pushes to the QGIS message bar,
 """
 
 import shutil
-import tempfile
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
 from qgis.core import (
     Qgis,
     QgsFeatureRequest,
     QgsMessageLog,
+    QgsProject,
     QgsRasterLayer,
     QgsTask,
     QgsVectorLayer,
@@ -33,6 +32,7 @@ from qgis.core import (
 from ..setup import dependencies
 from ..errors import PluginError, RunCanceled
 from .output_check import report_folder
+from .result_folders import new_result_folder
 from ..runs.feedback import work_and_write
 
 __all__ = [
@@ -378,6 +378,7 @@ class _CoreTask(QgsTask):
     """
 
     title = "PolyTopo"
+    kind = "run"  # names the result folder of a run without an output path
 
     def __init__(self, description, on_success, notifier, on_finished=None):
         super().__init__(description, QgsTask.CanCancel)
@@ -389,15 +390,17 @@ class _CoreTask(QgsTask):
         self.error = None
         self.canceled = False
         self.temp_dir = None
+        self.project_folder = QgsProject.instance().absolutePath()  # read in the main thread, where tasks start
 
     def output_path(self, requested, file_name):
-        """Return ``requested``, or a path in a new temporary folder when it is None."""
+        """Return ``requested``, or a path in a new result folder of this run when it is None.
+
+        The folder (:mod:`.result_folders`) is beside the saved project file, else in the
+        system's temporary folder; a failed or canceled run removes it.
+        """
         if requested:
             return str(requested)
-        from ...evaluator.output_safety import partial_name
-
-        folder = Path(tempfile.gettempdir()) / partial_name("run")[1:]  # not hidden; removed at plugin start when stale
-        folder.mkdir(mode=0o700)
+        folder = new_result_folder(self.project_folder, self.kind)
         self.temp_dir = str(folder)
         return str(folder / file_name)
 
@@ -468,6 +471,8 @@ class EvaluationTask(_CoreTask):
     on_finished : callable, optional
     """
 
+    kind = "evaluation"
+
     def __init__(self, request, core, on_success, notifier, on_finished=None):
         super().__init__(f"PolyTopo evaluation of {request.prediction.name}", on_success, notifier, on_finished)
         self.request = request
@@ -501,6 +506,8 @@ class VectorizeTask(_CoreTask):
     notifier : object
     on_finished : callable, optional
     """
+
+    kind = "vectorization"
 
     def __init__(self, request, core, on_success, notifier, on_finished=None):
         super().__init__(f"PolyTopo vectorization of {request.raster.name}", on_success, notifier, on_finished)

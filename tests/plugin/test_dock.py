@@ -13,7 +13,7 @@ import time
 
 import pytest
 from reliability import case
-from dock_testing import make_dock, set_up_evaluation
+from dock_testing import make_dock, run_evaluation, set_up_evaluation
 from polytopo_testing import wait_until
 from stand_ins import CancelInEvaluation, CancelInExport, SlowCore, VectorizeCore, fake_card, real_core
 
@@ -45,13 +45,6 @@ def canvas(qgis_app):
     map_canvas.resize(400, 400)
     yield map_canvas
     map_canvas.deleteLater()
-
-
-def run_evaluation(dock):
-    task = dock.start_evaluation()
-    assert task is not None
-    wait_until(lambda: dock.evaluation_task is None)
-    return task
 
 
 def group_names(project):

@@ -7,7 +7,7 @@ The ``project`` fixture of ``tests/plugin/conftest.py`` puts :data:`PREDICTION` 
 
 from polytopo_testing import RecordingNotifier
 
-__all__ = ["PREDICTION", "REFERENCE", "make_dock", "no_providers", "set_up_evaluation"]
+__all__ = ["PREDICTION", "REFERENCE", "make_dock", "no_providers", "run_evaluation", "set_up_evaluation"]
 
 #: Reference: a square with two holes, and a small square elsewhere.
 REFERENCE = [
@@ -44,3 +44,13 @@ def set_up_evaluation(dock, project, gpkg_path):
     dock.score_field.setField("score")
     dock.pixel_size.setValue(0.5)
     dock.gpkg_output.setFilePath(str(gpkg_path))
+
+
+def run_evaluation(dock):
+    """Start the dock's evaluation, wait until it ends, return its task."""
+    from polytopo_testing import wait_until
+
+    task = dock.start_evaluation()
+    assert task is not None
+    wait_until(lambda: dock.evaluation_task is None)
+    return task
