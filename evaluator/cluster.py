@@ -53,7 +53,7 @@ LOCAL_CLUSTER_CONFIG = {
   was unresponsive" warning): once a second is enough for that warning.
 
 The last two made the 2-worker command line on the 16x benchmark set about 3 s shorter
-(``docs/scale-out.md``, *Measured scaling*). ``docs/scale-out.md`` (*Worker environment*)
+(``benchmarks/README.md``, *Scale-out measurements*). ``docs/scale-out.md`` (*Worker environment*)
 gives the same settings for ``dask worker``. None of them changes a number.
 """
 
