@@ -79,7 +79,13 @@ from ...models.pipeline import decoding_values
 from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
 from .cluster_fields import ClusterFields
-from .layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
+from .layer_choice import (
+    check_distinct_layers,
+    default_evaluation_layers,
+    polygon_layers,
+    source_raster,
+    unique_layer_name,
+)
 from .model_choice import model_channels, zoo_choices
 from .model_install import ModelInstaller
 from .output_check import REPLACE_LABEL, check_output, report_folder
@@ -555,6 +561,11 @@ class PolyTopoDock(QgsDockWidget):
         shown = self.extent_combo.currentData() in (_SELECTED_AREA, _MASK_AREA)
         self.mask_combo.setVisible(shown)
         self.mask_label.setVisible(shown)
+        current = self.mask_combo.currentLayer()
+        if self.extent_combo.currentData() == _SELECTED_AREA and (current is None or not current.selectedFeatureCount()):
+            selected = [layer for layer in polygon_layers(QgsProject.instance()) if layer.selectedFeatureCount()]
+            if selected:  # the layer the user selected polygons in, not merely the first polygon layer
+                self.mask_combo.setLayer(selected[0])
 
     def _area_of_interest(self):
         """The polygons limiting the vectorization (selected features or a mask layer), or None.
@@ -689,12 +700,12 @@ class PolyTopoDock(QgsDockWidget):
 
     def _vectorized(self, result):
         path = result["source"]
-        name = f"{result['request'].raster.name} — {Path(result['request'].model_path).stem}"
+        project = QgsProject.instance()
+        name = unique_layer_name(project, f"{result['request'].raster.name} — {Path(result['request'].model_path).stem}")
         layer = QgsVectorLayer(path, name, "ogr")
         if not layer.isValid():
             raise RunFailedError(f"Expected the vectorization output {path!r} to open as a vector layer "
                              "but it does not; open it from the Browser to see why.")
-        project = QgsProject.instance()
         group = project.layerTreeRoot().insertGroup(0, result["request"].group_name)
         project.addMapLayer(layer, False)
         group.addLayer(layer)

@@ -15,7 +15,8 @@ from qgis.core import QgsMapLayerType, QgsProviderRegistry, QgsVectorLayer, QgsW
 
 from ..errors import LayerInputError
 
-__all__ = ["check_distinct_layers", "default_evaluation_layers", "default_raster", "default_reference", "polygon_layers", "source_raster"]
+__all__ = ["check_distinct_layers", "default_evaluation_layers", "default_raster", "default_reference", "polygon_layers", "source_raster",
+           "unique_layer_name"]
 
 _PROVENANCE_PREFIX = "provenance: "
 
@@ -81,6 +82,20 @@ def _vectorized_at(layer):
             except (json.JSONDecodeError, AttributeError):
                 return ""
     return ""
+
+
+def unique_layer_name(project, name):
+    """``name``, or ``name (2)``, ``name (3)``, … when the project has a layer of that name already.
+
+    Repeated runs on one raster then add layers the Layers panel tells apart.
+    """
+    taken = {layer.name() for layer in project.mapLayers().values()}
+    if name not in taken:
+        return name
+    number = 2
+    while f"{name} ({number})" in taken:
+        number += 1
+    return f"{name} ({number})"
 
 
 def default_raster(project, active_layer=None):

@@ -86,3 +86,24 @@ def test_two_tables_of_one_file_are_two_layers_but_one_table_opened_twice_is_one
     first_by_path = QgsVectorLayer(str(path), "first layer", "ogr")
     with pytest.raises(LayerInputError, match="is also the reference layer"):
         check_distinct_layers(first_by_path, predicted)  # the same table, named two ways
+
+
+def test_repeated_vectorizations_get_numbered_layer_names(empty_project):
+    from polytopo.plugin.gui.layer_choice import unique_layer_name
+
+    first = polygon_layer("image — unet", PREDICTION)
+    empty_project.addMapLayer(first)
+    assert unique_layer_name(empty_project, "image — unet") == "image — unet (2)"
+    empty_project.addMapLayer(polygon_layer("image — unet (2)", PREDICTION))
+    assert unique_layer_name(empty_project, "image — unet") == "image — unet (3)"
+    assert unique_layer_name(empty_project, "other") == "other"
+
+
+def test_selected_features_default_to_the_layer_with_a_selection(empty_project):
+    plain, chosen = polygon_layer("plain", PREDICTION), polygon_layer("chosen", REFERENCE)
+    empty_project.addMapLayers([plain, chosen])
+    chosen.selectByIds([next(chosen.getFeatures()).id()])
+    dock, _ = make_dock(StandInCore())
+    dock.extent_combo.setCurrentIndex(dock.extent_combo.findText("Selected features"))
+    assert dock.mask_combo.currentLayer() is chosen
+    dock.deleteLater()
