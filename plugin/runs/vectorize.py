@@ -174,8 +174,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                              max_pixels=max_pixels)
     except ModelCardError as exc:
         raise RunParameterError(str(exc)) from exc
-    check_raster_crs(raster_layer)
     raster_path = raster_source_path(raster_layer)
+    check_raster_crs(raster_layer)
     inputs = [raster_path, str(model)] + ([aoi_layer.source()] if aoi_layer is not None else [])
     _check_output(output_path, inputs, overwrite)
     steps.progress(0)
