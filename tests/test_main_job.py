@@ -287,3 +287,13 @@ def test_the_hole_scene_shows_every_hole_error_class(qgis_processing, helsinki_c
     assert features("hallucinated_holes"), "a predicted hole without a reference courtyard"
     classes = {feature["error_class"] for feature in features("predictions")}
     assert {"ok", "unmatched"} <= classes <= set(PREDICTION_CLASSES), classes
+
+
+def test_the_demo_data_line_names_every_file_it_fetched(capsys):
+    """``scripts/demo`` fetches three files through PyPI; the line that says they are verified names all three."""
+    from polytopo.plugin.demo.demo_data import main
+
+    assert main([]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("demo data (SHA-256 verified) in ")
+    assert line.endswith("sample_geotiff.tif, geotiff_labels.geojson, Helsinki.osm.pbf")

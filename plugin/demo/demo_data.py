@@ -99,20 +99,27 @@ def fetch_demo_data(cache_dir=None, *, python=PIP_PYTHON):
 
 
 def main(argv=None):
-    """Fetch the demo data into ``argv[0]`` (default :func:`default_cache_dir`) and print the paths.
+    """Fetch the demo data (Atlanta tile, its labels, the Helsinki extract) into ``argv[0]`` and print their names.
+
+    ``argv[0]`` defaults to :func:`default_cache_dir`.
 
     Returns
     -------
     int
         0 on success, 1 (with the reason on stderr) when the data cannot be fetched.
     """
+    from .hole_scene import fetch_helsinki_pbf  # imports the scene renderer: only here, not on import
+
     argv = sys.argv[1:] if argv is None else list(argv)
+    cache_dir = argv[0] if argv else None
     try:
-        data = fetch_demo_data(argv[0] if argv else None)
+        data = fetch_demo_data(cache_dir)
+        pbf = fetch_helsinki_pbf(cache_dir)
     except DemoDataError as exc:
         print(f"demo_data: error: {exc}", file=sys.stderr)
         return 1
-    print(f"demo data (SHA-256 verified) in {data.raster.parent}: {data.raster.name}, {data.labels.name}")
+    names = [data.raster.name, data.labels.name, pbf.name]
+    print(f"demo data (SHA-256 verified) in {data.raster.parent}: {', '.join(names)}")
     return 0
 
 
