@@ -12,6 +12,7 @@ from qgis.core import (
     QgsProcessing,
     QgsProcessingOutputHtml,
     QgsProcessingOutputNumber,
+    QgsProcessingOutputString,
     QgsProcessingOutputVectorLayer,
     QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
@@ -176,6 +177,8 @@ def add_evaluation_outputs(algorithm):
     viewer lists and opens.
     """
     algorithm.addOutput(QgsProcessingOutputHtml("OUTPUT_HTML", "Evaluation report"))
+    algorithm.addOutput(QgsProcessingOutputString(
+        "SUMMARY", "Key metrics in words ('undefined' where a number output is NaN, e.g. Hole-F1 without holes)"))
     for name, layer in LAYER_OUTPUTS.items():
         algorithm.addOutput(QgsProcessingOutputVectorLayer(name, layer.replace("_", " ").capitalize(),
                                                            QgsProcessing.TypeVectorPolygon))
@@ -253,14 +256,18 @@ def evaluation_results(run, files):
     -------
     dict
         ``OUTPUT_GPKG``, ``OUTPUT_REPORT``, ``OUTPUT_HTML`` (report.html), one ``path|layername=...`` per
-        :data:`LAYER_OUTPUTS` and one float per :func:`number_outputs` (NaN when undefined).
+        :data:`LAYER_OUTPUTS`, one float per :func:`number_outputs` (NaN when undefined) and
+        ``SUMMARY``, the same numbers in words ("Hole-F1 undefined").
     """
     gpkg = str(files["geopackage"])
     metrics = run.evaluation.summary["metrics"]
     results = {"OUTPUT_GPKG": gpkg, "OUTPUT_REPORT": str(files["report_html"].parent),
                "OUTPUT_HTML": str(files["report_html"])}
     results.update({name: f"{gpkg}|layername={layer}" for name, layer in LAYER_OUTPUTS.items()})
+    words = []
     for name, metric in number_outputs().items():
         value = metrics.get(metric)
         results[name] = math.nan if value is None else float(value)
+        words.append(f"{metric} {'undefined' if math.isnan(results[name]) else format(results[name], '.4f')}")
+    results["SUMMARY"] = ", ".join(words)
     return results

@@ -217,6 +217,7 @@ def test_qgis_process_runs_evaluate_headless(qgis_env, scene, tmp_path):
     assert outputs["SCORED_PREDICTIONS"] == f"{gpkg}|layername=predictions"
     assert gpkg.is_file() and (tmp_path / "report" / "report.html").is_file()
     assert not math.isnan(outputs["TOPO_EM"])
+    assert outputs["SUMMARY"].startswith(f"AP50 {metrics['AP50']:.4f}, E-BIoU ")
 
 
 def test_vectorize_needs_exactly_one_model(qgis_processing, vectorize_inputs, tmp_path):
@@ -409,3 +410,14 @@ def test_the_vectorize_evaluate_dialog_preselects_the_raster_and_the_labels(qgis
         assert algorithm.parameterDefinition("REFERENCE").guiDefaultValueOverride() == labels.id()
     finally:
         project.clear()
+
+
+def test_an_undefined_metric_is_nan_in_its_number_and_undefined_in_words(qgis_processing, tools, tmp_path):
+    """No hole on either side: HOLE_F1 is NaN (a number output cannot say more); SUMMARY says 'undefined'."""
+    reference = tools.write_polygon_layer(tmp_path / "ref.gpkg", "EPSG:32616", [tools.square(0), tools.square(1)])
+    prediction = tools.write_polygon_layer(tmp_path / "pred.gpkg", "EPSG:32616", [tools.square(0, 0.2)],
+                                           fields=[("score", "double")], values=[(0.9,)])
+    results = run_algorithm("evaluate", {"INPUT": str(prediction), "REFERENCE": str(reference), "SCORE_FIELD": "score",
+                                         "PIXEL_SIZE": 0.5, "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
+                                         "OUTPUT_REPORT": str(tmp_path / "r")})
+    assert math.isnan(results["HOLE_F1"]) and "Hole-F1 undefined" in results["SUMMARY"]
