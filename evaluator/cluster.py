@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.resource_tracker
 import multiprocessing.spawn
 import os
 import pickle
@@ -341,6 +342,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
     distributed = require_distributed()
     with contextlib.ExitStack() as stack:
         if scheduler is None:
+            stack.callback(_reap_helpers)  # runs last: after the cluster and its workers are gone
             stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
             stack.enter_context(_dask_config(LOCAL_CLUSTER_CONFIG))
@@ -367,6 +369,19 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
                 f"start one with 'dask worker {address}'.") from exc
         _check_versions(client)
         yield client
+
+
+def _reap_helpers():
+    """End and reap the helper processes a local cluster leaves: nothing of the run outlives it.
+
+    multiprocessing starts a resource tracker with the first worker process and leaves it
+    running until the parent exits, when it would linger unreaped for a moment; the worker
+    processes are joined by the cluster's close, and any that ended are reaped here.
+    """
+    stop = getattr(multiprocessing.resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        stop()
+    multiprocessing.active_children()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,85 @@
+"""Every process a ``--workers`` run starts is gone, and reaped, when the command returns or dies.
+
+The command runs in a child Python whose own children are listed (psutil) right after
+``main`` returns: success, an input error after the cluster started, and Ctrl-C. A client
+killed with SIGKILL takes its local workers with it.
+"""
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+RUN_S = 180
+ARGS = ["--quiet", "--no-plots", "--no-gpkg", "--workers", "2"]
+
+
+def _child_report(fixtures_dir, tmp_path, pred, extra=()):
+    """Run ``main`` in a fresh Python; return (exit status, children still there after it returned)."""
+    script = textwrap.dedent(f"""
+        import json, psutil
+        from polytopo.evaluator.cli import main
+        if __name__ == "__main__":
+            code = main({json.dumps([
+                "--gt", str(fixtures_dir / "ptb_small" / "gt.json"), "--pred", str(pred),
+                "--out", str(tmp_path / "out"), *ARGS, *extra])})
+            left = [" ".join(child.cmdline()) for child in psutil.Process().children(recursive=True)]
+            print("REPORT", json.dumps([code, left]))
+    """)
+    (tmp_path / "run.py").write_text(script)
+    done = subprocess.run([sys.executable, str(tmp_path / "run.py")], capture_output=True, text=True,
+                          timeout=RUN_S, check=False)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
+    return json.loads(line[len("REPORT "):])
+
+
+def test_a_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
+    code, left = _child_report(fixtures_dir, tmp_path, fixtures_dir / "ptb_small" / "pred.json", ["--bootstrap", "0"])
+    assert code == 0 and left == []
+
+
+def test_a_failed_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
+    """The prediction file is broken: the run fails while the cluster is up (it starts beside the reading)."""
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    code, left = _child_report(fixtures_dir, tmp_path, broken)
+    assert code == 2 and left == []
+
+
+def _start(fixtures_dir, tmp_path):
+    command = [sys.executable, "-m", "polytopo.evaluator", "--gt", str(fixtures_dir / "ptb_small" / "gt.json"),
+               "--pred", str(fixtures_dir / "ptb_small" / "pred.json"), "--out", str(tmp_path / "out"), *ARGS,
+               "--bootstrap", "2000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + RUN_S
+    while len(parent.children(recursive=True)) < 3 and time.monotonic() < deadline:  # two workers and more
+        time.sleep(0.2)
+    children = parent.children(recursive=True)
+    assert len(children) >= 3, "the local cluster did not start"
+    return process, children
+
+
+def _gone(children, within_s):
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(child.is_running() and child.status() != psutil.STATUS_ZOMBIE for child in children):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigkill"])
+def test_an_interrupted_or_killed_client_takes_its_workers_with_it(fixtures_dir, tmp_path, how):
+    process, children = _start(fixtures_dir, tmp_path)
+    process.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
+    _, err = process.communicate(timeout=RUN_S)
+    if how == "ctrl-c":
+        assert process.returncode == 130 and "interrupted" in err, err[-2000:]
+    assert _gone(children, 30), [child.cmdline() for child in children if child.is_running()]
+    assert not (tmp_path / "out").exists() or how == "sigkill"
