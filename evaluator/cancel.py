@@ -6,7 +6,7 @@ arguments that returns True once whoever started the run wants it to stop: a
 asks the check at each of its progress steps (each evaluator phase, each finished
 partition on a cluster, each inference batch) and, when it says stop, raises its package's
 canceled exception (:class:`.errors.EvaluationCanceled`,
-:class:`polytopo.models.errors.InferenceCancelled`) before anything is written, so a
+:class:`polytopo.models.errors.InferenceCanceled`) before anything is written, so a
 canceled run leaves no output. Progress callbacks only report; they never cancel.
 
 >>> token = CancelToken()

@@ -22,7 +22,7 @@ checks against the graph, sessions, decoders) are imported from their own module
 from .card import ModelCard, example_card
 from .card_io import describe_model, read_card, write_card
 from .errors import (
-    InferenceCancelled,
+    InferenceCanceled,
     InferenceError,
     MemoryBudgetError,
     ModelCardError,
@@ -40,7 +40,7 @@ from .session import SessionParams
 
 __all__ = [
     "GeoreferenceWarning",
-    "InferenceCancelled",
+    "InferenceCanceled",
     "InferenceError",
     "LoadedModel",
     "MapPolygon",

@@ -13,10 +13,10 @@ either::
     ├── InferenceError(ModelsError, RuntimeError)     model produced unusable output
     ├── MemoryBudgetError(ModelsError, MemoryError)   the working set does not fit
     ├── OutputError(ModelsError, OSError)             the vector output cannot be written
-    ├── InferenceCancelled(ModelsError, RuntimeError) the run's cancel check said stop
+    ├── InferenceCanceled(ModelsError, RuntimeError) the run's cancel check said stop
     ├── PackDownloadError(ModelsError, OSError)       a model-pack file cannot be fetched or stored
     ├── PackChecksumError(ModelsError, ValueError)    a model-pack file has the wrong size or SHA-256
-    └── PackInstallCancelled(ModelsError, RuntimeError) a model-pack install was canceled
+    └── PackInstallCanceled(ModelsError, RuntimeError) a model-pack install was canceled
 
 (``polytopo.models.zoo.ZooError(ModelsError, LookupError)``: the zoo index is unreadable or
 names no such model.)
@@ -25,7 +25,7 @@ Messages follow the form "Expected X but got Y" followed by how to fix it.
 """
 
 __all__ = [
-    "InferenceCancelled",
+    "InferenceCanceled",
     "InferenceError",
     "MemoryBudgetError",
     "ModelCardError",
@@ -34,7 +34,7 @@ __all__ = [
     "OutputError",
     "PackChecksumError",
     "PackDownloadError",
-    "PackInstallCancelled",
+    "PackInstallCanceled",
     "ProviderError",
     "RasterError",
     "VectorInputError",
@@ -77,7 +77,7 @@ class OutputError(ModelsError, OSError):
     """The vector output cannot be created or moved into place."""
 
 
-class InferenceCancelled(ModelsError, RuntimeError):
+class InferenceCanceled(ModelsError, RuntimeError):
     """The run's cancel check (:mod:`polytopo.evaluator.cancel`) said stop before a batch; no output was written."""
 
 
@@ -92,5 +92,18 @@ class PackChecksumError(ModelsError, ValueError):
     """A model-pack file arrived with another size or SHA-256 than the zoo index records; it was not stored."""
 
 
-class PackInstallCancelled(ModelsError, RuntimeError):
+class PackInstallCanceled(ModelsError, RuntimeError):
     """A model-pack install was canceled (cancel check or Ctrl-C); the temporary file was removed."""
+
+
+_RENAMED = {"InferenceCancelled": "InferenceCanceled", "PackInstallCancelled": "PackInstallCanceled"}
+
+
+def __getattr__(name):
+    """The old spellings of the canceled errors, with a DeprecationWarning (one spelling: *canceled*)."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"{name} is now {_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,7 +35,7 @@ from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
 from .decoders.families import SEG_THRESHOLD_FAMILIES
-from .errors import InferenceCancelled, InferenceError, ModelCardError, RasterError
+from .errors import InferenceCanceled, InferenceError, ModelCardError, RasterError
 from .grid_blocks import whole_rows
 from .memory import check_memory, estimate_memory
 from .normalize import input_scaling, to_model_input
@@ -345,7 +345,7 @@ class PreparedRun:
     progress : callable(done_tiles, total_tiles) or None
     cancel : callable() -> bool or None
         The cancel check (:mod:`polytopo.evaluator.cancel`), asked before every batch;
-        True stops with :class:`~polytopo.models.errors.InferenceCancelled`.
+        True stops with :class:`~polytopo.models.errors.InferenceCanceled`.
     block : GridBlock or None
         Run only this block of the grid (see :mod:`~polytopo.models.grid_blocks`);
         None runs the whole grid.
@@ -513,7 +513,7 @@ class PreparedRun:
         return array
 
     def _check_cancel(self):
-        raise_if_canceled(self._cancel, InferenceCancelled, "inference")
+        raise_if_canceled(self._cancel, InferenceCanceled, "inference")
 
     def _to_map(self, records, label=None):
         pieces = [r for r in records if r.on_seam]

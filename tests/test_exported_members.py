@@ -172,7 +172,7 @@ def test_evaluator_package_exports_exactly_the_pinned_surface():
 
 
 MODELS_SURFACE = (
-    "GeoreferenceWarning", "InferenceCancelled", "InferenceError", "LoadedModel", "MapPolygon", "MemoryBudgetError",
+    "GeoreferenceWarning", "InferenceCanceled", "InferenceError", "LoadedModel", "MapPolygon", "MemoryBudgetError",
     "ModelCard", "ModelCardError", "ModelFileError", "ModelsError", "OutputError", "PreparedRun", "Prompt",
     "ProviderError", "RasterError", "RunParams", "RunReport", "SessionParams",
     "describe_model", "example_card", "load_model", "prompts_from_geometries", "prompts_from_vector", "read_card",

@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from ..errors import PackChecksumError, PackDownloadError, PackInstallCancelled
+from ..errors import PackChecksumError, PackDownloadError, PackInstallCanceled
 from .. import zoo as _zoo  # the module, so that a test's replacement of ZOO_DIR holds here too
 from . import MODELS_DIR_ENV, ZooError, ZooModel, user_model_dir, zoo_model
 
@@ -112,7 +112,7 @@ def _open_source(source, model, timeout_s):
     return response, announced, str(source)
 
 
-def _copy_verified(stream, handle, model, label, announced, progress, cancelled):
+def _copy_verified(stream, handle, model, label, announced, progress, canceled):
     """Copy ``stream`` into ``handle``, hashing; raise when the size or checksum is not the index's."""
     expected = model.size_bytes
     if announced is not None and announced != expected:
@@ -124,8 +124,8 @@ def _copy_verified(stream, handle, model, label, announced, progress, cancelled)
     if progress is not None:
         progress(0, expected)
     while True:
-        if cancelled is not None and cancelled():
-            raise PackInstallCancelled(f"Expected to finish installing {model.name} but it was canceled after "
+        if canceled is not None and canceled():
+            raise PackInstallCanceled(f"Expected to finish installing {model.name} but it was canceled after "
                                        f"{done} of {expected} bytes; nothing was stored")
         block = stream.read(CHUNK_BYTES)
         if not block:
@@ -163,7 +163,7 @@ def _stream_failure(exc, model, label, timeout_s):
                              "retry, or install a downloaded file with --from FILE")
 
 
-def install_model(model, folder=None, source=None, *, progress=None, cancelled=None, timeout_s=TIMEOUT_S,
+def install_model(model, folder=None, source=None, *, progress=None, canceled=None, timeout_s=TIMEOUT_S,
                   force=False):
     """Download or copy a model-pack file, verify its size and SHA-256, and store it atomically.
 
@@ -178,8 +178,8 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
         the index's ``url``.
     progress : callable, optional
         ``progress(done_bytes, total_bytes)``, called after each 64 KiB block.
-    cancelled : callable, optional
-        ``cancelled() -> bool``, checked before each block; True stops the install.
+    canceled : callable, optional
+        ``canceled() -> bool``, checked before each block; True stops the install.
     timeout_s : float
         Seconds without an answer after which a download fails (connect and each read).
     force : bool
@@ -199,8 +199,8 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
         No source, an unreachable source, an HTTP error, a timeout, or the folder cannot be written.
     PackChecksumError
         The file has another size or SHA-256 than the index records.
-    PackInstallCancelled
-        ``cancelled()`` returned True.
+    PackInstallCanceled
+        ``canceled()`` returned True.
     KeyboardInterrupt
         Ctrl-C: re-raised after the temporary file is removed.
 
@@ -242,7 +242,7 @@ def install_model(model, folder=None, source=None, *, progress=None, cancelled=N
         with stream, os.fdopen(handle, "wb") as out:
             handle = None
             try:
-                _copy_verified(stream, out, model, label, announced, progress, cancelled)
+                _copy_verified(stream, out, model, label, announced, progress, canceled)
             except (OSError, http.client.HTTPException) as exc:
                 if isinstance(exc, (PackDownloadError, PackChecksumError)):
                     raise

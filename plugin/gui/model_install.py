@@ -17,7 +17,7 @@ from qgis.core import Qgis, QgsMessageLog, QgsTask
 from qgis.PyQt.QtCore import Qt, pyqtSlot
 from qgis.PyQt.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from ...models.errors import ModelsError, PackInstallCancelled
+from ...models.errors import ModelsError, PackInstallCanceled
 from ..runs.model_folder import profile_model_dir
 
 __all__ = ["ModelInstallTask", "ModelInstaller"]
@@ -78,8 +78,8 @@ class ModelInstallTask(QgsTask):
         """Worker thread: install; keep the path, the cancel or the reason of the failure."""
         try:
             self.path = self.install(self.model, self.folder, self.source, progress=self._progress,
-                                     cancelled=self.isCanceled)
-        except PackInstallCancelled:
+                                     canceled=self.isCanceled)
+        except PackInstallCanceled:
             self.canceled = True
         except ModelsError as exc:
             self.error = str(exc)

@@ -32,7 +32,7 @@ from ...evaluator.output_safety import (
     write_failure,
 )
 from ...models import (
-    InferenceCancelled,
+    InferenceCanceled,
     MemoryBudgetError,
     ModelCardError,
     ModelFileError,
@@ -370,7 +370,7 @@ def resolve_model(model):
 
 
 _ERROR_MAPPING = (
-    (InferenceCancelled, RunCanceled),
+    (InferenceCanceled, RunCanceled),
     ((ModelFileError, ModelCardError), ModelInputError),
     ((RasterError, VectorInputError), LayerInputError),
     (ProviderError, RunParameterError),

@@ -16,7 +16,7 @@ from pack_server import PACK_NAME, PackServer, pack_zoo
 
 from polytopo.models import PreparedRun, SessionParams, load_model
 from polytopo.models.cli import main
-from polytopo.models.errors import PackChecksumError, PackDownloadError, PackInstallCancelled
+from polytopo.models.errors import PackChecksumError, PackDownloadError, PackInstallCanceled
 from polytopo.models.zoo import ZooError, zoo_model, zoo_models
 from polytopo.models.zoo import pack
 
@@ -102,11 +102,11 @@ def test_an_unreachable_server_says_so(served):
 
 
 def test_cancel_mid_download_stores_nothing(served, monkeypatch):
-    """The cancel check says stop after the first block: PackInstallCancelled, no file, no temporary."""
+    """The cancel check says stop after the first block: PackInstallCanceled, no file, no temporary."""
     monkeypatch.setattr(pack, "CHUNK_BYTES", 64)
     blocks = []
-    with pytest.raises(PackInstallCancelled, match="canceled after 64 of"):
-        pack.install_model(PACK_NAME, progress=lambda d, t: blocks.append(d), cancelled=lambda: len(blocks) > 1)
+    with pytest.raises(PackInstallCanceled, match="canceled after 64 of"):
+        pack.install_model(PACK_NAME, progress=lambda d, t: blocks.append(d), canceled=lambda: len(blocks) > 1)
     assert leftovers(served["user"]) == []
 
 

@@ -9,7 +9,7 @@ from osgeo import ogr
 
 from polytopo.models import (
     GeoreferenceWarning,
-    InferenceCancelled,
+    InferenceCanceled,
     InferenceError,
     MemoryBudgetError,
     ModelCardError,
@@ -112,7 +112,7 @@ def test_cancel_leaves_no_output(tmp_path, tiny, deepness):
         calls.append(1)
         return len(calls) > 2
 
-    with pytest.raises(InferenceCancelled):
+    with pytest.raises(InferenceCanceled):
         run_to_file(deepness, raster, out, cancel=cancel)
     assert len(calls) == 3
     assert sorted(os.listdir(tmp_path)) == ["deepness.onnx", "rgb.tif"]

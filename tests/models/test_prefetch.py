@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from polytopo.models import InferenceCancelled, InferenceError, PreparedRun, RunParams, SessionParams, load_model, run_to_file
+from polytopo.models import InferenceCanceled, InferenceError, PreparedRun, RunParams, SessionParams, load_model, run_to_file
 from polytopo.models import pipeline
 from polytopo.models.prefetch import Prefetcher
 from polytopo.models.session import ProviderReport
@@ -115,7 +115,7 @@ def test_cancel_while_prefetching_stops_the_thread_and_leaves_no_output(tmp_path
         calls.append(1)
         return len(calls) > 2
 
-    with pytest.raises(InferenceCancelled):
+    with pytest.raises(InferenceCanceled):
         run_to_file(model, raster, tmp_path / "out.gpkg", RunParams(prefetch_batches=2), cancel=cancel)
     assert len(calls) == 3
     assert not prefetch_threads()
