@@ -216,14 +216,25 @@ def wrong_topo_figure(series, *, title=_WRONG_TOPO_TITLE, methods=None):
             (line,) = axes.plot(tau[keep], rate[keep], linewidth=1.0, label=name or None)
             axes.scatter(tau[keep], rate[keep], s=sizes, alpha=0.7, zorder=3, color=line.get_color())
             if len(methods) == 1:
-                for x, y, n in zip(tau[keep], rate[keep], pairs[keep]):
-                    axes.annotate(f"N={int(n)}", (x, y), textcoords="offset points", xytext=(0, -18),
-                                  ha="center", fontsize=7)
+                for x, y, n, size in zip(tau[keep], rate[keep], pairs[keep], sizes):
+                    _label_point(axes, f"N={int(n)}", x, y, size)
         if not drawn:
             _no_data(axes)
         elif len(methods) > 1:
             axes.legend(fontsize=7)
     return figure
+
+
+def _label_point(axes, text, x, y, marker_pt2):
+    """Write ``text`` beside the marker at (x, y), clear of the marker.
+
+    Above the point in the lower half of the 0–1 axis and below it in the upper half, so
+    the label never lands on the tick labels under the axis or on the panel title.
+    """
+    clearance = math.sqrt(marker_pt2 / math.pi) + 3.0  # marker radius in points, and a gap
+    above = y < 0.5
+    axes.annotate(text, (x, y), textcoords="offset points", xytext=(0, clearance if above else -clearance),
+                  ha="center", va="bottom" if above else "top", fontsize=7)
 
 
 def plot_sweep(rows, x_key, y_keys, path, title, *, x_label=None, y_label="Metric value",

@@ -5,7 +5,8 @@ error class (``"error_class" = '…'``) and a grey dotted fallback for records w
 class, or a single rule for a layer of one class. Fills take the class colour at the
 layer's opacity and a hatch or dot pattern in the class colour darkened to 60 %; the
 exterior ring is outlined in that dark colour, and on polygon layers the hole rings are a
-black dash on a white halo. Labels are defined but off. Sizes are millimetres.
+black dash on a white halo, which a last rule (:data:`HOLE_RING_RULE`, matching no
+feature) shows in the legend. Labels are defined but off. Sizes are millimetres.
 
 The text is plain QML that QGIS 3.22 and later load with ``importNamedStyle`` (or
 ``loadNamedStyle`` once written to a ``.qml`` file); nothing here imports QGIS. Write the
@@ -18,7 +19,8 @@ from xml.sax.saxutils import escape
 
 from .error_classes import ERROR_CLASSES, ERROR_LAYERS, FILL_PATTERNS, error_class, error_layer, rgb
 
-__all__ = ["OTHER_COLOUR", "HOLE_RING_HALO_MM", "HOLE_RING_DASH_MM", "dark", "qml_style", "write_styles"]
+__all__ = ["OTHER_COLOUR", "HOLE_RING_HALO_MM", "HOLE_RING_DASH_MM", "HOLE_RING_LABEL", "HOLE_RING_RULE", "dark",
+           "qml_style", "write_styles"]
 
 #: Fill of records whose class is not set (the fallback rule), ``#rrggbb``.
 OTHER_COLOUR = "#bdbdbd"
@@ -26,6 +28,8 @@ OTHER_COLOUR = "#bdbdbd"
 HOLE_RING_HALO_MM = 1.6
 #: Width of the black dash of hole rings, millimetres.
 HOLE_RING_DASH_MM = 0.8
+#: Key and legend text of the rule that shows the hole rings in the legend (it draws nothing itself).
+HOLE_RING_RULE, HOLE_RING_LABEL = "hole-rings", "hole ring (of any class): black dash on a white halo"
 _HATCH_SPACING_MM, _HATCH_WIDTH_MM = 2.6, 0.35
 _DOT_SPACING_MM, _DOT_SIZE_MM = 2.2, 0.9
 _LABELS = {
@@ -106,14 +110,41 @@ def _fill_symbol(name, layer, colour, pattern, outline, outline_rgb):
     layers.append(_line([("line_color", _qcolor(outline_rgb)), ("line_width", layer.outline_width_mm),
                          ("line_style", outline), ("ring_filter", 0 if layer.holes else 1)]))
     if not layer.holes:
-        layers.append(_line([("line_color", _qcolor((255, 255, 255))), ("line_width", HOLE_RING_HALO_MM),
-                             ("ring_filter", 2)]))
-        layers.append(_line([("line_color", _qcolor((0, 0, 0))), ("line_width", HOLE_RING_DASH_MM),
-                             ("line_style", "dash"), ("ring_filter", 2)]))
+        layers += _hole_ring_lines(ring_filter=2)
     return _symbol(6, "fill", name, [line for part in layers for line in part])
 
 
+def _hole_ring_lines(ring_filter):
+    """The white halo and the black dash of hole rings (``ring_filter`` 2: interior rings only, 0: every ring)."""
+    return [_line([("line_color", _qcolor((255, 255, 255))), ("line_width", HOLE_RING_HALO_MM),
+                   ("ring_filter", ring_filter)]),
+            _line([("line_color", _qcolor((0, 0, 0))), ("line_width", HOLE_RING_DASH_MM),
+                   ("line_style", "dash"), ("ring_filter", ring_filter)])]
+
+
+def _hole_ring_legend(symbol_name):
+    """A rule that matches no feature (``FALSE``) and shows the hole-ring line in the legend.
+
+    The rings are drawn by every class's symbol (their interior rings only), which a
+    legend patch, a plain rectangle, never shows; this entry draws the same line around
+    its patch.
+    """
+    rule = (f"      <rule key=\"{HOLE_RING_RULE}\" filter=\"FALSE\" symbol=\"{symbol_name}\" "
+            f"label=\"{_attr(HOLE_RING_LABEL)}\"/>")
+    lines = _hole_ring_lines(ring_filter=0)
+    return rule, _symbol(6, "fill", symbol_name, [line for part in lines for line in part])
+
+
 def _rules_and_symbols(layer):
+    rules, symbols = _class_rules_and_symbols(layer)
+    if not layer.holes:
+        rule, symbol = _hole_ring_legend(str(len(rules)))
+        rules.append(rule)
+        symbols += symbol
+    return rules, symbols
+
+
+def _class_rules_and_symbols(layer):
     if layer.error_class is not None:
         drawn = error_class(layer.error_class)
         rules = [f"      <rule key=\"all\" filter=\"ELSE\" symbol=\"0\" "

@@ -2,7 +2,8 @@
 
 Nothing here does evaluation or inference work itself: the dock gathers the user's
 choices (``layer_choice``, ``model_choice``, ``output_check``) and runs
-:mod:`polytopo.plugin.runs` in ``tasks``; ``restored_run`` shows a saved run again.
+:mod:`polytopo.plugin.runs` in ``tasks``; ``restored_run`` shows a saved run again;
+``wrap_layout`` lets its rows of widgets wrap when the dock is narrow.
 """
 
 __all__ = []

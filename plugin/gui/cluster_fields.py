@@ -16,6 +16,7 @@ from qgis.PyQt.QtWidgets import QFormLayout, QLabel, QLineEdit, QSpinBox
 from ...evaluator.cluster import check_cluster_choice, max_local_workers, require_distributed
 from ...evaluator.errors import EvaluatorError
 from ..errors import RunParameterError
+from .wrap_layout import gap_in_labels
 
 __all__ = ["SCHEDULER_KEY", "WORKERS_KEY", "ClusterFields"]
 
@@ -53,11 +54,13 @@ class ClusterFields(QgsCollapsibleGroupBox):
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         form.addRow(self.problem)
+        gap_in_labels(form)
         self.workers.setValue(self.settings.value(WORKERS_KEY, 0, type=int))
         self.scheduler.setText(self.settings.value(SCHEDULER_KEY, "", type=str))
         self.workers.valueChanged.connect(self._changed)
         self.scheduler.textChanged.connect(self._changed)
         self._show_problem()
+        self.collapsedStateChanged.connect(lambda *_: self._show_problem())  # expanding shows every child, even an empty one
 
     def choice(self):
         """Return ``(workers, scheduler)`` for the run: a whole number >= 0 and an address or None.

@@ -1,9 +1,11 @@
 """The PolyTopo dock: vectorize a raster with an ONNX model, evaluate polygons, inspect errors.
 
-Built in code (no ``.ui`` file), one scroll area usable at 320 px. Part
-*Vectorize* picks a raster layer, a bundled model (with its held-out scores) or
-another model file (its card is summarised: family, ground sampling distance,
-classes, licence), the raster band of each model channel, an execution provider
+Built in code (no ``.ui`` file), one scroll area usable from 280 px wide (long
+text wraps; band boxes and button pairs wrap into rows,
+:mod:`polytopo.plugin.gui.wrap_layout`). Part *Vectorize* picks a raster layer, a
+bundled model (with its held-out scores) or another model file (its card is
+summarised: family, ground sampling distance, classes, licence), the raster band of
+each model channel, an execution provider
 (with what this onnxruntime really offers), the extent and, under *Advanced*,
 tiling, batch, the segmentation threshold and the minimum polygon and hole areas
 (each empty field shows the chosen model card's value). Part *Evaluate* picks a prediction layer and its score field, a
@@ -19,8 +21,9 @@ project or an evaluation GeoPackage opened again brings them back
 (:mod:`polytopo.plugin.gui.restored_run`).
 
 Long work runs in :mod:`polytopo.plugin.gui.tasks` through the task manager, so the interface
-never blocks; progress shows elapsed time and time left, and *Cancel* says
-"Canceling…" at once. Every check that needs no work (layers, bands, pixel
+never blocks; progress shows elapsed time and time left, *Cancel* says
+"Canceling…" at once, and the bar keeps the outcome ("Done in m:ss", "Canceled
+after m:ss", "Failed after m:ss"). Every check that needs no work (layers, bands, pixel
 size, outputs) runs before a task starts. Every collaborator is injected (the
 core functions, the interface or None, the map canvas, the task manager, the
 notifier, the card reader, the provider probe, the channel probe and the URL
@@ -47,8 +50,8 @@ from qgis.core import (
     QgsVectorLayer,
 )
 from qgis.gui import QgsCollapsibleGroupBox, QgsDockWidget, QgsFieldComboBox, QgsFileWidget, QgsMapLayerComboBox
-from qgis.PyQt.QtCore import Qt, QUrl
-from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem, QStandardItemModel
+from qgis.PyQt.QtCore import QSize, Qt, QTimer, QUrl
+from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem, QStandardItemModel, QTextLayout
 from qgis.PyQt.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -65,6 +68,7 @@ from qgis.PyQt.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSpinBox,
+    QStyle,
     QTableView,
     QTableWidget,
     QTableWidgetItem,
@@ -93,6 +97,7 @@ from ..processing.support import run_group_name
 from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
 from ..runs.project_layers import LAYER_TITLES
 from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
+from .wrap_layout import WrapGrid, gap_in_labels, wrap_row
 from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
 from .result_folders import mark_kept, temporary_result_folders
 from .tasks import (
@@ -136,6 +141,7 @@ _LAYER_EXTENT, _CANVAS_EXTENT, _SELECTED_AREA, _MASK_AREA = "layer", "canvas", "
 _OTHER_MODEL = "other"
 _LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
 _NARROW_CHARACTERS = 6
+_DIAGNOSIS_LINES = (10, 24)  # the diagnosis box's fewest and most text lines
 _FLASHES, _FLASH_MS = 2, 300
 _CANCEL = "Cancel"
 _CARD_VALUE = "card's"
@@ -397,6 +403,7 @@ class PolyTopoDock(QgsDockWidget):
         self.added_layers = []
         self.model_ok = False
         self.card = None
+        self._run_started = {}  # progress bar → time.monotonic() at the start of its run
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -404,7 +411,7 @@ class PolyTopoDock(QgsDockWidget):
         layout.addWidget(self._evaluate_group(), 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)  # never needed from 280 px on
         scroll.setWidget(body)
         self.setWidget(scroll)
         self.refresh_providers()
@@ -454,8 +461,7 @@ class PolyTopoDock(QgsDockWidget):
         self.card_label.setWordWrap(True)
         form.addRow(self.card_label)
         self.band_box = QWidget()
-        self.band_layout = QHBoxLayout(self.band_box)
-        self.band_layout.setContentsMargins(0, 0, 0, 0)
+        self.band_layout = WrapGrid(self.band_box, min_columns=2)  # a box per model channel, in rows if narrow
         self.band_combos = []
         form.addRow("Bands", self.band_box)
         self.provider_combo = _narrow(QComboBox())
@@ -492,12 +498,13 @@ class PolyTopoDock(QgsDockWidget):
         self.vectorize_cancel.setEnabled(False)
         self.vectorize_cancel.clicked.connect(self.cancel_vectorization)
         self.vectorize_progress = self._progress_bar()
-        form.addRow(self._row(self.vectorize_button, self.vectorize_cancel))
+        form.addRow(wrap_row(self.vectorize_button, self.vectorize_cancel))
         form.addRow(self.vectorize_progress)
+        gap_in_labels(form)
         return group
 
     def _advanced_vectorize_group(self):
-        group = QgsCollapsibleGroupBox("Advanced")
+        group = _relayout_when_toggled(QgsCollapsibleGroupBox("Advanced"))
         group.setCollapsed(True)
         form = self._form(group)
         self.tile_size = self._optional_spin(16, 8192, "the card's tile size")
@@ -518,6 +525,7 @@ class PolyTopoDock(QgsDockWidget):
         self.min_hole_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
         form.addRow("Min. hole area (model px²)", self.min_hole_area)
         self._show_card_decoding()
+        gap_in_labels(form)
         return group
 
     def _show_card_decoding(self):
@@ -725,7 +733,7 @@ class PolyTopoDock(QgsDockWidget):
             self.reference_combo.setLayer(default_evaluation_layers(QgsProject.instance(), layer)[1])
 
     def _vectorize_done(self, task):
-        self._finish(self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
+        self._finish(task, self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
         self.vectorize_task = None
 
     # ----- Evaluate --------------------------------------------------------------------------
@@ -772,7 +780,7 @@ class PolyTopoDock(QgsDockWidget):
             self.profile_combo.addItem(profile.name)
             self.profile_combo.setItemData(index, profile.description, Qt.ToolTipRole)
         form.addRow("Profile", self.profile_combo)
-        self.cluster_fields = ClusterFields()
+        self.cluster_fields = _relayout_when_toggled(ClusterFields())
         form.addRow(self.cluster_fields)
         self.gpkg_output = QgsFileWidget()
         self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)
@@ -787,7 +795,7 @@ class PolyTopoDock(QgsDockWidget):
         self.evaluate_cancel.setEnabled(False)
         self.evaluate_cancel.clicked.connect(self.cancel_evaluation)
         self.evaluate_progress = self._progress_bar()
-        form.addRow(self._row(self.evaluate_button, self.evaluate_cancel))
+        form.addRow(wrap_row(self.evaluate_button, self.evaluate_cancel))
         form.addRow(self.evaluate_progress)
         self.summary_table = QTableWidget(len(SUMMARY_METRICS), 1)
         self.summary_table.setHorizontalHeaderLabels(["value"])
@@ -815,7 +823,7 @@ class PolyTopoDock(QgsDockWidget):
         for widget in (self.class_combo, self.previous_button, self.next_button):
             widget.setEnabled(False)
         form.addRow(self.class_combo)
-        form.addRow(self._row(self.previous_button, self.next_button))
+        form.addRow(wrap_row(self.previous_button, self.next_button))
         self.feature_model = QStandardItemModel(0, len(FEATURE_COLUMNS))
         self.feature_model.setHorizontalHeaderLabels([header for header, _ in FEATURE_COLUMNS])
         self.feature_table = QTableView()
@@ -830,11 +838,11 @@ class PolyTopoDock(QgsDockWidget):
         self.feature_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.feature_table.selectionModel().currentRowChanged.connect(self._row_selected)
         form.addRow(self.feature_table)
-        self.diagnosis = QPlainTextEdit()
+        self.diagnosis = _DiagnosisBox()
         self.diagnosis.setReadOnly(True)
         self.diagnosis.setPlaceholderText("Select a feature to see its rings.")
-        self.diagnosis.setMaximumHeight(120)
         form.addRow(self.diagnosis)
+        gap_in_labels(form)
         return group
 
     def _choose_default_layers(self, *_):
@@ -900,8 +908,10 @@ class PolyTopoDock(QgsDockWidget):
             metres = self._pixel_check()
         except PluginError as exc:
             self.pixel_metres.setText(f"<span style='color:#b00020'>{html.escape(str(exc))}</span>")
+            self.pixel_metres.setVisible(True)
             return
         self.pixel_metres.setText("" if metres is None else f"≈ {metres:.3g} m per pixel on the ground")
+        self.pixel_metres.setVisible(metres is not None)  # no empty line before a reference is chosen
 
     def start_evaluation(self):
         """Start evaluating the chosen prediction layer against the reference layer (returns at once).
@@ -981,7 +991,7 @@ class PolyTopoDock(QgsDockWidget):
                            f"report {self.report_path()}, layers in {result.gpkg_path}.")
 
     def _evaluation_done(self, task):
-        self._finish(self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
+        self._finish(task, self.evaluate_button, self.evaluate_cancel, self.evaluate_progress)
         self.evaluation_task = None
 
     def report_path(self):
@@ -1168,6 +1178,7 @@ class PolyTopoDock(QgsDockWidget):
         cancel_button.setText(_CANCEL)
         progress.setValue(0)
         started = time.monotonic()
+        self._run_started[progress] = started
         progress.setFormat("starting…")
 
         def show(value):
@@ -1192,13 +1203,20 @@ class PolyTopoDock(QgsDockWidget):
         progress.setFormat("canceling…")
         task.cancel()
 
-    @staticmethod
-    def _finish(run_button, cancel_button, progress):
+    def _finish(self, task, run_button, cancel_button, progress):
+        """Buttons ready for the next run; the bar keeps the outcome: done (full), canceled or failed."""
         run_button.setEnabled(True)
         cancel_button.setEnabled(False)
         cancel_button.setText(_CANCEL)
-        progress.setValue(0)
-        progress.setFormat("")
+        started = self._run_started.pop(progress, None)
+        took = _elapsed_text(time.monotonic() - started) if started is not None else None
+        if task.error is not None:
+            progress.setFormat(f"Failed after {took}" if took else "Failed")
+        elif task.canceled or task.isCanceled():
+            progress.setFormat(f"Canceled after {took}" if took else "Canceled")
+        else:
+            progress.setValue(100)
+            progress.setFormat(f"Done in {took}" if took else "Done")
 
     def cancel_all(self):
         """Cancel every running task of the dock; their outcome is still reported."""
@@ -1215,10 +1233,76 @@ class PolyTopoDock(QgsDockWidget):
 
 
 def _narrow(combo):
-    """Let a combo box shrink below its longest item, so the dock fits 320 px."""
+    """Let a combo box shrink below its longest item, so the dock fits 280 px."""
     combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(_NARROW_CHARACTERS)
     return combo
+
+
+def _relayout_when_toggled(group):
+    """Lay the form around a collapsible group out again once it has opened or closed.
+
+    The group opens by lifting its maximum height after showing its fields, and the form
+    around it is laid out in between: without a second layout, the first expand in a
+    narrow dock (where rows wrap) squashes the group's fields and the word-wrapped labels
+    of the form to a few pixels.
+    """
+    group.collapsedStateChanged.connect(lambda *_: QTimer.singleShot(0, group.updateGeometry))
+    return group
+
+
+class _DiagnosisBox(QPlainTextEdit):
+    """The ring diagnosis: as tall as its wrapped text at the width it has, between 10 and 24 lines.
+
+    A typical diagnosis (6–10 lines, more once wrapped in a narrow dock) shows without
+    scrolling; a long one (many holes) scrolls inside the box, so the table above it stays
+    in view.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        policy = self.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Minimum)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self.textChanged.connect(self.updateGeometry)
+
+    def _lines_height(self, lines):
+        return lines * self.fontMetrics().lineSpacing() + self._chrome()
+
+    def _chrome(self):
+        return 2 * int(math.ceil(self.document().documentMargin())) + 2 * self.frameWidth()
+
+    def heightForWidth(self, width):  # noqa: N802 - Qt method name.
+        fewest, most = (self._lines_height(lines) for lines in _DIAGNOSIS_LINES)
+        # wrapped beside a scroll bar: the box never needs one it would then keep, narrowing the text
+        scroll_bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self)
+        text = self._text_height(width - 2 * self.frameWidth() - scroll_bar) + 2 * self.frameWidth()
+        return max(fewest, min(text, most))  # text taller than the most scrolls inside
+
+    def _text_height(self, viewport_width):
+        """Height of the text wrapped as this box wraps it (line by line, as its document layout does)."""
+        margin = self.document().documentMargin()
+        available = max(1.0, viewport_width - 2 * margin)
+        height = 2 * margin + 1  # the box keeps one pixel below the last line
+        for text in self.toPlainText().split("\n"):
+            layout = QTextLayout(text, self.font())
+            layout.setTextOption(self.document().defaultTextOption())
+            layout.beginLayout()
+            line = layout.createLine()
+            while line.isValid():
+                line.setLineWidth(available)
+                height += line.height()
+                line = layout.createLine()
+            layout.endLayout()
+        return int(math.ceil(height))
+
+    def sizeHint(self):  # noqa: N802 - Qt method name.
+        hint = super().sizeHint()
+        return QSize(hint.width(), self.heightForWidth(hint.width()))
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt method name.
+        return QSize(super().minimumSizeHint().width(), self._lines_height(_DIAGNOSIS_LINES[0]))
 
 
 def _alive(layer):

@@ -15,7 +15,7 @@ from qgis.core import (
 
 from ..setup.dependencies import require_for_processing
 from ..runs.project_layers import LAYER_TITLES
-from ..runs.styles import ERROR_LAYERS, apply_style
+from ..runs.styles import ERROR_LAYERS, apply_style, legend_of_what_is_drawn
 
 __all__ = [
     "EVALUATION_PACKAGES",
@@ -172,6 +172,7 @@ class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
         """Apply the style of :attr:`layer_name` to ``layer`` and move it into the run's group."""
         if self.layer_name is not None:
             apply_style(layer, self.layer_name)
+            legend_of_what_is_drawn(layer)
         if context.project() is not None:
             node = self.group.adopt(layer, context.project(), self.rank)
             node.setItemVisibilityChecked(self.visible)

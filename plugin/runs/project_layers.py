@@ -6,7 +6,7 @@ from qgis.core import QgsVectorLayer
 
 from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import LayerInputError
-from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style
+from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style, legend_of_what_is_drawn
 
 __all__ = ["add_run_to_project", "LAYER_TITLES"]
 
@@ -19,7 +19,9 @@ def add_run_to_project(gpkg_path, project, group_name):
 
     The layers get the styles saved in the GeoPackage by :func:`polytopo.plugin.runs.export.export_run`; a
     GeoPackage without saved styles (the evaluator's command line writes such files) gets
-    the generated QML styles and aliases. Call from the main thread only.
+    the generated QML styles and aliases. Their legends list only the classes (and the
+    hole rings) their features have (:func:`~polytopo.plugin.runs.styles.legend_of_what_is_drawn`).
+    Call from the main thread only.
 
     Parameters
     ----------
@@ -54,6 +56,7 @@ def add_run_to_project(gpkg_path, project, group_name):
             )
         if layer.listStylesInDatabase()[0] == 0:
             apply_style(layer, name)
+        legend_of_what_is_drawn(layer)
         layers.append(layer)
     group = project.layerTreeRoot().insertGroup(0, group_name)
     for layer in layers:

@@ -5,16 +5,16 @@ class table (:mod:`polytopo.evaluator.qml_styles`); docs/plugin.md shows the leg
 Field aliases live here, not in the styles, so that every layer shares one table.
 """
 
-from qgis.core import QgsEditorWidgetSetup
+from qgis.core import QgsEditorWidgetSetup, QgsFeatureRequest
 from qgis.PyQt.QtCore import QVariant
 from qgis.PyQt.QtXml import QDomDocument
 
 from ...evaluator.error_classes import layers_top_to_bottom
-from ...evaluator.qml_styles import qml_style
+from ...evaluator.qml_styles import HOLE_RING_RULE, qml_style
 from ..errors import PluginError
 
 __all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
-           "field_aliases", "load_style", "apply_style"]
+           "field_aliases", "load_style", "apply_style", "legend_of_what_is_drawn"]
 
 #: Decimals shown for real-valued fields (attribute table, forms, identify results); the
 #: stored values keep full precision.
@@ -127,3 +127,49 @@ def apply_style(layer, layer_name):
             layer.setEditorWidgetSetup(index, QgsEditorWidgetSetup(
                 "Range", {"Precision": DISPLAY_DECIMALS, "Style": "SpinBox", "AllowNull": True,
                           "Min": -1e308, "Max": 1e308}))
+
+
+def legend_of_what_is_drawn(layer):
+    """Drop the rules of ``layer``'s style that draw none of its features, so its legend lists only what the map shows.
+
+    A class rule stays when a feature has its class, the fallback (``ELSE``) rule when a
+    feature matches no class rule, and the hole-ring entry when a feature has a hole. A
+    layer whose every rule would go keeps its style unchanged.
+
+    Parameters
+    ----------
+    layer : QgsVectorLayer
+        An evaluation layer styled by :func:`apply_style` or by the style saved with it.
+
+    Returns
+    -------
+    list of str
+        The labels of the rules dropped.
+    """
+    renderer = layer.renderer()
+    if renderer is None or renderer.type() != "RuleRenderer":
+        return []
+    root = renderer.rootRule()
+    rules = list(root.children())
+    classes = [rule.filterExpression() for rule in rules
+               if not rule.isElse() and rule.ruleKey() != HOLE_RING_RULE and rule.filterExpression()]
+    not_a_class = "TRUE" if not classes else "NOT coalesce(" + " OR ".join(f"({f})" for f in classes) + ", FALSE)"
+
+    def drawn(rule):
+        if rule.ruleKey() == HOLE_RING_RULE:
+            expression = "num_interior_rings($geometry) > 0"
+        elif rule.isElse():
+            expression = not_a_class
+        else:
+            expression = rule.filterExpression() or "TRUE"
+        request = QgsFeatureRequest().setFilterExpression(expression).setLimit(1)
+        return any(True for _ in layer.getFeatures(request))
+
+    unused = [rule for rule in rules if not drawn(rule)]
+    if len(unused) == len(rules):
+        return []
+    dropped = [rule.label() for rule in unused]
+    for rule in unused:
+        root.removeChild(rule)  # deletes the rule
+    layer.triggerRepaint()
+    return dropped

@@ -98,6 +98,27 @@ def test_wrong_topo_panels_and_marker_sizes(tmp_path):
         wrong_topo_figure({"BIoU": []})
 
 
+def test_wrong_topo_n_labels_stay_off_the_tick_labels():
+    """N= labels of points at a rate near 0 go above the point (below it they met the τ tick labels), of points
+    near 1 below it (clear of the panel title); none overlaps a marker's centre or leaves the panel."""
+    series = {"IoU": [{"tau": t, "pairs": n, "WrongTopo": r}
+                      for t, n, r in [(0.5, 400, 0.0), (0.6, 90, 0.02), (0.7, 40, 0.1), (0.8, 10, 0.9), (0.9, 2, 1.0)]]}
+    figure = wrong_topo_figure(series)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    axes = figure.axes[0]
+    ticks = [label.get_window_extent(renderer) for label in axes.get_xticklabels() if label.get_text()]
+    panel = axes.get_window_extent(renderer)
+    labels = [text for text in axes.texts if text.get_text().startswith("N=")]
+    assert len(labels) == 5
+    for text in labels:
+        box = text.get_window_extent(renderer)
+        assert not any(box.overlaps(tick) for tick in ticks), f"{text.get_text()} overlaps a tick label"
+        assert panel.y0 <= box.y0 and box.y1 <= panel.y1, f"{text.get_text()} leaves the panel"
+        centre = axes.transData.transform(text.xy)
+        assert not box.contains(*centre), f"{text.get_text()} covers its point"
+
+
 def test_sweep_sorts_skips_nan_and_labels_units(tmp_path):
     """A sweep is sorted by x, NaN values are left out, and the _px2 suffix becomes px²."""
     rows = [{"min_hole_area_px2": a, "Hole-F1": f, "Topo-EM": t}

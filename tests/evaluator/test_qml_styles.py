@@ -8,7 +8,16 @@ import pytest
 
 from polytopo.evaluator.error_classes import ERROR_CLASSES, ERROR_LAYERS, error_class, rgb
 from polytopo.evaluator.errors import InvalidParameterError
-from polytopo.evaluator.qml_styles import OTHER_COLOUR, dark, qml_style, write_styles
+from polytopo.evaluator.qml_styles import (
+    HOLE_RING_DASH_MM,
+    HOLE_RING_HALO_MM,
+    HOLE_RING_LABEL,
+    HOLE_RING_RULE,
+    OTHER_COLOUR,
+    dark,
+    qml_style,
+    write_styles,
+)
 
 
 def parsed(layer_name):
@@ -28,12 +37,14 @@ def test_each_rule_fills_with_its_class_colour_at_the_layer_opacity(layer):
     root = parsed(layer.name)
     assert root.get("labelsEnabled") == "0" and root.find("./renderer-v2").get("type") == "RuleRenderer"
     rules = root.findall("./renderer-v2/rules/rule")
+    legend_only = [] if layer.holes else ["FALSE"]  # the hole-ring entry of polygon layers
     if layer.error_class is None:
         classes = [c for c in ERROR_CLASSES if layer.side in c.sides]
-        assert [r.get("filter") for r in rules] == [f"\"error_class\" = '{c.name}'" for c in classes] + ["ELSE"]
+        assert [r.get("filter") for r in rules] == [f"\"error_class\" = '{c.name}'" for c in classes] + [
+            "ELSE", *legend_only]
         colours = [c.colour for c in classes] + [OTHER_COLOUR]
     else:
-        assert [r.get("filter") for r in rules] == ["ELSE"]
+        assert [r.get("filter") for r in rules] == ["ELSE", *legend_only]
         colours = [error_class(layer.error_class).colour]
     for rule, colour in zip(rules, colours):
         fill, *_, exterior = [found for found in symbol_layers(root, rule.get("symbol"))
@@ -65,6 +76,22 @@ def test_hole_layers_outline_every_ring_and_label_the_area():
     assert rings == ["0"]
     assert "area_px2" in root.find("./labeling/settings/text-style").get("fieldName")
     assert "pred_holes" in parsed("references").find("./labeling/settings/text-style").get("fieldName")
+
+
+def test_polygon_layers_show_the_hole_ring_in_the_legend():
+    """The last rule of a polygon layer matches no feature and draws the hole ring (white halo, black dash) around
+    the legend patch; hole layers have none."""
+    for layer in ERROR_LAYERS:
+        root = parsed(layer.name)
+        last = root.findall("./renderer-v2/rules/rule")[-1]
+        if layer.holes:
+            assert last.get("key") != HOLE_RING_RULE
+            continue
+        assert (last.get("key"), last.get("filter"), last.get("label")) == (HOLE_RING_RULE, "FALSE", HOLE_RING_LABEL)
+        lines = [options(found) for found in symbol_layers(root, last.get("symbol"))]
+        assert [(line["line_color"], line["line_width"], line.get("line_style"), line["ring_filter"])
+                for line in lines] == [("255,255,255,255", str(HOLE_RING_HALO_MM), None, "0"),
+                                       ("0,0,0,255", str(HOLE_RING_DASH_MM), "dash", "0")]
 
 
 def test_an_unknown_layer_is_refused():

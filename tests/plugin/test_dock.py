@@ -15,7 +15,8 @@ import pytest
 from reliability import case
 from dock_testing import make_dock, run_evaluation, set_up_evaluation
 from polytopo_testing import wait_until
-from stand_ins import CancelInEvaluation, CancelInExport, SlowCore, VectorizeCore, fake_card, real_core
+from stand_ins import (CancelInEvaluation, CancelInExport, SlowCore, StandInCore, VectorizeCore, fake_card,
+                       real_core)
 
 
 def raster_layer(folder, name="image"):
@@ -233,6 +234,36 @@ def test_cancel_stops_a_slow_run_and_leaves_nothing(project, tmp_path):
     assert list(tmp_path.iterdir()) == []
     assert dock.evaluate_button.isEnabled() and not dock.evaluate_cancel.isEnabled()
     assert dock.feature_model.rowCount() == 0
+    dock.deleteLater()
+
+
+def test_the_progress_bar_keeps_the_finished_state(project, tmp_path):
+    """After a run the bar says how it ended (done: full, with the time it took; canceled; failed), not blank."""
+    import re
+
+    from polytopo.plugin.errors import RunFailedError
+
+    dock, _ = make_dock(real_core())
+    set_up_evaluation(dock, project, tmp_path / "done.gpkg")
+    run_evaluation(dock)
+    assert dock.evaluate_progress.value() == 100
+    assert re.fullmatch(r"Done in \d+:\d\d", dock.evaluate_progress.text())
+    assert dock.evaluate_button.isEnabled() and not dock.evaluate_cancel.isEnabled()
+
+    core = SlowCore()
+    dock.core = core
+    set_up_evaluation(dock, project, tmp_path / "canceled.gpkg")
+    task = dock.start_evaluation()
+    assert task is not None and dock.evaluate_progress.text() == "starting…"
+    wait_until(lambda: core.started)
+    dock.cancel_evaluation()
+    wait_until(lambda: dock.evaluation_task is None)
+    assert re.fullmatch(r"Canceled after \d+:\d\d", dock.evaluate_progress.text())
+
+    dock.core = StandInCore(fail=RunFailedError("Expected a disk but it is gone"))
+    set_up_evaluation(dock, project, tmp_path / "failed.gpkg")
+    run_evaluation(dock)
+    assert re.fullmatch(r"Failed after \d+:\d\d", dock.evaluate_progress.text())
     dock.deleteLater()
 
 

@@ -211,6 +211,9 @@ def run_session(app, out_dir, cache_dir):
     check(abs(dock.pixel_size.value() - 0.5) < 1e-9, f"Expected 0.5 m per pixel but got {dock.pixel_size.value()}")
     check(dock.pixel_unit.text() == "m per px", f"Expected the unit m but got {dock.pixel_unit.text()!r}")
     check(dock.reference_combo.currentLayer() is labels, "Expected the labels as the reference")
+    check(dock.vectorize_progress.value() == 100 and dock.vectorize_progress.text().startswith("Done in "),
+          f"Expected the finished vectorization's bar full with 'Done in' but it says "
+          f"{dock.vectorize_progress.text()!r}")
     session.shot(session.window, "dock-vectorized.png")
 
     dock.overwrite.setChecked(True)
@@ -220,6 +223,8 @@ def run_session(app, out_dir, cache_dir):
     wait_until(app, lambda: dock.evaluation_task is None, "the evaluation to finish")
     check(dock.last_result is not None, f"Expected an evaluation result but the messages were {session.messages}")
     check(dock.feature_model.rowCount() > 0, "Expected one row per prediction")
+    check(dock.evaluate_progress.text().startswith("Done in "),
+          f"Expected the finished evaluation's bar to say 'Done in' but it says {dock.evaluate_progress.text()!r}")
     session.canvas.setExtent(raster.extent())
     session.tree.expandAll()
     scroll.ensureWidgetVisible(dock.feature_table)

@@ -314,6 +314,9 @@ def test_vectorize_evaluate_loads_one_named_group_per_run(qgis_processing, vecto
                          ("Missed references", True), ("Predictions", True), ("References", True),
                          ("image polygons", False)]
         assert reference_node.layerId() == reference.id() and not reference_node.itemVisibilityChecked()
+        predictions = group.children()[4].layer()
+        labels = [rule.label() for rule in predictions.renderer().rootRule().children()]
+        assert labels and "other: error class not set" not in labels  # the legend lists only what is drawn
     finally:
         project.clear()
 

@@ -169,6 +169,30 @@ def test_add_run_to_project_adds_a_styled_group(exported):
     project.clear()
 
 
+def test_the_legend_lists_only_the_classes_and_hole_rings_drawn(run, exported):
+    """Issue 33: each layer's legend has the classes its features have (no class that cannot occur, no empty
+    fallback) and, when a feature has a hole, the black-and-white dashed hole ring."""
+    from qgis.core import QgsProject
+
+    from polytopo.evaluator.error_classes import ERROR_CLASSES
+    from polytopo.evaluator.qml_styles import HOLE_RING_LABEL
+
+    project = QgsProject()
+    add_run_to_project(exported["geopackage"], project, "Evaluation 1")
+    records = run.evaluation.records
+    for title, side, holes_field in (("Predictions", "prediction", "pred_holes"),
+                                     ("References", "reference", "ref_holes")):
+        layer = project.mapLayersByName(title)[0]
+        labels = [rule.label() for rule in layer.renderer().rootRule().children()]
+        present = {record["error_class"] for record in records[f"{side}s"]}
+        holes = any((record[holes_field] or 0) > 0 for record in records[f"{side}s"])
+        assert labels == [f"{c.name}: {c.description}" for c in ERROR_CLASSES
+                          if side in c.sides and c.name in present] + ([HOLE_RING_LABEL] if holes else []), title
+    assert any(HOLE_RING_LABEL in [rule.label() for rule in layer.renderer().rootRule().children()]
+               for layer in project.mapLayers().values() if layer.renderer() is not None)
+    project.clear()
+
+
 def test_add_run_to_project_styles_a_geopackage_without_saved_styles(run, tmp_path):
     """The evaluator's command line writes evaluation.gpkg without styles: the bundled QML is applied."""
     from qgis.core import QgsProject

@@ -51,8 +51,13 @@ def test_every_style_loads_with_its_rules(qgis_app):
         assert layer.labeling() is not None and not layer.labelsEnabled(), name
     predictions = memory_layer("p")
     load_style(predictions, "predictions")
-    filters = [rule.filterExpression() for rule in predictions.renderer().rootRule().children()]
-    assert filters[:-1] == [f"\"error_class\" = '{name}'" for name in CLASS_COLOURS if name != "missed"]
+    rules = predictions.renderer().rootRule().children()
+    filters = [rule.filterExpression() for rule in rules]
+    assert filters[:-2] == [f"\"error_class\" = '{name}'" for name in CLASS_COLOURS if name != "missed"]
+    assert rules[-2].isElse() and (rules[-1].ruleKey(), filters[-1]) == ("hole-rings", "FALSE")
+    hole_rings = rules[-1].symbol().symbolLayers()  # legend only: the dashed line around the legend patch
+    assert [(layer.layerType(), layer.properties().get("ring_filter")) for layer in hole_rings] == [
+        ("SimpleLine", "0"), ("SimpleLine", "0")]
     ok_symbol = predictions.renderer().rootRule().children()[0].symbol()
     ring_filters = [layer.properties().get("ring_filter") for layer in ok_symbol.symbolLayers()
                     if layer.layerType() == "SimpleLine"]
