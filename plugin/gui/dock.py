@@ -813,6 +813,7 @@ class PolyTopoDock(QgsDockWidget):
         self.report_link.setWordWrap(True)
         self.report_link.setTextInteractionFlags(Qt.TextBrowserInteraction)
         self.report_link.linkActivated.connect(lambda _url: self.open_report())
+        self.report_link.setVisible(False)  # no empty line before a run
         form.addRow(self.report_link)
         self.class_combo = _narrow(QComboBox())
         self.class_combo.setToolTip("Error class that Previous / Next step through")
@@ -1043,6 +1044,7 @@ class PolyTopoDock(QgsDockWidget):
         self.report_link.setText("" if report is None else
                                  f"Report: <a href=\"{QUrl.fromLocalFile(str(report)).toString()}\">"
                                  f"{html.escape(str(report))}</a>")
+        self.report_link.setVisible(report is not None)
         self.class_combo.clear()
         present = sorted({record["error_class"] for record in records} - {"ok"})
         self.class_combo.addItems(present)
@@ -1059,6 +1061,7 @@ class PolyTopoDock(QgsDockWidget):
         self.feature_model.removeRows(0, self.feature_model.rowCount())
         self.diagnosis.clear()
         self.report_link.clear()
+        self.report_link.setVisible(False)
         self.class_combo.clear()
         for widget in (self.report_button, self.class_combo, self.previous_button, self.next_button):
             widget.setEnabled(False)

@@ -63,9 +63,12 @@ class MessageBarNotifier:
         self.shown = []
 
     def _push(self, title, text, level, seconds):
-        item = self.message_bar.createMessage(title, text)
-        self.shown = [shown for shown in self.shown if _still_shown(shown)]
-        self.shown.append(self.message_bar.pushWidget(item, level, seconds))
+        try:
+            item = self.message_bar.createMessage(title, text)
+            self.shown = [shown for shown in self.shown if _still_shown(shown)]
+            self.shown.append(self.message_bar.pushWidget(item, level, seconds))
+        except RuntimeError:  # the bar is gone (QGIS closing): the log still takes the message
+            QgsMessageLog.logMessage(f"{title}: {text}", LOG_TAG, level)
 
     def info(self, title, text):
         """Show an informative message for a few seconds."""
