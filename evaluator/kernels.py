@@ -1,10 +1,11 @@
 """Grouped geometry kernels in numpy: nearest segment or point within a group, grouped quantiles.
 
 A *group* is one pair of ring sets being compared; ``owner`` arrays give the group of each
-point or segment and must be non-decreasing (groups contiguous). Nearest-target searches
-use one KD-tree for all groups and cost ``O(n log n)`` in the number of vertices; work is
-done in batches of at most ``CHUNK`` point–candidate combinations, so memory stays bounded
-for large polygons.
+point or segment and must be non-decreasing (groups contiguous). Nearest-segment searches
+descend a hierarchy of capsules over consecutive segments of each group, nearest-point
+searches one KD-tree for all groups; both cost ``O(n log n)`` in the number of vertices,
+whatever their spacing. Work is done in batches of at most ``CHUNK`` point–candidate
+combinations, so memory stays bounded for large polygons.
 
 The pairwise metrics (POLIS, MTA, HD95) run these kernels on consecutive batches of pairs
 (:func:`map_pair_batches`), each holding at most :data:`PAIR_BATCH_POINTS` points, so their
@@ -21,7 +22,7 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
+__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
            "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
            "map_pair_batches", "nearest_segments", "nearest_points", "reporting", "grouped_quantile", "group_starts"]
 
@@ -29,8 +30,10 @@ __all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS
 CHUNK = 250_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
-#: Candidates each query point takes first; multiplied by 4 while more may be nearer.
-FIRST_K = 8
+#: Query points descending the nearest-segment index together (their arrays stay in the CPU cache).
+TREE_QUERIES = 4096
+#: Most segments of a leaf of the nearest-segment index, compared with each query reaching it.
+LEAF_SEGMENTS = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
 SMALL_GROUP = 64
 
@@ -256,8 +259,7 @@ def map_pair_batches(kernel, points, *per_pair, budget=None):
     return np.concatenate(results) if results else np.zeros(0)
 
 
-def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
-                     first_k=FIRST_K):
+def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP):
     """For each point, the nearest segment ``a→b`` of its group.
 
     Ties go to the first target in order. Points whose group has no target get ``inf``.
@@ -273,28 +275,33 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         Also return the closest point on the nearest segment.
     small_group : int
         Groups with at most this many segments are searched exhaustively.
-    first_k : int
-        Candidates a KD-tree query starts with.
 
     Returns
     -------
     distance : numpy.ndarray
         Distance of each point to its nearest target, in the units of the coordinates.
     nearest_xy : numpy.ndarray or None
-        ``(n, 2)`` closest point on that target when ``closest`` is True.
+        ``(n, 2)`` closest point on that target when ``closest`` is True, in the units of
+        the coordinates.
 
     Notes
     -----
-    Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``.
-    A group of at most :data:`SMALL_GROUP` segments is searched exhaustively. In larger
-    groups each segment is represented by points along it (its ends and steps of at most
-    ``h``, the mean segment length of its group) in one KD-tree. A point takes its ``k`` nearest
-    representatives, the exact distance ``U`` to their segments, and grows ``k`` until the
-    ``k``-th representative lies beyond ``U + h / 2``: every segment as close as ``U`` has a
-    representative within ``U + h / 2``, so the minimum and its first-in-order segment are
-    among those seen. Distances come from the original coordinates with the clamped
-    projection of the module docstring, so the KD-tree never changes a result. Progress (in
-    points) goes to the reporter installed with :func:`reporting`.
+    Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``,
+    whatever the spacing of the vertices relative to the distances searched. A group of at
+    most :data:`SMALL_GROUP` segments is searched exhaustively. The segments of a larger group
+    are indexed in their order (:class:`_CapsuleTree`): halves, quarters, ... of the group's
+    run of consecutive segments, each bounded by the capsule around its chord whose radius is
+    the largest distance of a segment end from the chord (the sagitta, for a run along a
+    smooth curve). A point descends from the whole group; it keeps a run while the distance
+    to the chord minus the radius is at most ``U``, the distance to the nearest segment end
+    or segment seen so far, and compares with every segment of the runs of at most
+    :data:`LEAF_SEGMENTS` segments it reaches. A run is dropped only when every segment in it
+    is farther than ``U`` by more than rounding (see :class:`_CapsuleTree`), so the minimum
+    and its first-in-order segment are among those compared. Along a curve about two runs
+    per level stay, so a point costs ``O(log m)`` steps whether the curve's vertices are
+    much closer together than the distance searched or much farther apart. Distances come
+    from the original coordinates with the clamped projection of the module docstring.
+    Progress (in points) goes to the reporter installed with :func:`reporting`.
 
     Examples
     --------
@@ -309,7 +316,8 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     nearest_xy = np.array(points, dtype=float, copy=True) if closest else None
     if n == 0 or len(a) == 0:
         return distance, nearest_xy
-    segments = _Segments(np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(target_owner))
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    segments = _Segments(a, b, np.asarray(target_owner))
     t_start, t_count = group_starts(segments.owner, n_groups)
     small = t_count <= small_group
     exhaustive = np.flatnonzero((t_count[point_owner] > 0) & small[point_owner])
@@ -334,15 +342,14 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
               start + len(which))
     if queried.size:
-        reps, rep_segment, half_step = segments.representatives(n_groups)
-        large = ~small[segments.owner[rep_segment]]
-        reps, rep_segment = reps[large], rep_segment[large]
-        index = _SeparatedTree(reps, segments.owner[rep_segment], points[queried], point_owner[queried], n_groups)
+        large = np.flatnonzero(~small)
+        tree = _CapsuleTree(segments, t_start[large], t_count[large])
+        root = np.full(n_groups, -1, dtype=np.int64)
+        root[large] = np.arange(large.size)
+        scale = max(float(np.max(np.abs(points[queried]))), float(np.max(np.abs(a))), float(np.max(np.abs(b))), 1.0)
         for start in range(0, queried.size, QUERY_POINTS):
-            part = slice(start, start + QUERY_POINTS)
-            which = queried[part]
-            store(which, *index.nearest(part, points[which], point_owner[which], segments, rep_segment,
-                                        half_step[point_owner[which]], first_k),
+            which = queried[start:start + QUERY_POINTS]
+            store(which, *tree.nearest(points[which], root[point_owner[which]], scale),
                   exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
 
@@ -353,9 +360,9 @@ class _Segments:
     def __init__(self, a, b, owner):
         self.owner = owner
         self.ax, self.ay = np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
-        self.dx, self.dy = np.ascontiguousarray(b[:, 0] - a[:, 0]), np.ascontiguousarray(b[:, 1] - a[:, 1])
+        self.bx, self.by = np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1])
+        self.dx, self.dy = self.bx - self.ax, self.by - self.ay
         len2 = self.dx * self.dx + self.dy * self.dy
-        self.length = np.sqrt(len2)
         self.inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
 
     def squared_distance(self, px, py, segment):
@@ -380,37 +387,165 @@ class _Segments:
         column = np.argmax(tied & (segment == first[:, None]), axis=1)
         return best, first, t[np.arange(len(points)), column]
 
-    def representatives(self, n_groups):
-        """Points along every segment, the segment of each, and half the largest step of each group.
 
-        A segment of length ``L`` gets ``ceil(L / h) + 1`` evenly spaced points, ``h`` the mean
-        positive segment length of its group; a zero-length segment gets one.
+def _chord_distance(px, py, sx, sy, cx, cy, inv_len2):
+    """Distance of points ``(px, py)`` to the segments from ``(sx, sy)`` along ``(cx, cy)``, clamped."""
+    ex, ey = px - sx, py - sy
+    t = np.clip((ex * cx + ey * cy) * inv_len2, 0.0, 1.0)
+    ex -= t * cx
+    ey -= t * cy
+    return np.sqrt(ex * ex + ey * ey)
+
+
+class _CapsuleTree:
+    """Runs of consecutive segments of each group, halved down to :data:`LEAF_SEGMENTS`, each in a capsule.
+
+    Node ``i`` holds the segments ``lo[i]`` to ``hi[i] - 1`` of one group (a root holds the whole
+    group) and, unless it is a leaf, has the children ``child[i]`` and ``child[i] + 1`` (the two
+    halves). Its capsule is every point within ``radius[i]`` of its chord, from the start of
+    segment ``lo`` to the end of segment ``hi - 1``, ``radius`` the largest distance of a
+    segment end of the run from the chord. The capsule is convex and holds every segment end
+    of the run, so it holds every segment: no segment of the run is nearer to a point ``p``
+    than ``|p, chord| - radius``. For a run of length ``s`` along a curve of radius ``R`` the
+    radius is its sagitta, about ``s² / (8 R)``; rings that jump (several rings in one run,
+    unordered segments) only make the capsule larger, never a result different.
+
+    Parameters
+    ----------
+    segments : _Segments
+    start, count : numpy.ndarray
+        First segment and number of segments of each group indexed, one root each.
+    """
+
+    def __init__(self, segments, start, count):
+        self.segments = segments
+        lo, hi = np.asarray(start, dtype=np.int64), np.asarray(start + count, dtype=np.int64)
+        levels, size = [], 0
+        while lo.size:
+            inner = np.flatnonzero(hi - lo > LEAF_SEGMENTS)
+            child = np.full(lo.size, -1, dtype=np.int64)
+            child[inner] = size + lo.size + 2 * np.arange(inner.size)
+            levels.append((lo, hi, child))
+            size += lo.size
+            mid = (lo[inner] + hi[inner]) // 2
+            lo, hi = np.column_stack([lo[inner], mid]).ravel(), np.column_stack([mid, hi[inner]]).ravel()
+        self.lo, self.hi, self.child = (np.concatenate(column) for column in zip(*levels))
+        s = segments
+        self.sx, self.sy = s.ax[self.lo], s.ay[self.lo]
+        self.ex, self.ey = s.bx[self.hi - 1], s.by[self.hi - 1]
+        self.cx, self.cy = self.ex - self.sx, self.ey - self.sy
+        len2 = self.cx * self.cx + self.cy * self.cy
+        self.inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+        offsets = np.cumsum([0] + [len(level[0]) for level in levels])
+        self.radius = np.concatenate([self._radii(level[0], level[1], offset)
+                                      for level, offset in zip(levels, offsets)])
+        self.capsule = np.column_stack([self.sx, self.sy, self.cx, self.cy, self.inv_len2, self.radius])
+
+    def _radii(self, lo, hi, offset):
+        """Largest distance of the segment ends of each node ``offset + i`` (range ``lo``–``hi``) from its chord."""
+        count = hi - lo
+        node = offset + np.repeat(np.arange(lo.size), count)
+        segment = np.arange(node.size) - np.repeat(np.cumsum(count) - count, count) + np.repeat(lo, count)
+        chord = (self.sx[node], self.sy[node], self.cx[node], self.cy[node], self.inv_len2[node])
+        s = self.segments
+        far = np.maximum(_chord_distance(s.ax[segment], s.ay[segment], *chord),
+                         _chord_distance(s.bx[segment], s.by[segment], *chord))
+        return np.maximum.reduceat(far, np.cumsum(count) - count)
+
+    def nearest(self, points, root, scale):
+        """Exact squared distance, first nearest segment and its ``t`` for ``points`` below nodes ``root``.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            ``(q, 2)`` query points, in the units of the segments.
+        root : numpy.ndarray
+            Root node of each point's group.
+        scale : float
+            Largest absolute coordinate of the points and segments, in those units: nodes are
+            dropped only when farther than ``U`` by more than ``256`` units in the last place of
+            it, far more than the rounding of any distance computed here (a few such units).
         """
-        positive = self.length > 0
-        total = np.bincount(self.owner, weights=self.length, minlength=n_groups)
-        count = np.bincount(self.owner[positive], minlength=n_groups)
-        mean = np.divide(total, count, out=np.ones(n_groups), where=count > 0)
-        steps = np.where(positive, np.ceil(self.length / mean[self.owner]), 0).astype(np.int64)
-        half_step = grouped_reduce(np.maximum, np.divide(self.length, 2 * np.maximum(steps, 1)), self.owner,
-                                   n_groups, 0.0)
-        segment = np.repeat(np.arange(len(steps)), steps + 1)
-        k = np.arange(segment.size) - np.repeat(np.cumsum(steps + 1) - (steps + 1), steps + 1)
-        f = k / np.maximum(steps, 1)[segment]
-        reps = np.column_stack([self.ax[segment] + f * self.dx[segment], self.ay[segment] + f * self.dy[segment]])
-        return reps, segment, half_step
+        margin = 256.0 * float(np.spacing(scale))
+        root = np.asarray(root, dtype=np.int64)
+        found = [self._descend(np.ascontiguousarray(points[part, 0]), np.ascontiguousarray(points[part, 1]),
+                               root[part], margin)
+                 for part in (slice(start, start + TREE_QUERIES) for start in range(0, len(points), TREE_QUERIES))]
+        return tuple(np.concatenate(column) for column in zip(*found))
+
+    def _descend(self, x, y, root, margin):
+        """:meth:`nearest` of the points ``(x, y)``, all their runs in flat arrays at once."""
+        q = len(x)
+        best_d2, best_t = np.full(q, np.inf), np.zeros(q)
+        best_segment = np.full(q, np.iinfo(np.int64).max)
+        # U: the distance to a segment end (the start of the group's first segment, then the
+        # middle vertex of each run kept) or to a segment compared, whichever is least so far.
+        ex, ey = x - self.sx[root], y - self.sy[root]
+        bound = np.sqrt(ex * ex + ey * ey)
+        stack = [(np.arange(q), root)]
+        while stack:
+            row, node = stack.pop()
+            px, py = x[row], y[row]
+            capsule = self.capsule[node]
+            ex, ey = px - capsule[:, 0], py - capsule[:, 1]
+            cx, cy = capsule[:, 2], capsule[:, 3]
+            t = np.minimum(np.maximum((ex * cx + ey * cy) * capsule[:, 4], 0.0), 1.0)
+            ex -= t * cx
+            ey -= t * cy
+            keep = np.sqrt(ex * ex + ey * ey) - capsule[:, 5] <= bound[row] + margin
+            row, node = row[keep], node[keep]
+            child = self.child[node]
+            leaf = child < 0
+            if leaf.any():
+                for part in range(0, int(np.count_nonzero(leaf)), CHUNK // LEAF_SEGMENTS):
+                    part = slice(part, part + CHUNK // LEAF_SEGMENTS)
+                    self._compare(x, y, row[leaf][part], node[leaf][part], best_d2, best_segment, best_t, bound)
+                row, child = row[~leaf], child[~leaf]
+            if row.size == 0:
+                continue
+            right = child + 1
+            ex, ey = x[row] - self.sx[right], y[row] - self.sy[right]
+            first = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
+            bound[row[first]] = np.minimum(bound[row[first]], np.minimum.reduceat(np.sqrt(ex * ex + ey * ey), first))
+            row, node = np.repeat(row, 2), np.column_stack([child, right]).ravel()
+            if row.size > CHUNK and row[0] != row[-1]:
+                # Halve the points (never one point's nodes) to keep the arrays within CHUNK.
+                cut = int(np.searchsorted(row, row[row.size // 2]))
+                cut = cut or int(np.searchsorted(row, row[0], side="right"))
+                stack += [(row[cut:], node[cut:]), (row[:cut], node[:cut])]
+            else:
+                stack.append((row, node))
+        return best_d2, best_segment, best_t
+
+    def _compare(self, x, y, row, node, best_d2, best_segment, best_t, bound):
+        """Compare the points ``row`` (non-decreasing) with every segment of the leaves ``node``; keep the best."""
+        segment = self.lo[node, None] + np.arange(LEAF_SEGMENTS)
+        valid = segment < self.hi[node, None]
+        d2, segment, t = self.segments.best_of(np.column_stack([x[row], y[row]]),
+                                               np.minimum(segment, self.hi[node, None] - 1), valid)
+        step = np.concatenate([[False], row[1:] != row[:-1]])
+        first, group = np.flatnonzero(step | (np.arange(row.size) == 0)), np.cumsum(step)
+        least = np.minimum.reduceat(d2, first)[group]
+        key = np.where(d2 == least, segment, np.iinfo(np.int64).max)
+        pick = np.flatnonzero(key == np.minimum.reduceat(key, first)[group])  # one per point: leaves are disjoint
+        r, d2, segment, t = row[pick], d2[pick], segment[pick], t[pick]
+        better = (d2 < best_d2[r]) | ((d2 == best_d2[r]) & (segment < best_segment[r]))
+        r = r[better]
+        best_d2[r], best_segment[r], best_t[r] = d2[better], segment[better], t[better]
+        bound[r] = np.minimum(bound[r], np.sqrt(best_d2[r]))
 
 
 class _SeparatedTree:
-    """One KD-tree of the representatives of all groups, each group moved to its own grid cell.
+    """One KD-tree of the target points of all groups, each group moved to its own grid cell.
 
     Cells are wider than any distance a query needs, so a query never reaches another
     group; the KD-tree only proposes candidates, whose distances are then computed exactly.
     """
 
-    def __init__(self, reps, rep_owner, queries, query_owner, n_groups):
-        low = np.minimum(grouped_reduce(np.minimum, reps, rep_owner, n_groups, np.inf),
+    def __init__(self, targets, target_owner, queries, query_owner, n_groups):
+        low = np.minimum(grouped_reduce(np.minimum, targets, target_owner, n_groups, np.inf),
                          grouped_reduce(np.minimum, queries, query_owner, n_groups, np.inf))
-        high = np.maximum(grouped_reduce(np.maximum, reps, rep_owner, n_groups, -np.inf),
+        high = np.maximum(grouped_reduce(np.maximum, targets, target_owner, n_groups, -np.inf),
                           grouped_reduce(np.maximum, queries, query_owner, n_groups, -np.inf))
         extent = float(np.max(np.where(np.isfinite(high - low), high - low, 0.0)))
         # Within a group every distance is below sqrt(2) extent and a query needs at most
@@ -423,42 +558,13 @@ class _SeparatedTree:
         from scipy.spatial import cKDTree
 
         # Sliding-midpoint splits build and query faster here than median splits; which tree
-        # is built never changes a result (candidates are checked exactly, see nearest_segments).
-        self.tree = cKDTree(reps + offset[rep_owner], balanced_tree=False)
+        # is built never changes a result (candidates are checked exactly, see nearest_points).
+        self.tree = cKDTree(targets + offset[target_owner], balanced_tree=False)
         self.moved = queries + offset[query_owner]
-        self.size = len(reps)
+        self.size = len(targets)
         # Rounding of the moved coordinates, bounded generously.
         self.margin = 8.0 * float(np.spacing(max(float(np.max(np.abs(self.moved), initial=1.0)),
                                                  float(np.max(np.abs(self.tree.data), initial=1.0)))))
-
-    def nearest(self, rows, points, owner, segments, rep_segment, half_step, first_k):
-        """Exact squared distance, first nearest segment and its ``t`` for the queries ``rows``."""
-        moved = self.moved[rows]
-        q = len(points)
-        best_d2, best_segment, best_t = np.full(q, np.inf), np.zeros(q, dtype=np.int64), np.zeros(q)
-        pending, k = np.arange(q), first_k
-        while pending.size:
-            k = min(k, self.size)
-            parts = np.array_split(pending, min(pending.size, -(-pending.size * k // CHUNK)))
-            pending = np.concatenate([part[self._refine(part, k, moved, points, owner, segments, rep_segment,
-                                                        half_step, best_d2, best_segment, best_t)]
-                                      for part in parts])
-            if k == self.size:
-                break
-            k *= 4
-        return best_d2, best_segment, best_t
-
-    def _refine(self, part, k, moved, points, owner, segments, rep_segment, half_step, best_d2, best_segment,
-                best_t):
-        found, rep = self.tree.query(moved[part], k=k, distance_upper_bound=self.reach)
-        found, rep = found.reshape(len(part), k), rep.reshape(len(part), k)
-        valid = rep < self.size
-        segment = rep_segment[np.minimum(rep, self.size - 1)]
-        valid &= segments.owner[segment] == owner[part, None]
-        row_best, best_segment[part], best_t[part] = segments.best_of(points[part], segment, valid)
-        best_d2[part] = row_best
-        # More representatives may matter while the k-th is still within U + h / 2.
-        return valid[:, -1] & (found[:, -1] <= np.sqrt(row_best) + half_step[part] + self.margin)
 
 
 @contextlib.contextmanager
@@ -529,7 +635,7 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
     again = np.concatenate(unsettled)
     if again.size:
         distance[again] = nearest_segments(points[again], point_owner[again], targets, targets, target_owner,
-                                           n_groups, small_group=0, first_k=4)[0]
+                                           n_groups, small_group=0)[0]
     return distance
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import shapely
 
+from polytopo.evaluator import kernels
 from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
 
 
@@ -168,3 +169,110 @@ def test_ring_perimeters_are_the_closed_ring_lengths():
     expected = [shapely.LinearRing(ring).length for ring in rings]
     np.testing.assert_allclose(ring_perimeters(rings), expected, rtol=1e-12)
     assert ring_perimeters([]).shape == (0,)
+
+
+def _both_match_brute_force(points, point_owner, a, b, target_owner, n_groups, **options):
+    """The kernel's distances and closest points equal the brute force's to the last bit."""
+    distance, closest = nearest_segments(points, point_owner, a, b, target_owner, n_groups, closest=True, **options)
+    expected_distance, expected_closest = _brute_force(points, point_owner, a, b, target_owner)
+    np.testing.assert_array_equal(distance, expected_distance)
+    np.testing.assert_array_equal(closest, expected_closest)
+
+
+def _circle(n, radius, center=(0.0, 0.0), phase=0.0):
+    angle = np.linspace(0, 2 * np.pi, n, endpoint=False) + phase
+    return np.column_stack([np.cos(angle), np.sin(angle)]) * radius + center
+
+
+@pytest.mark.parametrize("spacing", [0.002, 0.05, 3.0])
+def test_dense_and_sparse_rings_close_together_match_brute_force(spacing):
+    """Two concentric circles 0.5 px apart, vertices far closer together than that or farther
+    apart, searched both ways (the capsule hierarchy, whatever the spacing); vertices on the
+    same rays make ties between the two segments at each nearest vertex."""
+    n = 1500
+    radius = n * spacing / (2 * np.pi)
+    outer, inner = _circle(n, radius, (radius + 3, radius + 7)), _circle(n, radius - 0.5, (radius + 3, radius + 7))
+    owner = np.zeros(n, dtype=np.int64)
+    for points, ring in ((outer, inner), (inner, outer), (outer + 0.01, outer)):
+        _both_match_brute_force(points, owner, ring, np.roll(ring, -1, axis=0), owner, 1)
+
+
+def test_collinear_pieces_repeated_points_and_duplicates_take_the_first_segment():
+    """A line cut into equal collinear pieces, with zero-length segments (repeated vertices)
+    and every segment twice: points on the line, at the shared ends and off it tie between
+    several segments, and the first in order must win with its own closest point."""
+    rng = np.random.default_rng(23)
+    x = np.repeat(np.arange(0.0, 200.0, 0.5), rng.integers(1, 3, 400))  # repeated vertices
+    line = np.column_stack([x, 0.25 * x + 10])
+    a = np.concatenate([line[:-1], line[:-1]])
+    b = np.concatenate([line[1:], line[1:]])
+    points = np.concatenate([line[rng.integers(0, len(line), 300)],
+                             np.column_stack([rng.uniform(-20, 220, 300), rng.uniform(-40, 90, 300)]),
+                             np.column_stack([rng.integers(-10, 220, 300) / 2.0, np.full(300, 12.5)])])
+    owner = np.zeros(len(points), dtype=np.int64)
+    _both_match_brute_force(points, owner, a, b, np.zeros(len(a), dtype=np.int64), 1)
+    _both_match_brute_force(points, owner, a, b, np.zeros(len(a), dtype=np.int64), 1, small_group=0)
+
+
+def test_groups_of_every_size_around_the_leaf_and_exhaustive_limits():
+    """Groups of 0 to 1,000 segments (rings, random segments, points as zero-length segments),
+    points listed in no particular group order, with and without the exhaustive search."""
+    rng = np.random.default_rng(29)
+    sizes = [0, 1, 2, 7, 8, 9, 16, 17, SMALL_GROUP - 1, SMALL_GROUP, SMALL_GROUP + 1, 200, 1000]
+    a, b = [], []
+    for group, m in enumerate(sizes):
+        center = rng.uniform(-1e3, 1e3, 2)
+        if group % 3 == 0:
+            start = _circle(m, rng.uniform(1, 50), center, rng.uniform(0, 1)) if m else np.zeros((0, 2))
+            end = np.roll(start, -1, axis=0)
+        elif group % 3 == 1:
+            start = center + rng.uniform(-30, 30, (m, 2))
+            end = start + rng.normal(0, 5, (m, 2))
+        else:
+            start = np.round(center + rng.uniform(-10, 10, (m, 2)))
+            end = start
+        a.append(start)
+        b.append(end)
+    target_owner = np.repeat(np.arange(len(sizes)), sizes)
+    a, b = np.concatenate(a), np.concatenate(b)
+    point_owner = rng.integers(0, len(sizes) + 1, 2500)  # the last group has no segments
+    centers = np.array([a[target_owner == g].mean(axis=0) if m else np.zeros(2) for g, m in enumerate(sizes)] + [[0, 0]])
+    points = centers[point_owner] + rng.normal(0, 40, (2500, 2))
+    for small_group in (SMALL_GROUP, 0, 8):
+        _both_match_brute_force(points, point_owner, a, b, target_owner, len(sizes) + 1, small_group=small_group)
+
+
+def test_far_from_the_origin_with_tiny_features():
+    """Coordinates near 10^7 with vertices 10^-3 apart: rounding never drops the nearest run."""
+    ring = _circle(2000, 0.5, (1.0e7, -3.0e7))
+    rng = np.random.default_rng(31)
+    points = ring[rng.integers(0, 2000, 600)] + rng.normal(0, 0.01, (600, 2))
+    owner = np.zeros(600, dtype=np.int64)
+    _both_match_brute_force(points, owner, ring, np.roll(ring, -1, axis=0), np.zeros(2000, dtype=np.int64), 1)
+
+
+def test_near_ties_everywhere_split_the_search_and_still_match(monkeypatch):
+    """Points at the centre of a circle are about as near to every segment: the search keeps
+    most runs of every point and splits its points in smaller sets (a smaller ``CHUNK``
+    here) to bound its arrays; the result is still the brute force's."""
+    monkeypatch.setattr(kernels, "CHUNK", 4000)
+    ring = _circle(640, 30.0, (100.0, 100.0))
+    points = np.random.default_rng(37).normal(100.0, 1e-3, (400, 2))
+    points[:4] = 100.0
+    owner = np.zeros(400, dtype=np.int64)
+    _both_match_brute_force(points, owner, ring, np.roll(ring, -1, axis=0), np.zeros(640, dtype=np.int64), 1)
+
+
+def test_ties_between_leaves_found_at_different_depths():
+    """17 segments make leaves at two depths (8, then 4 and 5 segments). Segments 9 to 16 are
+    the mirror images of 0 to 7 across the x axis, so points on that axis are equally near to
+    a segment and its mirror, with another closest point: ties settled across leaves compared
+    at different steps of the search, which the first segment in order must still win."""
+    rng = np.random.default_rng(41)
+    a = rng.integers(1, 20, (17, 2)).astype(float)
+    b = rng.integers(1, 20, (17, 2)).astype(float)
+    a[9:], b[9:] = a[:8] * [1, -1], b[:8] * [1, -1]
+    points = np.column_stack([rng.integers(-5, 25, 400) / 2.0, np.zeros(400)])
+    owner = np.zeros(400, dtype=np.int64)
+    for order in (slice(None), slice(None, None, -1)):
+        _both_match_brute_force(points, owner, a[order], b[order], np.zeros(17, dtype=np.int64), 1, small_group=0)
