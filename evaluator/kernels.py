@@ -31,7 +31,7 @@ CHUNK = 250_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
 #: Query points descending the nearest-segment index together (their arrays stay in the CPU cache).
-TREE_QUERIES = 4096
+TREE_QUERIES = 8192
 #: Most segments of a leaf of the nearest-segment index, compared with each query reaching it.
 LEAF_SEGMENTS = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
@@ -342,14 +342,18 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
               start + len(which))
     if queried.size:
-        large = np.flatnonzero(~small)
+        large = np.flatnonzero(~small & (np.bincount(point_owner[queried], minlength=n_groups) > 0))
         tree = _CapsuleTree(segments, t_start[large], t_count[large])
-        root = np.full(n_groups, -1, dtype=np.int64)
-        root[large] = np.arange(large.size)
+        # Each point starts at the leaf whose middle vertex is nearest (any leaf would give the
+        # same result; a near one leaves little else to search).
+        leaf = tree.leaves
+        middle = (tree.lo[leaf] + tree.hi[leaf]) // 2
+        seeds = _SeparatedTree(a[middle], segments.owner[middle], points[queried], point_owner[queried], n_groups)
         scale = max(float(np.max(np.abs(points[queried]))), float(np.max(np.abs(a))), float(np.max(np.abs(b))), 1.0)
         for start in range(0, queried.size, QUERY_POINTS):
             which = queried[start:start + QUERY_POINTS]
-            store(which, *tree.nearest(points[which], root[point_owner[which]], scale),
+            nearest_middle = seeds.tree.query(seeds.moved[start:start + QUERY_POINTS])[1]
+            store(which, *tree.nearest(points[which], leaf[nearest_middle], scale),
                   exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
 
@@ -391,7 +395,7 @@ class _Segments:
 def _chord_distance(px, py, sx, sy, cx, cy, inv_len2):
     """Distance of points ``(px, py)`` to the segments from ``(sx, sy)`` along ``(cx, cy)``, clamped."""
     ex, ey = px - sx, py - sy
-    t = np.clip((ex * cx + ey * cy) * inv_len2, 0.0, 1.0)
+    t = np.minimum(np.maximum((ex * cx + ey * cy) * inv_len2, 0.0), 1.0)
     ex -= t * cx
     ey -= t * cy
     return np.sqrt(ex * ex + ey * ey)
@@ -402,13 +406,21 @@ class _CapsuleTree:
 
     Node ``i`` holds the segments ``lo[i]`` to ``hi[i] - 1`` of one group (a root holds the whole
     group) and, unless it is a leaf, has the children ``child[i]`` and ``child[i] + 1`` (the two
-    halves). Its capsule is every point within ``radius[i]`` of its chord, from the start of
-    segment ``lo`` to the end of segment ``hi - 1``, ``radius`` the largest distance of a
-    segment end of the run from the chord. The capsule is convex and holds every segment end
-    of the run, so it holds every segment: no segment of the run is nearer to a point ``p``
-    than ``|p, chord| - radius``. For a run of length ``s`` along a curve of radius ``R`` the
-    radius is its sagitta, about ``s² / (8 R)``; rings that jump (several rings in one run,
-    unordered segments) only make the capsule larger, never a result different.
+    halves). Its chord runs from the start ``S`` of segment ``lo`` to the end ``E`` of segment
+    ``hi - 1``; its capsule is every point within ``radius`` of the chord, ``radius`` the largest
+    distance of a segment end of the run from the chord (the sagitta ``s² / (8 R)`` for a run
+    of length ``s`` along a curve of radius ``R``). The capsule is convex and holds every segment
+    end of the run, so it holds every segment. For a point ``p`` whose nearest point on the
+    chord is ``c`` (at parameter ``t``), the run's segments are therefore
+
+    - no nearer than ``|p c| - radius`` (the lower bound), and
+    - no farther, for the nearest of them, than ``|p c| + min(t, 1 - t) |S E|`` (a chord end is
+      a segment end), nor than ``|p c| + radius`` when the run is connected (each segment
+      ends where the next starts): a path from ``S`` to ``E`` crosses the perpendicular to
+      the chord through ``c`` inside the capsule (the upper bound).
+
+    Runs that jump (several rings, unordered segments) only loosen the bounds, never change a
+    result.
 
     Parameters
     ----------
@@ -432,67 +444,171 @@ class _CapsuleTree:
         self.lo, self.hi, self.child = (np.concatenate(column) for column in zip(*levels))
         s = segments
         self.sx, self.sy = s.ax[self.lo], s.ay[self.lo]
-        self.ex, self.ey = s.bx[self.hi - 1], s.by[self.hi - 1]
-        self.cx, self.cy = self.ex - self.sx, self.ey - self.sy
-        len2 = self.cx * self.cx + self.cy * self.cy
-        self.inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+        cx, cy = s.bx[self.hi - 1] - self.sx, s.by[self.hi - 1] - self.sy
+        len2 = cx * cx + cy * cy
+        inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+        # Segment i ends where segment i + 1 starts; breaks before segment k: broken[k].
+        joined = (s.bx[:-1] == s.ax[1:]) & (s.by[:-1] == s.ay[1:])
+        broken = np.concatenate([[0], np.cumsum(~joined)])
+        # b_i is an end of its own (not a_{i+1}, not a_i), whose distance counts in the radius.
+        loose = np.append(~joined, True) & ((s.bx != s.ax) | (s.by != s.ay))
+        self.capsule = np.zeros((len(cx), 12))
+        self.capsule[:, :5] = np.column_stack([self.sx, self.sy, cx, cy, inv_len2])
+        self.capsule[:, 6] = np.sqrt(len2)
+        inner = np.flatnonzero(self.child >= 0)
+        self.parent, self.sibling = np.full(len(self.lo), -1), np.full(len(self.lo), -1)
+        self.parent[self.child[inner]], self.parent[self.child[inner] + 1] = inner, inner
+        self.sibling[self.child[inner]], self.sibling[self.child[inner] + 1] = self.child[inner] + 1, self.child[inner]
+        leaf = np.flatnonzero(self.child < 0)
+        self.leaves = leaf[np.argsort(self.lo[leaf])]  # in segment order, so by group
+        self.capsule[leaf, 5] = self._leaf_radii(leaf, loose)
         offsets = np.cumsum([0] + [len(level[0]) for level in levels])
-        self.radius = np.concatenate([self._radii(level[0], level[1], offset)
-                                      for level, offset in zip(levels, offsets)])
-        self.capsule = np.column_stack([self.sx, self.sy, self.cx, self.cy, self.inv_len2, self.radius])
+        for (_, _, child), offset in zip(levels[::-1], offsets[-2::-1]):
+            self._inner_radii(offset + np.flatnonzero(child >= 0))
+        connected = broken[self.hi - 1] == broken[self.lo]
+        self.capsule[:, 7] = np.where(connected, self.capsule[:, 5], np.inf)
+        self.capsule[:, 8:] = self._boxes(levels, offsets)
 
-    def _radii(self, lo, hi, offset):
-        """Largest distance of the segment ends of each node ``offset + i`` (range ``lo``–``hi``) from its chord."""
-        count = hi - lo
-        node = offset + np.repeat(np.arange(lo.size), count)
-        segment = np.arange(node.size) - np.repeat(np.cumsum(count) - count, count) + np.repeat(lo, count)
-        chord = (self.sx[node], self.sy[node], self.cx[node], self.cy[node], self.inv_len2[node])
+    def _boxes(self, levels, offsets):
+        """``(xmin, ymin, xmax, ymax)`` of the segment ends of every node: leaves first, then each level up."""
         s = self.segments
-        far = np.maximum(_chord_distance(s.ax[segment], s.ay[segment], *chord),
-                         _chord_distance(s.bx[segment], s.by[segment], *chord))
-        return np.maximum.reduceat(far, np.cumsum(count) - count)
+        box = np.zeros((len(self.lo), 4))
+        leaf = np.flatnonzero(self.child < 0)
+        count = self.hi[leaf] - self.lo[leaf]
+        segment = np.arange(count.sum()) + np.repeat(self.lo[leaf] - (np.cumsum(count) - count), count)
+        ends = np.cumsum(count) - count
+        box[leaf, 0] = np.minimum.reduceat(np.minimum(s.ax[segment], s.bx[segment]), ends)
+        box[leaf, 1] = np.minimum.reduceat(np.minimum(s.ay[segment], s.by[segment]), ends)
+        box[leaf, 2] = np.maximum.reduceat(np.maximum(s.ax[segment], s.bx[segment]), ends)
+        box[leaf, 3] = np.maximum.reduceat(np.maximum(s.ay[segment], s.by[segment]), ends)
+        for (_, _, child), offset in zip(levels[::-1], offsets[-2::-1]):
+            inner = np.flatnonzero(child >= 0)
+            left, right = box[child[inner]], box[child[inner] + 1]
+            box[offset + inner] = np.concatenate([np.minimum(left[:, :2], right[:, :2]),
+                                                  np.maximum(left[:, 2:], right[:, 2:])], axis=1)
+        return box
 
-    def nearest(self, points, root, scale):
-        """Exact squared distance, first nearest segment and its ``t`` for ``points`` below nodes ``root``.
+    def _leaf_radii(self, leaf, loose):
+        """Largest distance of the segment ends of each ``leaf`` from its chord (``loose``: ends not starting the next)."""
+        count = self.hi[leaf] - self.lo[leaf]
+        last = np.cumsum(count)
+        segment = np.arange(last[-1]) + np.repeat(self.lo[leaf] - (last - count), count)
+        chord = [np.repeat(column, count) for column in self.capsule[leaf, :5].T]
+        s = self.segments
+        far = _chord_distance(s.ax[segment], s.ay[segment], *chord)
+        # The run's last end is the chord's end; other ends are starts of the next segment
+        # unless the run jumps there.
+        loose = loose[segment]
+        loose[last - 1] = False
+        loose = np.flatnonzero(loose)
+        far[loose] = np.maximum(far[loose], _chord_distance(s.bx[segment[loose]], s.by[segment[loose]],
+                                                            *(column[loose] for column in chord)))
+        return np.maximum.reduceat(far, last - count)
+
+    def _inner_radii(self, node):
+        """Radii of the inner ``node`` from their children's, which must be known.
+
+        A child's segments lie within its radius of its chord, and its chord within the
+        larger distance of its two ends from the parent's chord (the capsule is convex): the
+        sum bounds the child's ends' distance from the parent's chord. About ``4 / 3`` of the
+        exact radius along a smooth curve, and ``O(1)`` work per node instead of per segment.
+        """
+        chord = self.capsule[node, :5].T
+        far = np.zeros(node.size)
+        for child in (self.child[node], self.child[node] + 1):
+            start = self.capsule[child, :2].T
+            end = start + self.capsule[child, 2:4].T
+            reach = np.maximum(_chord_distance(*start, *chord), _chord_distance(*end, *chord))
+            far = np.maximum(far, self.capsule[child, 5] + reach)
+        self.capsule[node, 5] = far
+
+    def nearest(self, points, leaf, scale):
+        """Exact squared distance, first nearest segment and its ``t`` for ``points``, each starting at a ``leaf``.
 
         Parameters
         ----------
         points : numpy.ndarray
             ``(q, 2)`` query points, in the units of the segments.
-        root : numpy.ndarray
-            Root node of each point's group.
+        leaf : numpy.ndarray
+            A leaf of each point's group, near the point (any leaf gives the same result).
         scale : float
-            Largest absolute coordinate of the points and segments, in those units: nodes are
-            dropped only when farther than ``U`` by more than ``256`` units in the last place of
-            it, far more than the rounding of any distance computed here (a few such units).
+            Largest absolute coordinate of the points and segments, in those units: runs are
+            dropped only when farther than ``U`` by more than ``1024`` units in the last place
+            of it, far more than the rounding of the distances computed here (some tens of such
+            units) and of the radii summed up the levels (a few per level).
+
+        Returns
+        -------
+        d2 : numpy.ndarray
+            Squared distance to the nearest segment, in squared units.
+        segment : numpy.ndarray
+            That segment, the first in order on ties.
+        t : numpy.ndarray
+            Parameter of the closest point along it, ``a + t (b - a)``.
         """
-        margin = 256.0 * float(np.spacing(scale))
-        root = np.asarray(root, dtype=np.int64)
+        margin = 1024.0 * float(np.spacing(scale))
         found = [self._descend(np.ascontiguousarray(points[part, 0]), np.ascontiguousarray(points[part, 1]),
-                               root[part], margin)
+                               leaf[part], margin)
                  for part in (slice(start, start + TREE_QUERIES) for start in range(0, len(points), TREE_QUERIES))]
         return tuple(np.concatenate(column) for column in zip(*found))
 
-    def _descend(self, x, y, root, margin):
-        """:meth:`nearest` of the points ``(x, y)``, all their runs in flat arrays at once."""
+    def _descend(self, x, y, leaf, margin):
+        """:meth:`nearest` of the points ``(x, y)``, the runs of all of them in flat arrays at once.
+
+        Each point first compares the segments of its starting ``leaf``: ``U`` is then about the
+        final distance. Going up to the root, the other half at each level is searched only
+        where its capsule comes within ``U`` (:meth:`_search`), mostly not at all or down to
+        the next leaf.
+        """
         q = len(x)
         best_d2, best_t = np.full(q, np.inf), np.zeros(q)
         best_segment = np.full(q, np.iinfo(np.int64).max)
-        # U: the distance to a segment end (the start of the group's first segment, then the
-        # middle vertex of each run kept) or to a segment compared, whichever is least so far.
-        ex, ey = x - self.sx[root], y - self.sy[root]
-        bound = np.sqrt(ex * ex + ey * ey)
-        stack = [(np.arange(q), root)]
+        bound = np.full(q, np.inf)  # U: a segment end or segment at most that far
+        self._compare(x, y, np.arange(q), leaf, best_d2, best_segment, best_t, bound)
+        node, passed = leaf.copy(), []
+        up = np.flatnonzero(self.parent[node] >= 0)
+        while up.size:
+            other = self.sibling[node[up]]
+            lower, upper = self._bounds(x[up], y[up], other)
+            bound[up] = np.minimum(bound[up], upper)
+            passed.append((up, other, lower))
+            node[up] = self.parent[node[up]]
+            up = up[self.parent[node[up]] >= 0]
+        if passed:
+            row, node, lower = (np.concatenate(column) for column in zip(*passed))
+            near = lower <= bound[row] + margin
+            order = np.argsort(row[near], kind="stable")
+            self._search(x, y, row[near][order], node[near][order], margin, best_d2, best_segment, best_t, bound)
+        return best_d2, best_segment, best_t
+
+    def _bounds(self, x, y, node):
+        """Lower and upper bounds of the distance of the points ``(x, y)`` to the segments of ``node``.
+
+        The lower bound is the larger of the distances to the capsule and to the bounding box
+        of the segment ends (tighter for whole rings and their halves); the upper bound is
+        that of the class docstring.
+        """
+        capsule = self.capsule[node]
+        ex, ey = x - capsule[:, 0], y - capsule[:, 1]
+        cx, cy = capsule[:, 2], capsule[:, 3]
+        t = np.minimum(np.maximum((ex * cx + ey * cy) * capsule[:, 4], 0.0), 1.0)
+        ex -= t * cx
+        ey -= t * cy
+        chord = np.sqrt(ex * ex + ey * ey)
+        gx = np.maximum(np.maximum(capsule[:, 8] - x, x - capsule[:, 10]), 0.0)
+        gy = np.maximum(np.maximum(capsule[:, 9] - y, y - capsule[:, 11]), 0.0)
+        lower = np.maximum(chord - capsule[:, 5], np.sqrt(gx * gx + gy * gy))
+        return lower, chord + np.minimum(np.minimum(t, 1.0 - t) * capsule[:, 6], capsule[:, 7])
+
+    def _search(self, x, y, row, node, margin, best_d2, best_segment, best_t, bound):
+        """Search the runs ``node`` for the points ``row`` (non-decreasing), all their halves kept within ``U``."""
+        stack = [(row, node)] if row.size else []
         while stack:
             row, node = stack.pop()
-            px, py = x[row], y[row]
-            capsule = self.capsule[node]
-            ex, ey = px - capsule[:, 0], py - capsule[:, 1]
-            cx, cy = capsule[:, 2], capsule[:, 3]
-            t = np.minimum(np.maximum((ex * cx + ey * cy) * capsule[:, 4], 0.0), 1.0)
-            ex -= t * cx
-            ey -= t * cy
-            keep = np.sqrt(ex * ex + ey * ey) - capsule[:, 5] <= bound[row] + margin
+            lower, upper = self._bounds(x[row], y[row], node)
+            first = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
+            bound[row[first]] = np.minimum(bound[row[first]], np.minimum.reduceat(upper, first))
+            keep = lower <= bound[row] + margin
             row, node = row[keep], node[keep]
             child = self.child[node]
             leaf = child < 0
@@ -501,21 +617,14 @@ class _CapsuleTree:
                     part = slice(part, part + CHUNK // LEAF_SEGMENTS)
                     self._compare(x, y, row[leaf][part], node[leaf][part], best_d2, best_segment, best_t, bound)
                 row, child = row[~leaf], child[~leaf]
-            if row.size == 0:
-                continue
-            right = child + 1
-            ex, ey = x[row] - self.sx[right], y[row] - self.sy[right]
-            first = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
-            bound[row[first]] = np.minimum(bound[row[first]], np.minimum.reduceat(np.sqrt(ex * ex + ey * ey), first))
-            row, node = np.repeat(row, 2), np.column_stack([child, right]).ravel()
+            row, node = np.repeat(row, 2), np.column_stack([child, child + 1]).ravel()
             if row.size > CHUNK and row[0] != row[-1]:
-                # Halve the points (never one point's nodes) to keep the arrays within CHUNK.
+                # Halve the points (never one point's runs) to keep the arrays within CHUNK.
                 cut = int(np.searchsorted(row, row[row.size // 2]))
                 cut = cut or int(np.searchsorted(row, row[0], side="right"))
                 stack += [(row[cut:], node[cut:]), (row[:cut], node[:cut])]
-            else:
+            elif row.size:
                 stack.append((row, node))
-        return best_d2, best_segment, best_t
 
     def _compare(self, x, y, row, node, best_d2, best_segment, best_t, bound):
         """Compare the points ``row`` (non-decreasing) with every segment of the leaves ``node``; keep the best."""
@@ -600,10 +709,23 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
 
     All targets go into one KD-tree (:class:`_SeparatedTree`); each query takes its two
     nearest there and computes their distances exactly from the original coordinates. The
-    nearer is the answer unless the second lies within rounding of it; those few points
-    (and only they) are searched again by :func:`nearest_segments` with the targets as
-    zero-length segments. ``O(n log m)``, exact, and bit for bit the distance that
-    comparing every point with every target gives.
+    nearer is the answer unless the second lies within rounding of it (repeated targets, as
+    the closing sample of a ring); those few points (and only they) take every target within
+    rounding of that distance from the KD-tree and compare them all exactly. ``O(n log m)``,
+    exact, and bit for bit the distance that comparing every point with every target gives.
+
+    Parameters
+    ----------
+    points, targets : numpy.ndarray
+        ``(n, 2)`` query points and ``(m, 2)`` targets, in any one unit (pixels).
+    point_owner, target_owner : numpy.ndarray
+        Group of each point and of each target (``target_owner`` non-decreasing).
+    n_groups : int
+
+    Returns
+    -------
+    numpy.ndarray
+        Distance of each point to its nearest target, in the units of the coordinates.
     """
     points = np.asarray(points, dtype=float)
     targets = np.asarray(targets, dtype=float)
@@ -630,12 +752,19 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
         best = d2.min(axis=1)
         distance[which] = np.sqrt(best)
         # another target may be as near while the second candidate is within rounding of the first
-        unsettled.append(which[present[:, 1] & (found[:, 1] <= distance[which] + index.margin)])
+        unsettled.append(start + np.flatnonzero(present[:, 1] & (found[:, 1] <= distance[which] + index.margin)))
         _report(min(start + QUERY_POINTS, queried.size), queried.size)
     again = np.concatenate(unsettled)
     if again.size:
-        distance[again] = nearest_segments(points[again], point_owner[again], targets, targets, target_owner,
-                                           n_groups, small_group=0)[0]
+        which = queried[again]
+        # Every target whose exact distance is at most the best found lies in this ball.
+        near = index.tree.query_ball_point(index.moved[again], distance[which] + 2.0 * index.margin)
+        count = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
+        target = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in near])
+        row = np.repeat(which, count)
+        ex, ey = points[row, 0] - targets[target, 0], points[row, 1] - targets[target, 1]
+        d2 = np.where(target_owner[target] == point_owner[row], ex * ex + ey * ey, np.inf)
+        distance[which] = np.sqrt(np.minimum.reduceat(d2, np.cumsum(count) - count))
     return distance
 
 
