@@ -1,30 +1,36 @@
 """Cost of the nearest-segment search against the spacing of the vertices (issue 30, item 11).
 
 One circle ring of ``n`` vertices is compared with a circle 1 px smaller of as many
-vertices (same centre, same angles): every vertex of each ring searches the nearest segment
-of the other (:func:`polytopo.evaluator.kernels.nearest_segments`, both directions, with
-the closest points, as POLIS and MTA search). The cases:
+vertices (same centre, same angles, so each vertex's nearest point is a vertex shared by two
+segments: a tie). The cases:
 
 - **dense**: vertices 0.025 px apart (``n = 10^5``: radius 398 px), 40 vertices per pixel
   of the distance searched;
 - **sparse**: vertices 2.5 px apart (``n = 10^5``: radius 39,789 px);
 - **dense 10^6**: a million vertices 0.025 px apart.
 
-Each case is timed with the package's search (a hierarchy of capsules over consecutive
+Two measures: **kernel**, every vertex of each ring searching the nearest segment of the
+other (:func:`polytopo.evaluator.kernels.nearest_segments`, both directions, with the
+closest points), and **POLIS+MTA**, the two metrics of the pair that use that search
+(:func:`~polytopo.evaluator.boundary.polis`, :func:`~polytopo.evaluator.mta.max_tangent_angle`).
+Each is timed with the package's search (a hierarchy of capsules over consecutive
 segments) and, up to ``--legacy-max`` vertices, with the KD-tree search it replaced
-(:func:`legacy_nearest_segments`, kept in this file only), interleaved, in CPU seconds of this
-process (the work is single-threaded, so other jobs on the machine do not inflate them). It
-prints the median times, the speed-up, the ratio dense / sparse of each search and checks
-that both give the same distances and closest points bit for bit.
+(:func:`legacy_nearest_segments`, kept in this file only), alternating their order every
+round, in CPU seconds of this process (the work is single-threaded, so other jobs on the
+machine inflate them less than wall time). It prints the median times, the speed-ups and
+the ratio dense / sparse of each search, and checks that both searches give the same
+distances, closest points and metrics bit for bit.
 
 Needs no data. Exit status 1 when the new search's dense / sparse ratio exceeds
-``--max-ratio`` (default 2), when the 10^6 dense case takes more than ``--max-seconds``
-(default 60 s), or when the two searches differ.
+``--max-ratio`` (default 2) in either measure, when the 10^6 dense case takes more than
+``--max-seconds`` (default 60 s of CPU), or when the two searches differ.
 
 Run ``python benchmarks/bench_nearest_density.py --help``.
 """
 
 import argparse
+import contextlib
+import importlib
 import statistics
 import sys
 import time
@@ -33,7 +39,11 @@ import numpy as np
 
 from polytopo.evaluator.kernels import CHUNK, QUERY_POINTS, group_starts, grouped_reduce, nearest_segments
 
-__all__ = ["circles", "legacy_nearest_segments", "both_ways", "main"]
+__all__ = ["circles", "legacy_nearest_segments", "both_ways", "metrics", "main"]
+
+# The modules, not the functions of the same names that polytopo.evaluator exports.
+boundary = importlib.import_module("polytopo.evaluator.boundary")
+mta = importlib.import_module("polytopo.evaluator.mta")
 
 
 def circles(n, spacing, gap=1.0):
@@ -206,10 +216,36 @@ class _LegacyTree:
 
 # -- The benchmark. ------------------------------------------------------------------------
 
-def _timed(search, outer, inner):
+@contextlib.contextmanager
+def _searching_with(search):
+    """POLIS and MTA call ``search`` instead of :func:`nearest_segments` inside the block."""
+    saved = boundary.nearest_segments, mta.nearest_segments
+    boundary.nearest_segments = mta.nearest_segments = search
+    try:
+        yield
+    finally:
+        boundary.nearest_segments, mta.nearest_segments = saved
+
+
+def metrics(search, outer, inner):
+    """POLIS and MTA (2 px samples) of the pair of rings, with ``search`` as the nearest-segment kernel."""
+    with _searching_with(search):
+        return (boundary.polis([[outer]], [[inner]]),
+                mta.max_tangent_angle([[inner]], [[outer]], np.array([1.0])))
+
+
+MEASURES = {"kernel": both_ways, "POLIS+MTA": metrics}
+SEARCHES = {"capsules": nearest_segments, "KD-tree (legacy)": legacy_nearest_segments}
+
+
+def _timed(measure, search, rings):
     started = time.process_time()
-    result = both_ways(search, outer, inner)
+    result = MEASURES[measure](search, *rings)
     return time.process_time() - started, result
+
+
+def _same(first, second):
+    return all(np.array_equal(x, y) for x, y in zip(first, second))
 
 
 def main(argv=None):
@@ -226,46 +262,50 @@ def main(argv=None):
     parser.add_argument("--max-seconds", type=float, default=60.0, help="most CPU seconds for the large dense case")
     args = parser.parse_args(argv)
     n = int(args.n)
-    searches = {"capsules": nearest_segments}
-    if n <= args.legacy_max:
-        searches["KD-tree (legacy)"] = legacy_nearest_segments
+    searches = [name for name in SEARCHES if name == "capsules" or n <= args.legacy_max]
     cases = {"dense": circles(n, args.dense), "sparse": circles(n, args.sparse)}
-    seconds = {(case, name): [] for case in cases for name in searches}
+    seconds = {(measure, case, name): [] for measure in MEASURES for case in cases for name in searches}
     failed = False
+    for measure in MEASURES:  # first calls (imports, caches) outside the timings
+        for name in searches:
+            _timed(measure, SEARCHES[name], circles(2000, args.dense))
     for round_ in range(args.repeats):
-        order = list(searches.items())
         for case, rings in cases.items():
-            results = []
-            for name, search in order if round_ % 2 == 0 else order[::-1]:
-                elapsed, result = _timed(search, *rings)
-                seconds[case, name].append(elapsed)
-                results.append(result)
-            if round_ == 0 and len(results) == 2:
-                same = all(np.array_equal(x, y) for x, y in zip(*results))
-                print(f"{case:>6} n={n}: outputs of both searches {'identical' if same else 'DIFFERENT'}")
-                failed |= not same
-    print(f"\nmedian CPU seconds over {args.repeats} rounds, both directions, n = {n} vertices per ring")
+            for measure in MEASURES:
+                results = [_timed(measure, SEARCHES[name], rings)
+                           for name in (searches if round_ % 2 == 0 else searches[::-1])]
+                for name, (elapsed, _) in zip(searches if round_ % 2 == 0 else searches[::-1], results):
+                    seconds[measure, case, name].append(elapsed)
+                if round_ == 0 and len(results) == 2:
+                    same = _same(results[0][1], results[1][1])
+                    print(f"{case:>6} n={n} {measure:>9}: outputs of both searches "
+                          f"{'identical' if same else 'DIFFERENT'}", flush=True)
+                    failed |= not same
     median = {key: statistics.median(values) for key, values in seconds.items()}
-    for name in searches:
-        dense, sparse = median["dense", name], median["sparse", name]
-        print(f"  {name:>16}: dense ({args.dense} px) {dense:8.3f} s   sparse ({args.sparse} px) {sparse:8.3f} s   "
-              f"dense/sparse {dense / sparse:5.2f}")
-    if len(searches) == 2:
-        for case in cases:
-            print(f"  speed-up {case:>6}: x{median[case, 'KD-tree (legacy)'] / median[case, 'capsules']:.1f}")
-    ratio = median["dense", "capsules"] / median["sparse", "capsules"]
-    if ratio > args.max_ratio:
-        print(f"FAIL: dense / sparse {ratio:.2f} above {args.max_ratio}", file=sys.stderr)
-        failed = True
+    print(f"\nmedian CPU seconds over {args.repeats} rounds, n = {n} vertices per ring "
+          f"(kernel: both directions with closest points)")
+    for measure in MEASURES:
+        for name in searches:
+            dense, sparse = median[measure, "dense", name], median[measure, "sparse", name]
+            print(f"  {measure:>9} {name:>16}: dense ({args.dense} px) {dense:7.3f} s   sparse ({args.sparse} px) "
+                  f"{sparse:7.3f} s   dense/sparse {dense / sparse:5.2f}")
+        if len(searches) == 2:
+            print(f"  {measure:>9} speed-up: " + ", ".join(
+                f"{case} x{median[measure, case, searches[1]] / median[measure, case, 'capsules']:.1f}"
+                for case in cases))
+        ratio = median[measure, "dense", "capsules"] / median[measure, "sparse", "capsules"]
+        if ratio > args.max_ratio:
+            print(f"FAIL: {measure} dense / sparse {ratio:.2f} above {args.max_ratio}", file=sys.stderr)
+            failed = True
     if args.large:
         large = int(args.large)
         rings = circles(large, args.dense)
-        elapsed, result = _timed(nearest_segments, *rings)
-        print(f"  {'capsules':>16}: dense ({args.dense} px) n = {large}: {elapsed:8.3f} s")
+        elapsed, result = _timed("kernel", nearest_segments, rings)
+        print(f"  {'kernel':>9} {'capsules':>16}: dense ({args.dense} px) n = {large}: {elapsed:8.3f} s")
         if large <= args.legacy_max:
-            legacy, expected = _timed(legacy_nearest_segments, *rings)
-            same = all(np.array_equal(x, y) for x, y in zip(result, expected))
-            print(f"  {'KD-tree (legacy)':>16}: dense ({args.dense} px) n = {large}: {legacy:8.3f} s, "
+            legacy, expected = _timed("kernel", legacy_nearest_segments, rings)
+            same = _same(result, expected)
+            print(f"  {'kernel':>9} {'KD-tree (legacy)':>16}: dense ({args.dense} px) n = {large}: {legacy:8.3f} s, "
                   f"outputs {'identical' if same else 'DIFFERENT'}")
             failed |= not same
         if elapsed > args.max_seconds:

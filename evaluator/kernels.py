@@ -22,9 +22,10 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
-           "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
-           "map_pair_batches", "nearest_segments", "nearest_points", "reporting", "grouped_quantile", "group_starts"]
+__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "PAIR_BATCH_POINTS",
+           "grouped_reduce", "flatten_rings", "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts",
+           "sample_counts", "pair_batches", "map_pair_batches", "nearest_segments", "nearest_points", "reporting",
+           "grouped_quantile", "group_starts"]
 
 #: Most point–candidate combinations held at once (about 80 bytes each while they are compared).
 CHUNK = 250_000
@@ -289,18 +290,20 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``,
     whatever the spacing of the vertices relative to the distances searched. A group of at
     most :data:`SMALL_GROUP` segments is searched exhaustively. The segments of a larger group
-    are indexed in their order (:class:`_CapsuleTree`): halves, quarters, ... of the group's
-    run of consecutive segments, each bounded by the capsule around its chord whose radius is
-    the largest distance of a segment end from the chord (the sagitta, for a run along a
-    smooth curve). A point descends from the whole group; it keeps a run while the distance
-    to the chord minus the radius is at most ``U``, the distance to the nearest segment end
-    or segment seen so far, and compares with every segment of the runs of at most
-    :data:`LEAF_SEGMENTS` segments it reaches. A run is dropped only when every segment in it
-    is farther than ``U`` by more than rounding (see :class:`_CapsuleTree`), so the minimum
-    and its first-in-order segment are among those compared. Along a curve about two runs
-    per level stay, so a point costs ``O(log m)`` steps whether the curve's vertices are
-    much closer together than the distance searched or much farther apart. Distances come
-    from the original coordinates with the clamped projection of the module docstring.
+    are indexed in their order (:class:`_CapsuleTree`): the group's run of consecutive
+    segments, its halves, quarters, ... down to leaves of at most :data:`LEAF_SEGMENTS`, each
+    bounded by the capsule around its chord (its radius about the sagitta of the run, for a
+    run along a smooth curve) and by the box of its segment ends. A point first compares the
+    segments of the leaf whose middle vertex is nearest (one KD-tree of the leaf middles for
+    all groups), which gives ``U``, about its final distance; then, going up to the root, it
+    searches the other half at each level only where a capsule or box comes within ``U``,
+    which it keeps lowering. A run is dropped only when every segment in it is farther than
+    ``U`` by more than rounding (see :class:`_CapsuleTree`), so the minimum and its
+    first-in-order segment are among those compared. Along a curve a point compares about
+    one leaf and bounds one run per level, whether the curve's vertices are much closer
+    together than the distance searched or much farther apart. Distances come from the
+    original coordinates with the clamped projection of the module docstring, so the index
+    never changes a result.
     Progress (in points) goes to the reporter installed with :func:`reporting`.
 
     Examples
@@ -407,20 +410,27 @@ class _CapsuleTree:
     Node ``i`` holds the segments ``lo[i]`` to ``hi[i] - 1`` of one group (a root holds the whole
     group) and, unless it is a leaf, has the children ``child[i]`` and ``child[i] + 1`` (the two
     halves). Its chord runs from the start ``S`` of segment ``lo`` to the end ``E`` of segment
-    ``hi - 1``; its capsule is every point within ``radius`` of the chord, ``radius`` the largest
-    distance of a segment end of the run from the chord (the sagitta ``s² / (8 R)`` for a run
-    of length ``s`` along a curve of radius ``R``). The capsule is convex and holds every segment
-    end of the run, so it holds every segment. For a point ``p`` whose nearest point on the
-    chord is ``c`` (at parameter ``t``), the run's segments are therefore
+    ``hi - 1``; its capsule is every point within ``radius`` of the chord, ``radius`` at least
+    the largest distance of a segment end of the run from the chord (about the sagitta
+    ``s² / (8 R)`` for a run of length ``s`` along a curve of radius ``R``). The capsule is
+    convex and holds every segment end of the run, so it holds every segment. For a point
+    ``p`` whose nearest point on the chord is ``c`` (at parameter ``t``), the run's segments
+    are therefore
 
     - no nearer than ``|p c| - radius`` (the lower bound), and
     - no farther, for the nearest of them, than ``|p c| + min(t, 1 - t) |S E|`` (a chord end is
       a segment end), nor than ``|p c| + radius`` when the run is connected (each segment
       ends where the next starts): a path from ``S`` to ``E`` crosses the perpendicular to
-      the chord through ``c`` inside the capsule (the upper bound).
+      the chord through ``c`` inside the capsule (the upper bound);
+    - no nearer than the distance to the box of the segment ends (tighter for whole rings
+      and their halves, whose chords are short or shared).
 
     Runs that jump (several rings, unordered segments) only loosen the bounds, never change a
-    result.
+    result. Each row of ``capsule`` holds what a bound needs of one node: ``S``, ``E - S``,
+    ``1 / |S E|²`` (0 for a point), ``radius``, ``|S E|``, ``radius`` again where the run is
+    connected (``inf`` elsewhere) and the box ``xmin, ymin, xmax, ymax`` of its segment ends.
+    Leaves' radii are computed from their segment ends, inner ones bounded from the
+    children's (:meth:`_inner_radii`).
 
     Parameters
     ----------
@@ -443,8 +453,8 @@ class _CapsuleTree:
             lo, hi = np.column_stack([lo[inner], mid]).ravel(), np.column_stack([mid, hi[inner]]).ravel()
         self.lo, self.hi, self.child = (np.concatenate(column) for column in zip(*levels))
         s = segments
-        self.sx, self.sy = s.ax[self.lo], s.ay[self.lo]
-        cx, cy = s.bx[self.hi - 1] - self.sx, s.by[self.hi - 1] - self.sy
+        sx, sy = s.ax[self.lo], s.ay[self.lo]
+        cx, cy = s.bx[self.hi - 1] - sx, s.by[self.hi - 1] - sy
         len2 = cx * cx + cy * cy
         inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
         # Segment i ends where segment i + 1 starts; breaks before segment k: broken[k].
@@ -453,7 +463,7 @@ class _CapsuleTree:
         # b_i is an end of its own (not a_{i+1}, not a_i), whose distance counts in the radius.
         loose = np.append(~joined, True) & ((s.bx != s.ax) | (s.by != s.ay))
         self.capsule = np.zeros((len(cx), 12))
-        self.capsule[:, :5] = np.column_stack([self.sx, self.sy, cx, cy, inv_len2])
+        self.capsule[:, :5] = np.column_stack([sx, sy, cx, cy, inv_len2])
         self.capsule[:, 6] = np.sqrt(len2)
         inner = np.flatnonzero(self.child >= 0)
         self.parent, self.sibling = np.full(len(self.lo), -1), np.full(len(self.lo), -1)
@@ -564,7 +574,7 @@ class _CapsuleTree:
         best_d2, best_t = np.full(q, np.inf), np.zeros(q)
         best_segment = np.full(q, np.iinfo(np.int64).max)
         bound = np.full(q, np.inf)  # U: a segment end or segment at most that far
-        self._compare(x, y, np.arange(q), leaf, best_d2, best_segment, best_t, bound)
+        self._compare(x, y, np.arange(q), leaf, best_d2, best_segment, best_t, bound, distinct=True)
         node, passed = leaf.copy(), []
         up = np.flatnonzero(self.parent[node] >= 0)
         while up.size:
@@ -626,18 +636,23 @@ class _CapsuleTree:
             elif row.size:
                 stack.append((row, node))
 
-    def _compare(self, x, y, row, node, best_d2, best_segment, best_t, bound):
-        """Compare the points ``row`` (non-decreasing) with every segment of the leaves ``node``; keep the best."""
+    def _compare(self, x, y, row, node, best_d2, best_segment, best_t, bound, distinct=False):
+        """Compare the points ``row`` (non-decreasing; ``distinct``: each once) with every segment of the leaves ``node``.
+
+        Keeps the best (the first segment in order on ties) in ``best_*`` and lowers ``bound``.
+        """
         segment = self.lo[node, None] + np.arange(LEAF_SEGMENTS)
         valid = segment < self.hi[node, None]
         d2, segment, t = self.segments.best_of(np.column_stack([x[row], y[row]]),
                                                np.minimum(segment, self.hi[node, None] - 1), valid)
-        step = np.concatenate([[False], row[1:] != row[:-1]])
-        first, group = np.flatnonzero(step | (np.arange(row.size) == 0)), np.cumsum(step)
-        least = np.minimum.reduceat(d2, first)[group]
-        key = np.where(d2 == least, segment, np.iinfo(np.int64).max)
-        pick = np.flatnonzero(key == np.minimum.reduceat(key, first)[group])  # one per point: leaves are disjoint
-        r, d2, segment, t = row[pick], d2[pick], segment[pick], t[pick]
+        r = row
+        if not distinct:
+            step = np.concatenate([[False], row[1:] != row[:-1]])
+            first, group = np.flatnonzero(step | (np.arange(row.size) == 0)), np.cumsum(step)
+            least = np.minimum.reduceat(d2, first)[group]
+            key = np.where(d2 == least, segment, np.iinfo(np.int64).max)
+            pick = np.flatnonzero(key == np.minimum.reduceat(key, first)[group])  # one per point: leaves are disjoint
+            r, d2, segment, t = row[pick], d2[pick], segment[pick], t[pick]
         better = (d2 < best_d2[r]) | ((d2 == best_d2[r]) & (segment < best_segment[r]))
         r = r[better]
         best_d2[r], best_segment[r], best_t[r] = d2[better], segment[better], t[better]

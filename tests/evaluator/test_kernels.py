@@ -32,7 +32,7 @@ def _brute_force(points, point_owner, a, b, target_owner):
 def _scene(rng, kind):
     """Groups of points and segments: integer grids (many ties), rings, mixed lengths, rectangles.
 
-    Group sizes straddle :data:`SMALL_GROUP`, so both the exhaustive and the KD-tree search run.
+    Group sizes straddle :data:`SMALL_GROUP`, so both the exhaustive and the indexed search run.
     """
     points, point_owner, a, b, target_owner = [], [], [], [], []
     for group in range(int(rng.integers(1, 6))):
@@ -155,7 +155,7 @@ def test_progress_reaches_the_total():
     points = np.random.default_rng(0).uniform(0, 10, (70_000, 2))
     ring = np.column_stack([np.cos(np.arange(100) / 16), np.sin(np.arange(100) / 16)])
     owner = np.repeat([0, 1], 35_000)
-    a = np.concatenate([ring[:3], ring])  # group 0 small (exhaustive), group 1 large (KD-tree)
+    a = np.concatenate([ring[:3], ring])  # group 0 small (exhaustive), group 1 large (indexed)
     with reporting(lambda done, total: seen.append((done, total))):
         nearest_segments(points, owner, a, np.roll(a, -1, axis=0), np.repeat([0, 1], [3, 100]), 2)
     assert seen[-1] == (70_000, 70_000) and len(seen) >= 2
