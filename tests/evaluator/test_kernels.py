@@ -242,9 +242,11 @@ def test_groups_of_every_size_around_the_leaf_and_exhaustive_limits():
         _both_match_brute_force(points, point_owner, a, b, target_owner, len(sizes) + 1, small_group=small_group)
 
 
-def test_far_from_the_origin_with_tiny_features():
-    """Coordinates near 10^7 with vertices 10^-3 apart: rounding never drops the nearest run."""
-    ring = _circle(2000, 0.5, (1.0e7, -3.0e7))
+@pytest.mark.parametrize("center", [(1.0e7, -3.0e7), (1.0e9, -1.0e9)])
+def test_far_from_the_origin_with_tiny_features(center):
+    """Coordinates near 10^7 and near the largest accepted (2^30 px) with vertices 1.6e-3 px
+    apart: rounding never drops the nearest run."""
+    ring = _circle(2000, 0.5, center)
     rng = np.random.default_rng(31)
     points = ring[rng.integers(0, 2000, 600)] + rng.normal(0, 0.01, (600, 2))
     owner = np.zeros(600, dtype=np.int64)
