@@ -19,7 +19,9 @@ segments) and, up to ``--legacy-max`` vertices, with the KD-tree search it repla
 round, in CPU seconds of this process (the work is single-threaded, so other jobs on the
 machine inflate them less than wall time). It prints the median times, the speed-ups and
 the ratio dense / sparse of each search, and checks that both searches give the same
-distances, closest points and metrics bit for bit.
+distances, closest points and metrics bit for bit. Then, as a check on the common case,
+many pairs of small rings (70, 200 and 1,000 vertices, 2 x 10^5 in all;
+:func:`many_rings`) are searched once with each (one direction, closest points).
 
 Needs no data. Exit status 1 when the new search's dense / sparse ratio exceeds
 ``--max-ratio`` (default 2) in either measure, when the 10^6 dense case takes more than
@@ -39,7 +41,7 @@ import numpy as np
 
 from polytopo.evaluator.kernels import CHUNK, QUERY_POINTS, group_starts, grouped_reduce, nearest_segments
 
-__all__ = ["circles", "legacy_nearest_segments", "both_ways", "metrics", "main"]
+__all__ = ["circles", "many_rings", "legacy_nearest_segments", "both_ways", "metrics", "main"]
 
 # The modules, not the functions of the same names that polytopo.evaluator exports.
 boundary = importlib.import_module("polytopo.evaluator.boundary")
@@ -67,6 +69,24 @@ def circles(n, spacing, gap=1.0):
     angle = np.linspace(0, 2 * np.pi, n, endpoint=False)
     unit = np.column_stack([np.cos(angle), np.sin(angle)])
     return unit * radius + radius + 10, unit * (radius - gap) + radius + 10
+
+
+def many_rings(size, total=200_000, seed=0):
+    """``total // size`` circles of ``size`` vertices, 5–50 px radius, scattered over 10⁴ px, one group each.
+
+    Returns
+    -------
+    points, a, b, owner : numpy.ndarray
+        The vertices moved by 0.5 px (normal), the segments ``a→b`` of each circle in
+        pixels, and the group of each point and segment (the same array).
+    """
+    rng = np.random.default_rng(seed)
+    groups = total // size
+    angle = np.linspace(0, 2 * np.pi, size, endpoint=False)
+    unit = np.column_stack([np.cos(angle), np.sin(angle)])
+    rings = unit[None] * rng.uniform(5, 50, (groups, 1, 1)) + rng.uniform(0, 1e4, (groups, 1, 2))
+    a, b = rings.reshape(-1, 2), np.roll(rings, -1, axis=1).reshape(-1, 2)
+    return a + rng.normal(0, 0.5, a.shape), a, b, np.repeat(np.arange(groups), size)
 
 
 def both_ways(search, outer, inner):
@@ -297,6 +317,19 @@ def main(argv=None):
         if ratio > args.max_ratio:
             print(f"FAIL: {measure} dense / sparse {ratio:.2f} above {args.max_ratio}", file=sys.stderr)
             failed = True
+    if len(searches) == 2:
+        print("\nmany pairs, 2 x 10^5 vertices in all, one direction with closest points (CPU seconds, once)")
+        for size in (70, 200, 1000):
+            points, a, b, owner = many_rings(size)
+            timed = {}
+            for name in searches:
+                started = time.process_time()
+                result = SEARCHES[name](points, owner, a, b, owner, owner[-1] + 1, closest=True)
+                timed[name] = (time.process_time() - started, result)
+            same = _same(timed["capsules"][1], timed[searches[1]][1])
+            print(f"  {len(points) // size:>5} rings of {size:>4} vertices: capsules {timed['capsules'][0]:6.3f} s, "
+                  f"KD-tree (legacy) {timed[searches[1]][0]:6.3f} s, outputs {'identical' if same else 'DIFFERENT'}")
+            failed |= not same
     if args.large:
         large = int(args.large)
         rings = circles(large, args.dense)

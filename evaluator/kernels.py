@@ -557,38 +557,33 @@ class _CapsuleTree:
             Parameter of the closest point along it, ``a + t (b - a)``.
         """
         margin = 1024.0 * float(np.spacing(scale))
-        found = [self._descend(np.ascontiguousarray(points[part, 0]), np.ascontiguousarray(points[part, 1]),
-                               leaf[part], margin)
-                 for part in (slice(start, start + TREE_QUERIES) for start in range(0, len(points), TREE_QUERIES))]
-        return tuple(np.concatenate(column) for column in zip(*found))
-
-    def _descend(self, x, y, leaf, margin):
-        """:meth:`nearest` of the points ``(x, y)``, the runs of all of them in flat arrays at once.
-
-        Each point first compares the segments of its starting ``leaf``: ``U`` is then about the
-        final distance. Going up to the root, the other half at each level is searched only
-        where its capsule comes within ``U`` (:meth:`_search`), mostly not at all or down to
-        the next leaf.
-        """
+        x, y = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
         q = len(x)
         best_d2, best_t = np.full(q, np.inf), np.zeros(q)
         best_segment = np.full(q, np.iinfo(np.int64).max)
         bound = np.full(q, np.inf)  # U: a segment end or segment at most that far
-        self._compare(x, y, np.arange(q), leaf, best_d2, best_segment, best_t, bound, distinct=True)
-        node, passed = leaf.copy(), []
-        up = np.flatnonzero(self.parent[node] >= 0)
-        while up.size:
-            other = self.sibling[node[up]]
-            lower, upper = self._bounds(x[up], y[up], other)
-            bound[up] = np.minimum(bound[up], upper)
-            passed.append((up, other, lower))
-            node[up] = self.parent[node[up]]
-            up = up[self.parent[node[up]] >= 0]
-        if passed:
-            row, node, lower = (np.concatenate(column) for column in zip(*passed))
-            near = lower <= bound[row] + margin
-            order = np.argsort(row[near], kind="stable")
-            self._search(x, y, row[near][order], node[near][order], margin, best_d2, best_segment, best_t, bound)
+        # Each point first compares the segments of its leaf, so that U is about its final
+        # distance, then bounds the other half at each level on the way up to the root.
+        # Points go in batches whose arrays stay in the CPU cache.
+        passed = []
+        for start in range(0, q, TREE_QUERIES):
+            row = np.arange(start, min(start + TREE_QUERIES, q))
+            self._compare(x, y, row, leaf[row], best_d2, best_segment, best_t, bound, distinct=True)
+            node = leaf[row]
+            while row.size:
+                up = self.parent[node] >= 0
+                row, node = row[up], node[up]
+                other = self.sibling[node]
+                lower, upper = self._bounds(x[row], y[row], other)
+                bound[row] = np.minimum(bound[row], upper)
+                passed.append((row, other, lower))
+                node = self.parent[node]
+        # The halves passed by are searched only where they come within U: mostly none, or
+        # down to the next leaf.
+        row, node, lower = (np.concatenate(column) for column in zip(*passed))
+        near = np.flatnonzero(lower <= bound[row] + margin)
+        near = near[np.argsort(row[near], kind="stable")]
+        self._search(x, y, row[near], node[near], margin, best_d2, best_segment, best_t, bound)
         return best_d2, best_segment, best_t
 
     def _bounds(self, x, y, node):
