@@ -31,7 +31,7 @@ __all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROU
 CHUNK = 250_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
-#: Query points descending the nearest-segment index together (their arrays stay in the CPU cache).
+#: Query points going up the nearest-segment index together (their arrays stay in the CPU cache).
 TREE_QUERIES = 8192
 #: Most segments of a leaf of the nearest-segment index, compared with each query reaching it.
 LEAF_SEGMENTS = 8
