@@ -22,7 +22,8 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "PAIR_BATCH_POINTS",
+__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "SMALL_CALL",
+           "PAIR_BATCH_POINTS",
            "grouped_reduce", "flatten_rings", "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts",
            "sample_counts", "pair_batches", "map_pair_batches", "nearest_segments", "nearest_points", "reporting",
            "grouped_quantile", "group_starts"]
@@ -37,6 +38,9 @@ TREE_QUERIES = 8192
 LEAF_SEGMENTS = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
 SMALL_GROUP = 64
+#: A call with at most this many point–segment combinations in all is searched exhaustively:
+#: building the index costs about a millisecond, as much as comparing some 40,000 of them.
+SMALL_CALL = 40_000
 
 #: Most points one batch of pairs holds in :func:`map_pair_batches`: ring vertices (POLIS) or
 #: boundary samples plus target vertices (MTA, HD95). A kernel holds a few hundred bytes of
@@ -260,7 +264,8 @@ def map_pair_batches(kernel, points, *per_pair, budget=None):
     return np.concatenate(results) if results else np.zeros(0)
 
 
-def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP):
+def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
+                     small_call=SMALL_CALL):
     """For each point, the nearest segment ``a→b`` of its group.
 
     Ties go to the first target in order. Points whose group has no target get ``inf``.
@@ -276,6 +281,9 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         Also return the closest point on the nearest segment.
     small_group : int
         Groups with at most this many segments are searched exhaustively.
+    small_call : int
+        All groups are searched exhaustively when that compares at most this many
+        point–segment combinations.
 
     Returns
     -------
@@ -289,7 +297,8 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     -----
     Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``,
     whatever the spacing of the vertices relative to the distances searched. A group of at
-    most :data:`SMALL_GROUP` segments is searched exhaustively. The segments of a larger group
+    most :data:`SMALL_GROUP` segments is searched exhaustively, and so is every group of a call
+    with at most :data:`SMALL_CALL` point–segment combinations. The segments of a larger group
     are indexed in their order (:class:`_CapsuleTree`): the group's run of consecutive
     segments, its halves, quarters, ... down to leaves of at most :data:`LEAF_SEGMENTS`, each
     bounded by the capsule around its chord (its radius about the sagitta of the run, for a
@@ -322,6 +331,8 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     segments = _Segments(a, b, np.asarray(target_owner))
     t_start, t_count = group_starts(segments.owner, n_groups)
+    if int(t_count[point_owner].sum()) <= small_call:
+        small_group = max(small_group, int(t_count[point_owner].max()))
     small = t_count <= small_group
     exhaustive = np.flatnonzero((t_count[point_owner] > 0) & small[point_owner])
     queried = np.flatnonzero(~small[point_owner])

@@ -5,7 +5,7 @@ import pytest
 import shapely
 
 from polytopo.evaluator import kernels
-from polytopo.evaluator.kernels import SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
+from polytopo.evaluator.kernels import SMALL_CALL, SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
 
 
 def _brute_force(points, point_owner, a, b, target_owner):
@@ -70,12 +70,15 @@ def _scene(rng, kind):
     return points, point_owner, a, b, target_owner, int(point_owner.max()) + 1
 
 
+@pytest.mark.parametrize("small_call", [SMALL_CALL, 0])
 @pytest.mark.parametrize("kind", ["grid", "ring", "mixed", "rectangle"])
-def test_nearest_segments_equals_brute_force_bit_for_bit(kind):
+def test_nearest_segments_equals_brute_force_bit_for_bit(kind, small_call):
+    """Each scene as a whole call (small ones all exhaustive) and with the index for the large groups."""
     rng = np.random.default_rng(sum(map(ord, kind)))
     for _ in range(15):
         points, point_owner, a, b, target_owner, n_groups = _scene(rng, kind)
-        distance, closest = nearest_segments(points, point_owner, a, b, target_owner, n_groups, closest=True)
+        distance, closest = nearest_segments(points, point_owner, a, b, target_owner, n_groups, closest=True,
+                                             small_call=small_call)
         expected_distance, expected_closest = _brute_force(points, point_owner, a, b, target_owner)
         np.testing.assert_array_equal(distance, expected_distance)
         np.testing.assert_array_equal(closest, expected_closest)
@@ -107,12 +110,14 @@ def test_nearest_segments_agrees_with_geos_on_a_dense_ring():
     np.testing.assert_allclose(distance, expected, rtol=0, atol=1e-9)
 
 
-def test_groups_never_see_each_other():
+@pytest.mark.parametrize("small_group", [SMALL_GROUP, 0])
+def test_groups_never_see_each_other(small_group):
     """Two groups at the same place: each point only sees the segments of its own group."""
     a = np.array([[0.0, 0.0], [0.0, 100.0]])
     b = np.array([[10.0, 0.0], [10.0, 100.0]])
     points = np.array([[5.0, 99.0], [5.0, 1.0], [5.0, 50.0]])
-    distance, _ = nearest_segments(points, np.array([0, 1, 2]), a, b, np.array([0, 1]), 3)
+    distance, _ = nearest_segments(points, np.array([0, 1, 2]), a, b, np.array([0, 1]), 3, small_group=small_group,
+                                   small_call=0)
     assert distance.tolist() == [99.0, 99.0, np.inf]
 
 
@@ -239,7 +244,8 @@ def test_groups_of_every_size_around_the_leaf_and_exhaustive_limits():
     centers = np.array([a[target_owner == g].mean(axis=0) if m else np.zeros(2) for g, m in enumerate(sizes)] + [[0, 0]])
     points = centers[point_owner] + rng.normal(0, 40, (2500, 2))
     for small_group in (SMALL_GROUP, 0, 8):
-        _both_match_brute_force(points, point_owner, a, b, target_owner, len(sizes) + 1, small_group=small_group)
+        _both_match_brute_force(points, point_owner, a, b, target_owner, len(sizes) + 1, small_group=small_group,
+                                small_call=0)
 
 
 @pytest.mark.parametrize("center", [(1.0e7, -3.0e7), (1.0e9, -1.0e9)])
@@ -277,4 +283,5 @@ def test_ties_between_leaves_found_at_different_depths():
     points = np.column_stack([rng.integers(-5, 25, 400) / 2.0, np.zeros(400)])
     owner = np.zeros(400, dtype=np.int64)
     for order in (slice(None), slice(None, None, -1)):
-        _both_match_brute_force(points, owner, a[order], b[order], np.zeros(17, dtype=np.int64), 1, small_group=0)
+        _both_match_brute_force(points, owner, a[order], b[order], np.zeros(17, dtype=np.int64), 1, small_group=0,
+                                small_call=0)
