@@ -1,10 +1,11 @@
 """Grouped geometry kernels in numpy: nearest segment or point within a group, grouped quantiles.
 
 A *group* is one pair of ring sets being compared; ``owner`` arrays give the group of each
-point or segment and must be non-decreasing (groups contiguous). Nearest-target searches
-use one KD-tree for all groups and cost ``O(n log n)`` in the number of vertices; work is
-done in batches of at most ``CHUNK`` point–candidate combinations, so memory stays bounded
-for large polygons.
+point or segment and must be non-decreasing (groups contiguous). Nearest-segment searches
+descend a hierarchy of capsules over consecutive segments of each group, nearest-point
+searches one KD-tree for all groups; both cost ``O(n log n)`` in the number of vertices,
+whatever their spacing. Work is done in batches of at most ``CHUNK`` point–candidate
+combinations, so memory stays bounded for large polygons.
 
 The pairwise metrics (POLIS, MTA, HD95) run these kernels on consecutive batches of pairs
 (:func:`map_pair_batches`), each holding at most :data:`PAIR_BATCH_POINTS` points, so their
@@ -21,18 +22,25 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["CHUNK", "QUERY_POINTS", "FIRST_K", "SMALL_GROUP", "PAIR_BATCH_POINTS", "grouped_reduce", "flatten_rings",
-           "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts", "sample_counts", "pair_batches",
-           "map_pair_batches", "nearest_segments", "nearest_points", "reporting", "grouped_quantile", "group_starts"]
+__all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "SMALL_CALL",
+           "PAIR_BATCH_POINTS",
+           "grouped_reduce", "flatten_rings", "ring_segments", "ring_perimeters", "sample_flat_rings", "vertex_counts",
+           "sample_counts", "pair_batches", "map_pair_batches", "nearest_segments", "nearest_points", "reporting",
+           "grouped_quantile", "group_starts"]
 
 #: Most point–candidate combinations held at once (about 80 bytes each while they are compared).
 CHUNK = 250_000
 #: Query points per KD-tree batch (and per progress report).
 QUERY_POINTS = 65_536
-#: Candidates each query point takes first; multiplied by 4 while more may be nearer.
-FIRST_K = 8
+#: Query points going up the nearest-segment index together (their arrays stay in the CPU cache).
+TREE_QUERIES = 8192
+#: Most segments of a leaf of the nearest-segment index, compared with each query reaching it.
+LEAF_SEGMENTS = 8
 #: Groups with at most this many segments are searched exhaustively (cheaper than a tree).
 SMALL_GROUP = 64
+#: A call with at most this many point–segment combinations in all is searched exhaustively:
+#: building the index costs about a millisecond, as much as comparing some 40,000 of them.
+SMALL_CALL = 40_000
 
 #: Most points one batch of pairs holds in :func:`map_pair_batches`: ring vertices (POLIS) or
 #: boundary samples plus target vertices (MTA, HD95). A kernel holds a few hundred bytes of
@@ -257,7 +265,7 @@ def map_pair_batches(kernel, points, *per_pair, budget=None):
 
 
 def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, closest=False, small_group=SMALL_GROUP,
-                     first_k=FIRST_K):
+                     small_call=SMALL_CALL):
     """For each point, the nearest segment ``a→b`` of its group.
 
     Ties go to the first target in order. Points whose group has no target get ``inf``.
@@ -273,28 +281,39 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         Also return the closest point on the nearest segment.
     small_group : int
         Groups with at most this many segments are searched exhaustively.
-    first_k : int
-        Candidates a KD-tree query starts with.
+    small_call : int
+        All groups are searched exhaustively when that compares at most this many
+        point–segment combinations.
 
     Returns
     -------
     distance : numpy.ndarray
         Distance of each point to its nearest target, in the units of the coordinates.
     nearest_xy : numpy.ndarray or None
-        ``(n, 2)`` closest point on that target when ``closest`` is True.
+        ``(n, 2)`` closest point on that target when ``closest`` is True, in the units of
+        the coordinates.
 
     Notes
     -----
-    Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``.
-    A group of at most :data:`SMALL_GROUP` segments is searched exhaustively. In larger
-    groups each segment is represented by points along it (its ends and steps of at most
-    ``h``, the mean segment length of its group) in one KD-tree. A point takes its ``k`` nearest
-    representatives, the exact distance ``U`` to their segments, and grows ``k`` until the
-    ``k``-th representative lies beyond ``U + h / 2``: every segment as close as ``U`` has a
-    representative within ``U + h / 2``, so the minimum and its first-in-order segment are
-    among those seen. Distances come from the original coordinates with the clamped
-    projection of the module docstring, so the KD-tree never changes a result. Progress (in
-    points) goes to the reporter installed with :func:`reporting`.
+    Costs ``O((n + m) log m)`` for ``n`` points and ``m`` segments instead of ``O(n m)``,
+    whatever the spacing of the vertices relative to the distances searched. A group of at
+    most :data:`SMALL_GROUP` segments is searched exhaustively, and so is every group of a call
+    with at most :data:`SMALL_CALL` point–segment combinations. The segments of a larger group
+    are indexed in their order (:class:`_CapsuleTree`): the group's run of consecutive
+    segments, its halves, quarters, ... down to leaves of at most :data:`LEAF_SEGMENTS`, each
+    bounded by the capsule around its chord (its radius about the sagitta of the run, for a
+    run along a smooth curve) and by the box of its segment ends. A point first compares the
+    segments of the leaf whose middle vertex is nearest (one KD-tree of the leaf middles for
+    all groups), which gives ``U``, about its final distance; then, going up to the root, it
+    searches the other half at each level only where a capsule or box comes within ``U``,
+    which it keeps lowering. A run is dropped only when every segment in it is farther than
+    ``U`` by more than rounding (see :class:`_CapsuleTree`), so the minimum and its
+    first-in-order segment are among those compared. Along a curve a point compares about
+    one leaf and bounds one run per level, whether the curve's vertices are much closer
+    together than the distance searched or much farther apart. Distances come from the
+    original coordinates with the clamped projection of the module docstring, so the index
+    never changes a result.
+    Progress (in points) goes to the reporter installed with :func:`reporting`.
 
     Examples
     --------
@@ -309,8 +328,11 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
     nearest_xy = np.array(points, dtype=float, copy=True) if closest else None
     if n == 0 or len(a) == 0:
         return distance, nearest_xy
-    segments = _Segments(np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(target_owner))
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    segments = _Segments(a, b, np.asarray(target_owner))
     t_start, t_count = group_starts(segments.owner, n_groups)
+    if int(t_count[point_owner].sum()) <= small_call:
+        small_group = max(small_group, int(t_count[point_owner].max()))
     small = t_count <= small_group
     exhaustive = np.flatnonzero((t_count[point_owner] > 0) & small[point_owner])
     queried = np.flatnonzero(~small[point_owner])
@@ -334,15 +356,18 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
               start + len(which))
     if queried.size:
-        reps, rep_segment, half_step = segments.representatives(n_groups)
-        large = ~small[segments.owner[rep_segment]]
-        reps, rep_segment = reps[large], rep_segment[large]
-        index = _SeparatedTree(reps, segments.owner[rep_segment], points[queried], point_owner[queried], n_groups)
+        large = np.flatnonzero(~small & (np.bincount(point_owner[queried], minlength=n_groups) > 0))
+        tree = _CapsuleTree(segments, t_start[large], t_count[large])
+        # Each point starts at the leaf whose middle vertex is nearest (any leaf would give the
+        # same result; a near one leaves little else to search).
+        leaf = tree.leaves
+        middle = (tree.lo[leaf] + tree.hi[leaf]) // 2
+        seeds = _SeparatedTree(a[middle], segments.owner[middle], points[queried], point_owner[queried], n_groups)
+        scale = max(float(np.max(np.abs(points[queried]))), float(np.max(np.abs(a))), float(np.max(np.abs(b))), 1.0)
         for start in range(0, queried.size, QUERY_POINTS):
-            part = slice(start, start + QUERY_POINTS)
-            which = queried[part]
-            store(which, *index.nearest(part, points[which], point_owner[which], segments, rep_segment,
-                                        half_step[point_owner[which]], first_k),
+            which = queried[start:start + QUERY_POINTS]
+            nearest_middle = seeds.tree.query(seeds.moved[start:start + QUERY_POINTS])[1]
+            store(which, *tree.nearest(points[which], leaf[nearest_middle], scale),
                   exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
 
@@ -353,9 +378,9 @@ class _Segments:
     def __init__(self, a, b, owner):
         self.owner = owner
         self.ax, self.ay = np.ascontiguousarray(a[:, 0]), np.ascontiguousarray(a[:, 1])
-        self.dx, self.dy = np.ascontiguousarray(b[:, 0] - a[:, 0]), np.ascontiguousarray(b[:, 1] - a[:, 1])
+        self.bx, self.by = np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1])
+        self.dx, self.dy = self.bx - self.ax, self.by - self.ay
         len2 = self.dx * self.dx + self.dy * self.dy
-        self.length = np.sqrt(len2)
         self.inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
 
     def squared_distance(self, px, py, segment):
@@ -380,37 +405,277 @@ class _Segments:
         column = np.argmax(tied & (segment == first[:, None]), axis=1)
         return best, first, t[np.arange(len(points)), column]
 
-    def representatives(self, n_groups):
-        """Points along every segment, the segment of each, and half the largest step of each group.
 
-        A segment of length ``L`` gets ``ceil(L / h) + 1`` evenly spaced points, ``h`` the mean
-        positive segment length of its group; a zero-length segment gets one.
+def _chord_distance(px, py, sx, sy, cx, cy, inv_len2):
+    """Distance of points ``(px, py)`` to the segments from ``(sx, sy)`` along ``(cx, cy)``, clamped."""
+    ex, ey = px - sx, py - sy
+    t = np.minimum(np.maximum((ex * cx + ey * cy) * inv_len2, 0.0), 1.0)
+    ex -= t * cx
+    ey -= t * cy
+    return np.sqrt(ex * ex + ey * ey)
+
+
+class _CapsuleTree:
+    """Runs of consecutive segments of each group, halved down to :data:`LEAF_SEGMENTS`, each in a capsule.
+
+    Node ``i`` holds the segments ``lo[i]`` to ``hi[i] - 1`` of one group (a root holds the whole
+    group) and, unless it is a leaf, has the children ``child[i]`` and ``child[i] + 1`` (the two
+    halves). Its chord runs from the start ``S`` of segment ``lo`` to the end ``E`` of segment
+    ``hi - 1``; its capsule is every point within ``radius`` of the chord, ``radius`` at least
+    the largest distance of a segment end of the run from the chord (about the sagitta
+    ``s² / (8 R)`` for a run of length ``s`` along a curve of radius ``R``). The capsule is
+    convex and holds every segment end of the run, so it holds every segment. For a point
+    ``p`` whose nearest point on the chord is ``c`` (at parameter ``t``), the run's segments
+    are therefore
+
+    - no nearer than ``|p c| - radius`` (the lower bound), and
+    - no farther, for the nearest of them, than ``|p c| + min(t, 1 - t) |S E|`` (a chord end is
+      a segment end), nor than ``|p c| + radius`` when the run is connected (each segment
+      ends where the next starts): a path from ``S`` to ``E`` crosses the perpendicular to
+      the chord through ``c`` inside the capsule (the upper bound);
+    - no nearer than the distance to the box of the segment ends (tighter for whole rings
+      and their halves, whose chords are short or shared).
+
+    Runs that jump (several rings, unordered segments) only loosen the bounds, never change a
+    result. Each row of ``capsule`` holds what a bound needs of one node: ``S``, ``E - S``,
+    ``1 / |S E|²`` (0 for a point), ``radius``, ``|S E|``, ``radius`` again where the run is
+    connected (``inf`` elsewhere) and the box ``xmin, ymin, xmax, ymax`` of its segment ends.
+    Leaves' radii are computed from their segment ends, inner ones bounded from the
+    children's (:meth:`_inner_radii`).
+
+    Parameters
+    ----------
+    segments : _Segments
+    start, count : numpy.ndarray
+        First segment and number of segments of each group indexed, one root each.
+    """
+
+    def __init__(self, segments, start, count):
+        self.segments = segments
+        lo, hi = np.asarray(start, dtype=np.int64), np.asarray(start + count, dtype=np.int64)
+        levels, size = [], 0
+        while lo.size:
+            inner = np.flatnonzero(hi - lo > LEAF_SEGMENTS)
+            child = np.full(lo.size, -1, dtype=np.int64)
+            child[inner] = size + lo.size + 2 * np.arange(inner.size)
+            levels.append((lo, hi, child))
+            size += lo.size
+            mid = (lo[inner] + hi[inner]) // 2
+            lo, hi = np.column_stack([lo[inner], mid]).ravel(), np.column_stack([mid, hi[inner]]).ravel()
+        self.lo, self.hi, self.child = (np.concatenate(column) for column in zip(*levels))
+        s = segments
+        sx, sy = s.ax[self.lo], s.ay[self.lo]
+        cx, cy = s.bx[self.hi - 1] - sx, s.by[self.hi - 1] - sy
+        len2 = cx * cx + cy * cy
+        inv_len2 = np.divide(1.0, len2, out=np.zeros_like(len2), where=len2 > 0)
+        # Segment i ends where segment i + 1 starts; breaks before segment k: broken[k].
+        joined = (s.bx[:-1] == s.ax[1:]) & (s.by[:-1] == s.ay[1:])
+        broken = np.concatenate([[0], np.cumsum(~joined)])
+        # b_i is an end of its own (not a_{i+1}, not a_i), whose distance counts in the radius.
+        loose = np.append(~joined, True) & ((s.bx != s.ax) | (s.by != s.ay))
+        self.capsule = np.zeros((len(cx), 12))
+        self.capsule[:, :5] = np.column_stack([sx, sy, cx, cy, inv_len2])
+        self.capsule[:, 6] = np.sqrt(len2)
+        inner = np.flatnonzero(self.child >= 0)
+        self.parent, self.sibling = np.full(len(self.lo), -1), np.full(len(self.lo), -1)
+        self.parent[self.child[inner]], self.parent[self.child[inner] + 1] = inner, inner
+        self.sibling[self.child[inner]], self.sibling[self.child[inner] + 1] = self.child[inner] + 1, self.child[inner]
+        leaf = np.flatnonzero(self.child < 0)
+        self.leaves = leaf[np.argsort(self.lo[leaf])]  # in segment order, so by group
+        self.capsule[leaf, 5] = self._leaf_radii(leaf, loose)
+        offsets = np.cumsum([0] + [len(level[0]) for level in levels])
+        for (_, _, child), offset in zip(levels[::-1], offsets[-2::-1]):
+            self._inner_radii(offset + np.flatnonzero(child >= 0))
+        connected = broken[self.hi - 1] == broken[self.lo]
+        self.capsule[:, 7] = np.where(connected, self.capsule[:, 5], np.inf)
+        self.capsule[:, 8:] = self._boxes(levels, offsets)
+
+    def _boxes(self, levels, offsets):
+        """``(xmin, ymin, xmax, ymax)`` of the segment ends of every node: leaves first, then each level up."""
+        s = self.segments
+        box = np.zeros((len(self.lo), 4))
+        leaf = np.flatnonzero(self.child < 0)
+        count = self.hi[leaf] - self.lo[leaf]
+        segment = np.arange(count.sum()) + np.repeat(self.lo[leaf] - (np.cumsum(count) - count), count)
+        ends = np.cumsum(count) - count
+        box[leaf, 0] = np.minimum.reduceat(np.minimum(s.ax[segment], s.bx[segment]), ends)
+        box[leaf, 1] = np.minimum.reduceat(np.minimum(s.ay[segment], s.by[segment]), ends)
+        box[leaf, 2] = np.maximum.reduceat(np.maximum(s.ax[segment], s.bx[segment]), ends)
+        box[leaf, 3] = np.maximum.reduceat(np.maximum(s.ay[segment], s.by[segment]), ends)
+        for (_, _, child), offset in zip(levels[::-1], offsets[-2::-1]):
+            inner = np.flatnonzero(child >= 0)
+            left, right = box[child[inner]], box[child[inner] + 1]
+            box[offset + inner] = np.concatenate([np.minimum(left[:, :2], right[:, :2]),
+                                                  np.maximum(left[:, 2:], right[:, 2:])], axis=1)
+        return box
+
+    def _leaf_radii(self, leaf, loose):
+        """Largest distance of the segment ends of each ``leaf`` from its chord (``loose``: ends not starting the next)."""
+        count = self.hi[leaf] - self.lo[leaf]
+        last = np.cumsum(count)
+        segment = np.arange(last[-1]) + np.repeat(self.lo[leaf] - (last - count), count)
+        chord = [np.repeat(column, count) for column in self.capsule[leaf, :5].T]
+        s = self.segments
+        far = _chord_distance(s.ax[segment], s.ay[segment], *chord)
+        # The run's last end is the chord's end; other ends are starts of the next segment
+        # unless the run jumps there.
+        loose = loose[segment]
+        loose[last - 1] = False
+        loose = np.flatnonzero(loose)
+        far[loose] = np.maximum(far[loose], _chord_distance(s.bx[segment[loose]], s.by[segment[loose]],
+                                                            *(column[loose] for column in chord)))
+        return np.maximum.reduceat(far, last - count)
+
+    def _inner_radii(self, node):
+        """Radii of the inner ``node`` from their children's, which must be known.
+
+        A child's segments lie within its radius of its chord, and its chord within the
+        larger distance of its two ends from the parent's chord (the capsule is convex): the
+        sum bounds the child's ends' distance from the parent's chord. About ``4 / 3`` of the
+        exact radius along a smooth curve, and ``O(1)`` work per node instead of per segment.
         """
-        positive = self.length > 0
-        total = np.bincount(self.owner, weights=self.length, minlength=n_groups)
-        count = np.bincount(self.owner[positive], minlength=n_groups)
-        mean = np.divide(total, count, out=np.ones(n_groups), where=count > 0)
-        steps = np.where(positive, np.ceil(self.length / mean[self.owner]), 0).astype(np.int64)
-        half_step = grouped_reduce(np.maximum, np.divide(self.length, 2 * np.maximum(steps, 1)), self.owner,
-                                   n_groups, 0.0)
-        segment = np.repeat(np.arange(len(steps)), steps + 1)
-        k = np.arange(segment.size) - np.repeat(np.cumsum(steps + 1) - (steps + 1), steps + 1)
-        f = k / np.maximum(steps, 1)[segment]
-        reps = np.column_stack([self.ax[segment] + f * self.dx[segment], self.ay[segment] + f * self.dy[segment]])
-        return reps, segment, half_step
+        chord = self.capsule[node, :5].T
+        far = np.zeros(node.size)
+        for child in (self.child[node], self.child[node] + 1):
+            start = self.capsule[child, :2].T
+            end = start + self.capsule[child, 2:4].T
+            reach = np.maximum(_chord_distance(*start, *chord), _chord_distance(*end, *chord))
+            far = np.maximum(far, self.capsule[child, 5] + reach)
+        self.capsule[node, 5] = far
+
+    def nearest(self, points, leaf, scale):
+        """Exact squared distance, first nearest segment and its ``t`` for ``points``, each starting at a ``leaf``.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            ``(q, 2)`` query points, in the units of the segments.
+        leaf : numpy.ndarray
+            A leaf of each point's group, near the point (any leaf gives the same result).
+        scale : float
+            Largest absolute coordinate of the points and segments, in those units: runs are
+            dropped only when farther than ``U`` by more than ``1024`` units in the last place
+            of it, far more than the rounding of the distances computed here (some tens of such
+            units) and of the radii summed up the levels (a few per level).
+
+        Returns
+        -------
+        d2 : numpy.ndarray
+            Squared distance to the nearest segment, in squared units.
+        segment : numpy.ndarray
+            That segment, the first in order on ties.
+        t : numpy.ndarray
+            Parameter of the closest point along it, ``a + t (b - a)``.
+        """
+        margin = 1024.0 * float(np.spacing(scale))
+        x, y = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
+        q = len(x)
+        best_d2, best_t = np.full(q, np.inf), np.zeros(q)
+        best_segment = np.full(q, np.iinfo(np.int64).max)
+        bound = np.full(q, np.inf)  # U: a segment end or segment at most that far
+        # Each point first compares the segments of its leaf, so that U is about its final
+        # distance, then bounds the other half at each level on the way up to the root.
+        # Points go in batches whose arrays stay in the CPU cache.
+        passed = []
+        for start in range(0, q, TREE_QUERIES):
+            row = np.arange(start, min(start + TREE_QUERIES, q))
+            self._compare(x, y, row, leaf[row], best_d2, best_segment, best_t, bound, distinct=True)
+            node = leaf[row]
+            while row.size:
+                up = self.parent[node] >= 0
+                row, node = row[up], node[up]
+                other = self.sibling[node]
+                lower, upper = self._bounds(x[row], y[row], other)
+                bound[row] = np.minimum(bound[row], upper)
+                passed.append((row, other, lower))
+                node = self.parent[node]
+        # The halves passed by are searched only where they come within U: mostly none, or
+        # down to the next leaf.
+        row, node, lower = (np.concatenate(column) for column in zip(*passed))
+        near = np.flatnonzero(lower <= bound[row] + margin)
+        near = near[np.argsort(row[near], kind="stable")]
+        self._search(x, y, row[near], node[near], margin, best_d2, best_segment, best_t, bound)
+        return best_d2, best_segment, best_t
+
+    def _bounds(self, x, y, node):
+        """Lower and upper bounds of the distance of the points ``(x, y)`` to the segments of ``node``.
+
+        The lower bound is the larger of the distances to the capsule and to the bounding box
+        of the segment ends (tighter for whole rings and their halves); the upper bound is
+        that of the class docstring.
+        """
+        capsule = self.capsule[node]
+        ex, ey = x - capsule[:, 0], y - capsule[:, 1]
+        cx, cy = capsule[:, 2], capsule[:, 3]
+        t = np.minimum(np.maximum((ex * cx + ey * cy) * capsule[:, 4], 0.0), 1.0)
+        ex -= t * cx
+        ey -= t * cy
+        chord = np.sqrt(ex * ex + ey * ey)
+        gx = np.maximum(np.maximum(capsule[:, 8] - x, x - capsule[:, 10]), 0.0)
+        gy = np.maximum(np.maximum(capsule[:, 9] - y, y - capsule[:, 11]), 0.0)
+        lower = np.maximum(chord - capsule[:, 5], np.sqrt(gx * gx + gy * gy))
+        return lower, chord + np.minimum(np.minimum(t, 1.0 - t) * capsule[:, 6], capsule[:, 7])
+
+    def _search(self, x, y, row, node, margin, best_d2, best_segment, best_t, bound):
+        """Search the runs ``node`` for the points ``row`` (non-decreasing), all their halves kept within ``U``."""
+        stack = [(row, node)] if row.size else []
+        while stack:
+            row, node = stack.pop()
+            lower, upper = self._bounds(x[row], y[row], node)
+            first = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
+            bound[row[first]] = np.minimum(bound[row[first]], np.minimum.reduceat(upper, first))
+            keep = lower <= bound[row] + margin
+            row, node = row[keep], node[keep]
+            child = self.child[node]
+            leaf = child < 0
+            if leaf.any():
+                for part in range(0, int(np.count_nonzero(leaf)), CHUNK // LEAF_SEGMENTS):
+                    part = slice(part, part + CHUNK // LEAF_SEGMENTS)
+                    self._compare(x, y, row[leaf][part], node[leaf][part], best_d2, best_segment, best_t, bound)
+                row, child = row[~leaf], child[~leaf]
+            row, node = np.repeat(row, 2), np.column_stack([child, child + 1]).ravel()
+            if row.size > CHUNK and row[0] != row[-1]:
+                # Halve the points (never one point's runs) to keep the arrays within CHUNK.
+                cut = int(np.searchsorted(row, row[row.size // 2]))
+                cut = cut or int(np.searchsorted(row, row[0], side="right"))
+                stack += [(row[cut:], node[cut:]), (row[:cut], node[:cut])]
+            elif row.size:
+                stack.append((row, node))
+
+    def _compare(self, x, y, row, node, best_d2, best_segment, best_t, bound, distinct=False):
+        """Compare the points ``row`` (non-decreasing; ``distinct``: each once) with every segment of the leaves ``node``.
+
+        Keeps the best (the first segment in order on ties) in ``best_*`` and lowers ``bound``.
+        """
+        segment = self.lo[node, None] + np.arange(LEAF_SEGMENTS)
+        valid = segment < self.hi[node, None]
+        d2, segment, t = self.segments.best_of(np.column_stack([x[row], y[row]]),
+                                               np.minimum(segment, self.hi[node, None] - 1), valid)
+        r = row
+        if not distinct:
+            step = np.concatenate([[False], row[1:] != row[:-1]])
+            first, group = np.flatnonzero(step | (np.arange(row.size) == 0)), np.cumsum(step)
+            least = np.minimum.reduceat(d2, first)[group]
+            key = np.where(d2 == least, segment, np.iinfo(np.int64).max)
+            pick = np.flatnonzero(key == np.minimum.reduceat(key, first)[group])  # one per point: leaves are disjoint
+            r, d2, segment, t = row[pick], d2[pick], segment[pick], t[pick]
+        better = (d2 < best_d2[r]) | ((d2 == best_d2[r]) & (segment < best_segment[r]))
+        r = r[better]
+        best_d2[r], best_segment[r], best_t[r] = d2[better], segment[better], t[better]
+        bound[r] = np.minimum(bound[r], np.sqrt(best_d2[r]))
 
 
 class _SeparatedTree:
-    """One KD-tree of the representatives of all groups, each group moved to its own grid cell.
+    """One KD-tree of the target points of all groups, each group moved to its own grid cell.
 
     Cells are wider than any distance a query needs, so a query never reaches another
     group; the KD-tree only proposes candidates, whose distances are then computed exactly.
     """
 
-    def __init__(self, reps, rep_owner, queries, query_owner, n_groups):
-        low = np.minimum(grouped_reduce(np.minimum, reps, rep_owner, n_groups, np.inf),
+    def __init__(self, targets, target_owner, queries, query_owner, n_groups):
+        low = np.minimum(grouped_reduce(np.minimum, targets, target_owner, n_groups, np.inf),
                          grouped_reduce(np.minimum, queries, query_owner, n_groups, np.inf))
-        high = np.maximum(grouped_reduce(np.maximum, reps, rep_owner, n_groups, -np.inf),
+        high = np.maximum(grouped_reduce(np.maximum, targets, target_owner, n_groups, -np.inf),
                           grouped_reduce(np.maximum, queries, query_owner, n_groups, -np.inf))
         extent = float(np.max(np.where(np.isfinite(high - low), high - low, 0.0)))
         # Within a group every distance is below sqrt(2) extent and a query needs at most
@@ -423,42 +688,13 @@ class _SeparatedTree:
         from scipy.spatial import cKDTree
 
         # Sliding-midpoint splits build and query faster here than median splits; which tree
-        # is built never changes a result (candidates are checked exactly, see nearest_segments).
-        self.tree = cKDTree(reps + offset[rep_owner], balanced_tree=False)
+        # is built never changes a result (candidates are checked exactly, see nearest_points).
+        self.tree = cKDTree(targets + offset[target_owner], balanced_tree=False)
         self.moved = queries + offset[query_owner]
-        self.size = len(reps)
+        self.size = len(targets)
         # Rounding of the moved coordinates, bounded generously.
         self.margin = 8.0 * float(np.spacing(max(float(np.max(np.abs(self.moved), initial=1.0)),
                                                  float(np.max(np.abs(self.tree.data), initial=1.0)))))
-
-    def nearest(self, rows, points, owner, segments, rep_segment, half_step, first_k):
-        """Exact squared distance, first nearest segment and its ``t`` for the queries ``rows``."""
-        moved = self.moved[rows]
-        q = len(points)
-        best_d2, best_segment, best_t = np.full(q, np.inf), np.zeros(q, dtype=np.int64), np.zeros(q)
-        pending, k = np.arange(q), first_k
-        while pending.size:
-            k = min(k, self.size)
-            parts = np.array_split(pending, min(pending.size, -(-pending.size * k // CHUNK)))
-            pending = np.concatenate([part[self._refine(part, k, moved, points, owner, segments, rep_segment,
-                                                        half_step, best_d2, best_segment, best_t)]
-                                      for part in parts])
-            if k == self.size:
-                break
-            k *= 4
-        return best_d2, best_segment, best_t
-
-    def _refine(self, part, k, moved, points, owner, segments, rep_segment, half_step, best_d2, best_segment,
-                best_t):
-        found, rep = self.tree.query(moved[part], k=k, distance_upper_bound=self.reach)
-        found, rep = found.reshape(len(part), k), rep.reshape(len(part), k)
-        valid = rep < self.size
-        segment = rep_segment[np.minimum(rep, self.size - 1)]
-        valid &= segments.owner[segment] == owner[part, None]
-        row_best, best_segment[part], best_t[part] = segments.best_of(points[part], segment, valid)
-        best_d2[part] = row_best
-        # More representatives may matter while the k-th is still within U + h / 2.
-        return valid[:, -1] & (found[:, -1] <= np.sqrt(row_best) + half_step[part] + self.margin)
 
 
 @contextlib.contextmanager
@@ -494,10 +730,23 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
 
     All targets go into one KD-tree (:class:`_SeparatedTree`); each query takes its two
     nearest there and computes their distances exactly from the original coordinates. The
-    nearer is the answer unless the second lies within rounding of it; those few points
-    (and only they) are searched again by :func:`nearest_segments` with the targets as
-    zero-length segments. ``O(n log m)``, exact, and bit for bit the distance that
-    comparing every point with every target gives.
+    nearer is the answer unless the second lies within rounding of it (repeated targets, as
+    the closing sample of a ring); those few points (and only they) take every target within
+    rounding of that distance from the KD-tree and compare them all exactly. ``O(n log m)``,
+    exact, and bit for bit the distance that comparing every point with every target gives.
+
+    Parameters
+    ----------
+    points, targets : numpy.ndarray
+        ``(n, 2)`` query points and ``(m, 2)`` targets, in any one unit (pixels).
+    point_owner, target_owner : numpy.ndarray
+        Group of each point and of each target (``target_owner`` non-decreasing).
+    n_groups : int
+
+    Returns
+    -------
+    numpy.ndarray
+        Distance of each point to its nearest target, in the units of the coordinates.
     """
     points = np.asarray(points, dtype=float)
     targets = np.asarray(targets, dtype=float)
@@ -524,12 +773,19 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
         best = d2.min(axis=1)
         distance[which] = np.sqrt(best)
         # another target may be as near while the second candidate is within rounding of the first
-        unsettled.append(which[present[:, 1] & (found[:, 1] <= distance[which] + index.margin)])
+        unsettled.append(start + np.flatnonzero(present[:, 1] & (found[:, 1] <= distance[which] + index.margin)))
         _report(min(start + QUERY_POINTS, queried.size), queried.size)
     again = np.concatenate(unsettled)
     if again.size:
-        distance[again] = nearest_segments(points[again], point_owner[again], targets, targets, target_owner,
-                                           n_groups, small_group=0, first_k=4)[0]
+        which = queried[again]
+        # Every target whose exact distance is at most the best found lies in this ball.
+        near = index.tree.query_ball_point(index.moved[again], distance[which] + 2.0 * index.margin)
+        count = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
+        target = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in near])
+        row = np.repeat(which, count)
+        ex, ey = points[row, 0] - targets[target, 0], points[row, 1] - targets[target, 1]
+        d2 = np.where(target_owner[target] == point_owner[row], ex * ex + ey * ey, np.inf)
+        distance[which] = np.sqrt(np.minimum.reduceat(d2, np.cumsum(count) - count))
     return distance
 
 
