@@ -98,8 +98,10 @@ def add_vectorize_parameters(algorithm):
                                    extension="onnx", optional=True))
     add(QgsProcessingParameterEnum("BUNDLED_MODEL", "Bundled model", options=list(bundled_models()),
                                    optional=True))
-    add(advanced(QgsProcessingParameterBand("BANDS", "Bands (one per model input channel, in channel order)",
-                                            parentLayerParameterName="INPUT", optional=True, allowMultiple=True)))
+    for channel in range(1, CHANNEL_PARAMETERS + 1):  # one choice per model channel; a band may feed several
+        add(advanced(QgsProcessingParameterBand(
+            f"BAND_{channel}", f"Band for model channel {channel} (empty: the card's band mapping)",
+            parentLayerParameterName="INPUT", optional=True)))
     add(QgsProcessingParameterEnum("PROVIDER", "Execution provider", options=list(providers()),
                                    defaultValue=0))
     add(QgsProcessingParameterExtent("EXTENT", "Extent (raster CRS)", optional=True))
@@ -139,6 +141,33 @@ def _optional_double(algorithm, parameters, name, context):
     return None if parameters.get(name) is None else algorithm.parameterAsDouble(parameters, name, context)
 
 
+CHANNEL_PARAMETERS = 4
+"""``BAND_1`` … ``BAND_4``: one band choice per model input channel (RGB + near infrared)."""
+
+
+def channel_bands(algorithm, parameters, context):
+    """The bands of ``BAND_1`` … ``BAND_n`` in channel order, or None when none is set (the card's mapping).
+
+    Raises
+    ------
+    RunParameterError
+        A channel is set while an earlier one is not (the channels are consecutive from 1).
+    """
+    chosen = [algorithm.parameterAsInt(parameters, f"BAND_{channel}", context)
+              if parameters.get(f"BAND_{channel}") not in (None, "") else None
+              for channel in range(1, CHANNEL_PARAMETERS + 1)]
+    while chosen and chosen[-1] is None:
+        chosen.pop()
+    if not chosen:
+        return None
+    if None in chosen:
+        missing = [index + 1 for index, band in enumerate(chosen) if band is None]
+        raise RunParameterError(
+            f"Expected a band for every model channel from 1 to {len(chosen)} but BAND_{missing[0]} is empty; choose "
+            "one band per channel in order, or leave them all empty for the card's band mapping")
+    return chosen
+
+
 def vectorize_options(algorithm, parameters, context, raster):
     """Keyword arguments of :func:`~polytopo.plugin.runs.vectorize.vectorize_layer` besides the raster, model and output.
 
@@ -164,7 +193,7 @@ def vectorize_options(algorithm, parameters, context, raster):
         "threshold": _optional_double(algorithm, parameters, "SEG_THRESHOLD", context),
         "min_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_AREA_PX", context),
         "min_hole_area_px": _optional_double(algorithm, parameters, "POLYGON_MIN_HOLE_AREA_PX", context),
-        "bands": algorithm.parameterAsInts(parameters, "BANDS", context) if parameters.get("BANDS") else None,
+        "bands": channel_bands(algorithm, parameters, context),
         "transform_context": context.transformContext(),
         **({} if parameters.get("MAX_PIXELS") is None
            else {"max_pixels": int(algorithm.parameterAsDouble(parameters, "MAX_PIXELS", context))}),

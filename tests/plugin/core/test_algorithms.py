@@ -181,8 +181,13 @@ def test_vectorize_refuses_a_raster_with_too_few_bands(qgis_processing, vectoriz
         run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
                                     "PROVIDER": 2, "OUTPUT": str(tmp_path / "out.gpkg")})
     results = run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
-                                          "BANDS": [1, 1, 1], "PROVIDER": 2, "OUTPUT": str(tmp_path / "out.gpkg")})
-    assert results["FEATURES"] == 2
+                                          "BAND_1": 1, "BAND_2": 1, "BAND_3": 1, "PROVIDER": 2,
+                                          "OUTPUT": str(tmp_path / "out.gpkg")})
+    assert results["FEATURES"] == 2  # one band feeding all three channels
+    with pytest.raises(QgsProcessingException, match="Expected a band for every model channel from 1 to 3 but "
+                                                     "BAND_2 is empty"):
+        run_algorithm("vectorize", {"INPUT": str(vectorize_inputs.raster), "MODEL": str(three_bands),
+                                    "BAND_1": 1, "BAND_3": 1, "PROVIDER": 2, "OUTPUT": str(tmp_path / "o2.gpkg")})
 
 
 def test_vectorize_evaluate_scores_the_vectorized_polygons(qgis_processing, vectorize_inputs, tmp_path):
