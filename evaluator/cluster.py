@@ -375,13 +375,15 @@ def _reap_helpers():
     """End and reap the helper processes a local cluster leaves: nothing of the run outlives it.
 
     multiprocessing starts a resource tracker with the first worker process and leaves it
-    running until the parent exits, when it would linger unreaped for a moment; the worker
-    processes are joined by the cluster's close, and any that ended are reaped here.
+    running until the parent exits, when it would linger unreaped for a moment. Once the
+    cluster's close has joined its workers and no other worker process of this process is
+    left (another cluster may still run), the tracker is stopped and reaped.
     """
+    if multiprocessing.active_children():  # reaps the ended ones; another cluster's workers still use the tracker
+        return
     stop = getattr(multiprocessing.resource_tracker._resource_tracker, "_stop", None)
     if stop is not None:
         stop()
-    multiprocessing.active_children()
 
 
 @contextlib.contextmanager

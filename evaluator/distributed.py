@@ -12,7 +12,7 @@ the same code as in one process, so the numbers are the same. Each profile's ent
 :data:`.profiles.REGISTRY` names its per-image phase and its dataset-wide phase.
 ``reference-code`` runs its own per-image phase (:func:`.reference_code.match_reference_code`)
 on the groups, merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
-(:func:`.p3_code.p3_code_parts`), merged by :func:`merge_p3_code_parts`.
+(:func:`.p3_code.p3_code_parts`), merged by :func:`.p3_code.merge_p3_code_parts`.
 
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
 chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
@@ -31,12 +31,12 @@ from .kernels import ring_perimeters
 from .matching import Candidates
 from .ordering import image_rank, image_sort_key, instance_sort_key
 from .paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
-from .profiles import profile_named, sweep_point
+from .profiles import PER_IMAGE_PHASES, profile_named, sweep_point
 from .reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from .rings import RingTable
 
 __all__ = ["PARTITIONS_PER_THREAD", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
-           "merge_matches", "merge_reference_matches", "merge_p3_code_parts", "run_profile_on", "partition_task", "merge_partitions",
+           "merge_matches", "merge_reference_matches", "run_profile_on", "partition_task", "merge_partitions",
            "sweep_on", "bootstrap_on", "resample_metrics_on", "task_slots"]
 
 PARTITIONS_PER_THREAD = 4
@@ -303,7 +303,8 @@ def _match_task(task):
     none).
     """
     gt_raw, pred_raw, params = task
-    gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params)
+    gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params,
+                                        profile_named(params.profile).canonical_rings)
     match = match_paper(gt_set, pred_set, params)
     image_parts = profile_named(params.profile).image_parts
     extra = image_parts(match, gt_set.image_sizes) if image_parts is not None else None
@@ -324,43 +325,6 @@ def _for_transport(match):
 def _received(match):
     """A match from :func:`_for_transport` with its instances unpacked (the tables stay hole indexes)."""
     return replace(match, gt=match.gt.unpack(), pred=match.pred.unpack())
-
-
-def merge_p3_code_parts(parts, image_ids):
-    """One :class:`.p3_code.P3CodeParts` of the whole set from those of its partitions.
-
-    Parameters
-    ----------
-    parts : list of P3CodeParts
-        Of disjoint groups of images, each with its own image codes.
-    image_ids : list
-        Image id of each code of the whole set; every one is in some part.
-
-    Returns
-    -------
-    P3CodeParts
-        Per-image arrays indexed by the whole set's codes; per-pair and per-polygon
-        arrays ordered by image code, each image's values in their order in its part.
-    """
-    from .p3_code import P3CodeParts
-
-    code_of = {image: code for code, image in enumerate(image_ids)}
-    codes = [np.array([code_of.get(image, -1) for image in part.image_ids], dtype=np.int64) for part in parts]
-    per_image = {}
-    for name in ("iou", "nr"):
-        values = np.full(len(image_ids), np.nan)
-        for part, code in zip(parts, codes):
-            known = code >= 0
-            values[code[known]] = getattr(part, name)[known]
-        per_image[name] = values
-
-    def by_image(image_field, names):
-        image = np.concatenate([code[getattr(part, image_field)] for part, code in zip(parts, codes)])
-        order = np.argsort(image, kind="stable")
-        return [image[order]] + [np.concatenate([getattr(part, n) for part in parts])[order] for n in names]
-
-    return P3CodeParts(list(image_ids), per_image["iou"], per_image["nr"],
-                       *by_image("pair_image", ("polis", "hd", "cd")), *by_image("mta_image", ("mta",)))
 
 
 def _filtered(whole, matches, side):
@@ -479,9 +443,9 @@ def _merge_reference_partitions(gt_set, pred_set, parts, results):
     return merge_reference_matches(gt_set, pred_set, parts, [_received(match) for match in results]), None, None, None
 
 
-_PER_IMAGE_PHASES = {"paper": (_match_task, _merge_paper_partitions),
-                     "reference-code": (_reference_task, _merge_reference_partitions)}
-"""The worker function and the client-side merge of each of :data:`.profiles.PER_IMAGE_PHASES`."""
+_PER_IMAGE_PHASES = dict(zip(PER_IMAGE_PHASES, ((_match_task, _merge_paper_partitions),
+                                                 (_reference_task, _merge_reference_partitions)), strict=True))
+"""The worker function and the client-side merge of each of :data:`.profiles.PER_IMAGE_PHASES`, in its order."""
 
 
 def _counting(step, what):

@@ -56,8 +56,8 @@ from .p3 import tile_means
 from .raster_iou import instance_masks
 from .stats import nanmean
 
-__all__ = ["P3_CODE_METRICS", "P3CodeParts", "evaluate_p3_code", "p3_code_parts", "add_p3_code_metrics",
-           "union_iou_nr", "box_iou", "box_pairs", "polis_p3_code", "hausdorff_chamfer_points", "merged_prediction_mta"]
+__all__ = ["P3_CODE_METRICS", "P3CodeParts", "evaluate_p3_code", "p3_code_parts", "merge_p3_code_parts",
+           "add_p3_code_metrics", "union_iou_nr", "box_iou", "box_pairs", "polis_p3_code", "hausdorff_chamfer_points", "merged_prediction_mta"]
 
 P3_CODE_METRICS = suffixes("P3code")
 _DENSIFY_PX = 0.1
@@ -388,3 +388,38 @@ def merged_prediction_mta(gt, pred, gt_image, pred_image, n_images):
                 images.append(image)
                 values.append(value)
     return np.array(images, dtype=np.int64), np.array(values, dtype=float)
+
+
+def merge_p3_code_parts(parts, image_ids):
+    """One :class:`.p3_code.P3CodeParts` of the whole set from those of its partitions.
+
+    Parameters
+    ----------
+    parts : list of P3CodeParts
+        Of disjoint groups of images, each with its own image codes.
+    image_ids : list
+        Image id of each code of the whole set; every one is in some part.
+
+    Returns
+    -------
+    P3CodeParts
+        Per-image arrays indexed by the whole set's codes; per-pair and per-polygon
+        arrays ordered by image code, each image's values in their order in its part.
+    """
+    code_of = {image: code for code, image in enumerate(image_ids)}
+    codes = [np.array([code_of.get(image, -1) for image in part.image_ids], dtype=np.int64) for part in parts]
+    per_image = {}
+    for name in ("iou", "nr"):
+        values = np.full(len(image_ids), np.nan)
+        for part, code in zip(parts, codes):
+            known = code >= 0
+            values[code[known]] = getattr(part, name)[known]
+        per_image[name] = values
+
+    def by_image(image_field, names):
+        image = np.concatenate([code[getattr(part, image_field)] for part, code in zip(parts, codes)])
+        order = np.argsort(image, kind="stable")
+        return [image[order]] + [np.concatenate([getattr(part, n) for part in parts])[order] for n in names]
+
+    return P3CodeParts(list(image_ids), per_image["iou"], per_image["nr"],
+                       *by_image("pair_image", ("polis", "hd", "cd")), *by_image("mta_image", ("mta",)))

@@ -31,7 +31,6 @@ from .outcome import Outcome
 from .pair_rules import (closest_threshold, detection_ranking, exterior_matched, invalid_count, pair_hole_counts,
                          topology_exact_pairs, valid_flags)
 from .pairs import evaluate_pairs
-from .profiles import profile_named
 from .repair import occupied_region
 from .rings import RingTable
 from .stats import f1_score, nanmean
@@ -53,16 +52,17 @@ def image_codes(gt, pred, image_ids):
             np.array([codes[i.image_id] for i in pred], dtype=np.int64), ids)
 
 
-def prepare(gt_set, pred_set, params):
+def prepare(gt_set, pred_set, params, rings_in_canonical_order=True):
     """Apply the profile-independent filters and put both sets in canonical order.
 
     Rings get one vertex order (:func:`.filters.canonical_rings`), then images, instances
     and holes one order (:func:`.ordering.canonical_order`), so no result depends on the
-    order of the input. The ``p3-code`` profile keeps each ring's vertex order as given:
-    the P3 code's Chamfer distance depends on it (it counts the first vertex twice).
+    order of the input. ``rings_in_canonical_order=False`` keeps each ring's vertex order
+    as given (the ``p3-code`` profile's :attr:`.profiles.Profile.canonical_rings`: the P3
+    code's Chamfer distance depends on it, it counts the first vertex twice).
     Returns the filtered sets and hole counts.
     """
-    return prepare_rings(*select_instances(gt_set, pred_set, params), params)
+    return prepare_rings(*select_instances(gt_set, pred_set, params), params, rings_in_canonical_order)
 
 
 def select_instances(gt_set, pred_set, params):
@@ -76,11 +76,11 @@ def select_instances(gt_set, pred_set, params):
     return gt_set, pred_set
 
 
-def prepare_rings(gt_set, pred_set, params):
+def prepare_rings(gt_set, pred_set, params, rings_in_canonical_order=True):
     """The filters of :func:`prepare` that change rings (one instance out per instance in): A_min, vertex order."""
     gt_set, gt_holes = drop_small_holes(gt_set, params.min_hole_area_px2)
     pred_set, pred_holes = drop_small_holes(pred_set, params.min_hole_area_px2)
-    rings = canonical_rings if profile_named(params.profile).canonical_rings else (lambda instance_set: instance_set)
+    rings = canonical_rings if rings_in_canonical_order else (lambda instance_set: instance_set)
     return (canonical_order(rings(gt_set), by_score=False),
             canonical_order(rings(pred_set), by_score=True), {"gt": gt_holes, "pred": pred_holes})
 

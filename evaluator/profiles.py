@@ -6,13 +6,15 @@ that offers or runs profiles reads :data:`REGISTRY`: the parameters
 a cluster (:mod:`.distributed`), the command lines, the Processing algorithms and the dock.
 A new profile is one :class:`Profile` entry here and the module that computes it.
 
-The registry imports no profile module: each entry's functions import theirs when called.
+The registry imports the profile modules plainly; none of them imports the registry
+(the modules that read it, :mod:`.distributed`, :mod:`.api` and the command lines, sit
+above it).
 """
 
 from dataclasses import dataclass
-from importlib import import_module
 from types import MappingProxyType
 
+from . import coco, p3, p3_code, paper, reference_code
 from .errors import InvalidParameterError
 from .metric_table import SWEPT
 
@@ -83,54 +85,49 @@ class Profile:
     metric_prefix: str | None = None
 
 
-def _evaluator_function(module, name):
-    """The function ``name`` of the evaluator module ``module``, imported now."""
-    return getattr(import_module(f".{module}", __package__), name)
-
-
-def _on_prepared(module, name):
-    """A :attr:`Profile.run` that filters the sets (:func:`.paper.prepare`), then calls ``module.name``."""
+def _on_prepared(evaluate):
+    """A :attr:`Profile.run` that filters the sets (:func:`.paper.prepare`), then calls ``evaluate``."""
 
     def run(gt_set, pred_set, params, progress=None):
-        gt_set, pred_set, _ = _evaluator_function("paper", "prepare")(gt_set, pred_set, params)
-        return _evaluator_function(module, name)(gt_set, pred_set, params, progress)
+        canonical = profile_named(params.profile).canonical_rings
+        gt_set, pred_set, _ = paper.prepare(gt_set, pred_set, params, canonical)
+        return evaluate(gt_set, pred_set, params, progress)
 
     return run
 
 
 def _run_reference_code(gt_set, pred_set, params, progress=None):
-    return _evaluator_function("reference_code", "evaluate_reference_code")(gt_set, pred_set, params, progress)
+    return reference_code.evaluate_reference_code(gt_set, pred_set, params, progress)
 
 
 def _finish_paper(match, gt_set, pred_set, parts, params, progress=None):
-    return _evaluator_function("paper", "summarize_paper")(match, params)
+    return paper.summarize_paper(match, params)
 
 
 def _finish_reference_code(match, gt_set, pred_set, parts, params, progress=None):
-    return _evaluator_function("reference_code", "summarize_reference_code")(match, params)
+    return reference_code.summarize_reference_code(match, params)
 
 
 def _finish_coco(match, gt_set, pred_set, parts, params, progress=None):
-    detection = _evaluator_function("coco", "coco_detection")(gt_set, pred_set, params)
-    return _evaluator_function("paper", "summarize_paper")(match, params, detection)
+    detection = coco.coco_detection(gt_set, pred_set, params)
+    return paper.summarize_paper(match, params, detection)
 
 
 def _finish_p3(match, gt_set, pred_set, parts, params, progress=None):
     outcome = _finish_paper(match, gt_set, pred_set, parts, params, progress)
-    return _evaluator_function("p3", "add_p3_metrics")(outcome, params, progress)
+    return p3.add_p3_metrics(outcome, params, progress)
 
 
 def _finish_p3_code(match, gt_set, pred_set, parts, params, progress=None):
     outcome = _finish_coco(match, gt_set, pred_set, parts, params, progress)
     if progress is not None:
         progress("P3 code metrics")
-    merged = _evaluator_function("distributed", "merge_p3_code_parts")(parts, match.image_ids)
-    return _evaluator_function("p3_code", "add_p3_code_metrics")(outcome, merged, gt_set.image_ids)
+    merged = p3_code.merge_p3_code_parts(parts, match.image_ids)
+    return p3_code.add_p3_code_metrics(outcome, merged, gt_set.image_ids)
 
 
 def _p3_code_parts(match, image_sizes):
-    return _evaluator_function("p3_code", "p3_code_parts")(match.gt, match.pred, match.gt_image, match.pred_image,
-                                                           match.image_ids, image_sizes)
+    return p3_code.p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids, image_sizes)
 
 
 def _profile(name, description, defaults, run, per_image, finish, **rules):
@@ -139,7 +136,7 @@ def _profile(name, description, defaults, run, per_image, finish, **rules):
 
 REGISTRY = MappingProxyType({profile.name: profile for profile in (
     _profile("paper", "the PolyTopoBench paper's definitions, the default", {},
-             _on_prepared("paper", "evaluate_paper"), "paper", _finish_paper),
+             _on_prepared(paper.evaluate_paper), "paper", _finish_paper),
     _profile("reference-code", "the public PolyTopoBench evaluator's numbers",
              {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
               "mta_precision_inclusive": True, "polis_vertex_sets": False},
@@ -147,12 +144,12 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
              canonical_order=False),
     _profile("coco", "pycocotools AP/AR: maxDets 100, area ranges, 1-px mask IoU",
              {"max_detections": 100, "iou_mode": "raster"},
-             _on_prepared("coco", "evaluate_coco"), "paper", _finish_coco, iou_modes=("vector", "raster")),
+             _on_prepared(coco.evaluate_coco), "paper", _finish_coco, iou_modes=("vector", "raster")),
     _profile("p3", "the P3 card's metrics, averaged per tile", {},
-             _on_prepared("p3", "evaluate_p3"), "paper", _finish_p3, metric_prefix="P3"),
+             _on_prepared(p3.evaluate_p3), "paper", _finish_p3, metric_prefix="P3"),
     _profile("p3-code", "coco plus the metrics as the P3 authors' code computes them",
              {"max_detections": 100, "iou_mode": "raster"},
-             _on_prepared("p3_code", "evaluate_p3_code"), "paper", _finish_p3_code, image_parts=_p3_code_parts,
+             _on_prepared(p3_code.evaluate_p3_code), "paper", _finish_p3_code, image_parts=_p3_code_parts,
              iou_modes=("vector", "raster"), canonical_rings=False, metric_prefix="P3code"),
 )})
 """Every profile by name, in the order they are offered (the first is the default)."""

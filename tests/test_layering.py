@@ -145,3 +145,39 @@ def test_scanner_reports_each_forbidden_import_with_file_and_line(source):
 def test_scanner_accepts_imports_of_pure_code(source):
     """Imports of pure libraries and sibling modules are not reported."""
     assert find_violations(source, "models/example.py", ["models"]) == []
+
+
+def computed_imports(source, filename):
+    """``"file:line"`` of every ``import_module`` / ``__import__`` call whose module name is computed.
+
+    A name built at run time hides the import (and any import cycle it closes) from every
+    tool that reads the code; a literal name is still read by :func:`imported_names`.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            first = node.args[0]
+            if name in DYNAMIC_IMPORTERS and not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                found.append(f"{filename}:{node.lineno}")
+    return found
+
+
+#: The package's lazy public names (PEP 562): the names and their modules are literals in evaluator/__init__.py.
+LAZY_NAMESPACE = "evaluator/lazy_names.py"
+
+
+def test_the_evaluator_imports_its_modules_by_name(repo_root):
+    """The profile registry (and every evaluator module) imports what it runs with plain imports."""
+    found = []
+    for path in sorted((repo_root / "evaluator").rglob("*.py")):
+        relative = str(path.relative_to(repo_root))
+        if relative != LAZY_NAMESPACE:
+            found += computed_imports(path.read_text(encoding="utf-8"), relative)
+    assert found == [], "Expected plain imports but these build module names at run time:\n" + "\n".join(found)
+
+
+def test_the_scanner_finds_a_computed_import():
+    assert computed_imports("from importlib import import_module\nimport_module(f'.{name}', 'x')", "m.py") == ["m.py:2"]
+    assert computed_imports("import_module('.paper', 'x')", "m.py") == []

@@ -19,15 +19,16 @@ from ..gui.layer_choice import default_raster
 from .evaluation_parameters import active_layer, advanced
 from ..errors import RunParameterError
 
-__all__ = ["VECTORIZE_HELP", "add_vectorize_parameters", "add_vectorize_outputs", "bundled_models",
-           "model_argument", "providers", "vectorize_options", "vectorize_results"]
+__all__ = ["CHANNEL_PARAMETERS", "VECTORIZE_HELP", "add_vectorize_parameters", "add_vectorize_outputs",
+           "bundled_models", "channel_bands", "model_argument", "providers", "vectorize_options", "vectorize_results"]
 
 VECTORIZE_HELP = """<p><b>Vectorization parameters</b>:</p>
 <ul>
 <li><b>Raster</b>: a raster file read by GDAL with the bands the model expects (its card's band mapping, else
 bands 1…n for n input channels); 8-bit and 16-bit imagery are scaled as the card says.</li>
-<li><b>Bands</b>: the raster band feeding each model input channel, in channel order (default: the card's band
-mapping, else bands 1…n); the run log says which band feeds which channel.</li>
+<li><b>Band for model channel 1 … 4</b>: the raster band feeding each model input channel (one band may feed
+several channels; all empty: the card's band mapping, else bands 1…n); the run log says which band feeds which
+channel.</li>
 <li><b>ONNX model</b>: a model file with a PolyTopo or Deepness model card in its metadata; or
 <b>Bundled model</b>: one of the models shipped with PolyTopo. Give exactly one.</li>
 <li><b>Execution provider</b>: auto (CUDA when onnxruntime-gpu and a GPU are usable, else CPU), cuda (fail

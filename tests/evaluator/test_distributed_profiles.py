@@ -18,11 +18,12 @@ import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.cluster import open_client
-from polytopo.evaluator.distributed import merge_p3_code_parts, merge_reference_matches, partition_images
+from polytopo.evaluator.distributed import merge_reference_matches, partition_images
 from polytopo.evaluator.instances import Instance
-from polytopo.evaluator.p3_code import p3_code_parts
+from polytopo.evaluator.p3_code import merge_p3_code_parts, p3_code_parts
 from polytopo.evaluator.paper import match_paper, prepare
 from polytopo.evaluator.params import params_for
+from polytopo.evaluator.profiles import profile_named
 from polytopo.evaluator.reference_code import match_reference_code
 
 from evaluation_equality import assert_same, assert_same_evaluation
@@ -106,7 +107,7 @@ def test_reference_code_on_a_cluster_runs_in_partitions_with_the_numbers_of_one_
 
 
 def _p3_code_parts(gt_set, pred_set, params):
-    match = match_paper(*prepare(gt_set, pred_set, params)[:2], params)
+    match = match_paper(*prepare(gt_set, pred_set, params, profile_named(params.profile).canonical_rings)[:2], params)
     return match, p3_code_parts(match.gt, match.pred, match.gt_image, match.pred_image, match.image_ids)
 
 
