@@ -29,7 +29,7 @@ from .metric_table import SWEPT
 from .ordering import in_input_order
 from .pair_rules import invalid_count
 from .params import EvaluationParams, params_for
-from .profiles import profile_named, run_profile, sweep_point
+from .profiles import DEFAULT_PROFILE, profile_named, run_profile, sweep_point
 from .records import build_records
 
 __all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
@@ -165,7 +165,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     if params is None or overrides:
         base = params.as_dict() if params is not None else {}
         base.update(overrides)
-        profile = base.pop("profile", "paper")
+        profile = base.pop("profile", DEFAULT_PROFILE)
         base = {k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
         params = params_for(profile, **base)
     step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidParameterError
-from .profiles import PROFILE_NAMES, profile_named
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES, profile_named
 
 __all__ = ["EvaluationParams", "PROFILES", "IOU_MODES", "params_for", "DEFAULT_AP_THRESHOLDS"]
 
@@ -76,7 +76,7 @@ class EvaluationParams:
         Confidence level of the bootstrap intervals.
     """
 
-    profile: str = "paper"
+    profile: str = DEFAULT_PROFILE
     iou_threshold: float = 0.5
     ap_iou_thresholds: tuple = DEFAULT_AP_THRESHOLDS
     boundary_radius_px: float = 1.0
@@ -139,7 +139,7 @@ class EvaluationParams:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
 
-def params_for(profile="paper", **overrides):
+def params_for(profile=DEFAULT_PROFILE, **overrides):
     """Parameters of a profile with explicit overrides applied.
 
     Examples

@@ -23,6 +23,7 @@ from .matching import iou_candidates
 from .pairs import evaluate_pairs
 from .paper import prepare, topology_exact
 from .params import params_for
+from .profiles import DEFAULT_PROFILE
 from .repair import occupied_region
 from .rings import RingTable
 from .stats import f1_score
@@ -42,7 +43,7 @@ def _instance_set(polygon, name):
 
 def _pair(pred, ref, overrides):
     """The evaluator's pair metrics, topology flag and hole counts of the one pair ``(ref, pred)``."""
-    params = params_for("paper", **overrides)
+    params = params_for(DEFAULT_PROFILE, **overrides)
     gt_set, pred_set, _ = prepare(_instance_set(ref, "ref"), _instance_set(pred, "pred"), params)
     gt, preds = list(gt_set.instances), list(pred_set.instances)
     gt_table, pred_table = RingTable(gt, params.boundary_radius_px), RingTable(preds, params.boundary_radius_px)

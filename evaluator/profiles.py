@@ -18,7 +18,7 @@ from . import coco, p3, p3_code, paper, reference_code
 from .errors import InvalidParameterError
 from .metric_table import SWEPT
 
-__all__ = ["Profile", "REGISTRY", "PROFILE_NAMES", "PER_IMAGE_PHASES", "profile_named", "profiles_help", "run_profile",
+__all__ = ["DEFAULT_PROFILE", "Profile", "REGISTRY", "PROFILE_NAMES", "PER_IMAGE_PHASES", "profile_named", "profiles_help", "run_profile",
            "sweep_point"]
 
 PER_IMAGE_PHASES = ("paper", "reference-code")
@@ -156,6 +156,9 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
 
 PROFILE_NAMES = tuple(REGISTRY)
 """The profile names, in registry order."""
+
+DEFAULT_PROFILE = PROFILE_NAMES[0]
+"""The profile of a run that names none: the first of the registry (``paper``)."""
 
 
 def profile_named(name):

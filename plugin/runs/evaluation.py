@@ -22,6 +22,7 @@ from ...evaluator.cluster import ClusterAsker, check_cluster_choice, open_client
 from ...evaluator.errors import EvaluationCanceled
 from ...evaluator.frame import instances_in_frame
 from ...evaluator.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
+from ...evaluator.profiles import DEFAULT_PROFILE
 from ..errors import LayerInputError, RunParameterError
 from ..setup.dependencies import SCALE_OUT
 from .layer_reading import LayerFeatures, describe_layer, layer_crs, read_polygon_features
@@ -58,7 +59,7 @@ class EvaluationRun:
     provenance: dict
 
 
-def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile="paper", score_field=None,
+def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile=DEFAULT_PROFILE, score_field=None,
                     default_score=None, image_field=None, patch_size_px=None, overrides=None, feedback=None,
                     transform_context=None, workers=0, scheduler=None):
     """Evaluate the polygons of ``prediction_layer`` against those of ``reference_layer``.
