@@ -156,9 +156,9 @@ def _run_images(args, session_params):
     inputs = [*paths, args.model, *([args.gt_images] if args.gt_images else [])]
     check_outputs(args.out, args.overwrite, inputs)
     model = worker_model(args.model, session_params)  # a model that cannot load fails here, not once per image
-    if model.card.family == "promptable":
-        raise ModelCardError("Expected a model that needs no prompts for --images but got a promptable model; "
-                             "run it on each raster with --prompts.")
+    if family_row(model.card.family).needs_prompts:
+        raise ModelCardError(f"Expected a model that needs no prompts for --images but got a {model.card.family!r} "
+                             "model, which does; run it on each raster with --prompts.")
     if args.gt_images:
         check_categories(args.gt_images, model.card.class_names)
     params = RunParams(tile_size_px=args.tile, overlap_px=args.overlap, batch_size=args.batch, bands=args.bands,
