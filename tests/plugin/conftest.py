@@ -55,4 +55,6 @@ def qgis_env(tmp_path, plugin_folder):
     env["QGIS_PLUGINPATH"] = str(plugin_folder)
     env["XDG_RUNTIME_DIR"] = str(tmp_path / "xdg-runtime")
     (tmp_path / "xdg-runtime").mkdir(mode=0o700)
+    env["TMPDIR"] = str(tmp_path / "tmp")  # the plugin's start-up cleanup sees only this run's temporaries
+    (tmp_path / "tmp").mkdir()
     return env

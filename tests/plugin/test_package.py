@@ -278,8 +278,9 @@ def test_the_extracted_zip_loads_in_qgis(package, tmp_path):
     with zipfile.ZipFile(archive) as zip_file:
         zip_file.extractall(plugins)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QGIS_CUSTOM_CONFIG_PATH=str(tmp_path / "config"),
-               QGIS_PLUGINPATH=str(plugins), XDG_RUNTIME_DIR=str(tmp_path / "xdg"))
+               QGIS_PLUGINPATH=str(plugins), XDG_RUNTIME_DIR=str(tmp_path / "xdg"), TMPDIR=str(tmp_path / "tmp"))
     (tmp_path / "xdg").mkdir(mode=0o700)
+    (tmp_path / "tmp").mkdir()  # its own temporary folder: the start-up cleanup finds nothing of other runs
     result_path = tmp_path / "steps.json"
     subprocess.run([sys.executable, str(LOADER_SCRIPT), str(plugins), str(result_path)], env=env, cwd=tmp_path,
                    check=True, timeout=TIMEOUT_S)
