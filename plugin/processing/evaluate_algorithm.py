@@ -16,6 +16,7 @@ from ..gui.layer_choice import check_distinct_layers, default_evaluation_layers,
 from .support import (
     EVALUATION_PACKAGES,
     ExplainedRanges,
+    QuietReport,
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
@@ -26,7 +27,7 @@ from ..runs.feedback import work_and_write
 __all__ = ["EvaluateAlgorithm"]
 
 
-class EvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
+class EvaluateAlgorithm(QuietReport, ExplainedRanges, QgsProcessingAlgorithm):
     """Evaluate polygons (with holes) against reference polygons; see :func:`polytopo.plugin.runs.evaluation.evaluate_layers`."""
 
     def name(self):

@@ -14,6 +14,7 @@ from ..gui.layer_choice import default_reference
 from .support import (
     VECTORIZE_PACKAGES,
     ExplainedRanges,
+    QuietReport,
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
@@ -32,7 +33,7 @@ from .vectorize_parameters import (
 __all__ = ["VectorizeEvaluateAlgorithm"]
 
 
-class VectorizeEvaluateAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
+class VectorizeEvaluateAlgorithm(QuietReport, ExplainedRanges, QgsProcessingAlgorithm):
     """Vectorize with an ONNX model and evaluate against a reference; see :func:`polytopo.plugin.runs.vectorize_evaluate.vectorize_and_evaluate`."""
 
     def name(self):

@@ -429,3 +429,13 @@ def test_an_undefined_metric_is_nan_in_its_number_and_undefined_in_words(qgis_pr
                                          "PIXEL_SIZE": 0.5, "OUTPUT_GPKG": str(tmp_path / "e.gpkg"),
                                          "OUTPUT_REPORT": str(tmp_path / "r")})
     assert math.isnan(results["HOLE_F1"]) and "Hole-F1 undefined" in results["SUMMARY"]
+
+
+def test_the_dialog_claims_no_html_output_after_a_failure(qgis_processing):
+    """QGIS's dialog prints 'HTML output has been generated' when hasHtmlOutputs() is True, even after a failure."""
+    from qgis.core import QgsApplication, QgsProcessingOutputHtml
+
+    for name in ("evaluate", "vectorize_evaluate"):
+        algorithm = QgsApplication.processingRegistry().algorithmById(f"polytopo:{name}")
+        assert not algorithm.hasHtmlOutputs()
+        assert isinstance(algorithm.outputDefinition("OUTPUT_HTML"), QgsProcessingOutputHtml)  # the viewer lists it
