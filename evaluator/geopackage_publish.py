@@ -25,6 +25,7 @@ names, fixed ones or names read from the files' own ``sqlite_master`` and quoted
 identifiers (:func:`_quote`); every value is bound as a parameter.
 """
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -90,6 +91,27 @@ def _connect(path):
     connection = sqlite3.connect(str(path), timeout=LOCK_TIMEOUT_S, isolation_level=None)
     connection.execute("PRAGMA foreign_keys = OFF")
     return connection
+
+
+@contextlib.contextmanager
+def _transaction(path, attach=None):
+    """A connection to ``path`` inside one write transaction (``src``: the ``attach`` database), committed at the end.
+
+    Any error (or interrupt) rolls every change back before it propagates.
+    """
+    connection = _connect(path)
+    try:
+        if attach is not None:
+            connection.execute("ATTACH DATABASE ? AS src", (str(attach),))
+        connection.execute("BEGIN IMMEDIATE")
+        yield connection
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    finally:
+        connection.close()
 
 
 def _quote(name):
@@ -163,9 +185,7 @@ def mark_layers(path):
     "PolyTopo", "layer": NAME}``) per layer, registering the metadata extension if the
     file lacks it.
     """
-    connection = _connect(path)
-    try:
-        connection.execute("BEGIN IMMEDIATE")
+    with _transaction(path) as connection:
         _ensure_metadata_tables(connection)
         marked = _marked(connection)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
@@ -179,13 +199,6 @@ def mark_layers(path):
             connection.execute(
                 "INSERT INTO gpkg_metadata_reference (reference_scope, table_name, timestamp, md_file_id) "
                 "VALUES ('table', ?, ?, ?)", (name, stamp, cursor.lastrowid))
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    finally:
-        connection.close()
 
 
 _METADATA_SQL = {
@@ -240,10 +253,7 @@ def merge_into(source, target):
         SQLite could not write (a full disk, a lock held longer than :data:`LOCK_TIMEOUT_S`);
         the target is unchanged.
     """
-    connection = _connect(target)
-    try:
-        connection.execute("ATTACH DATABASE ? AS src", (str(source),))
-        connection.execute("BEGIN IMMEDIATE")
+    with _transaction(target, attach=source) as connection:
         names = _layers(connection, "src")
         owners = {name: name in _marked(connection) for name in _layers(connection)}
         _refuse_foreign(Path(target), owners, names)
@@ -255,13 +265,6 @@ def merge_into(source, target):
             _copy_layer(connection, name)
         _copy_styles(connection, names)
         _copy_metadata(connection, names)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    finally:
-        connection.close()
 
 
 def _rtree_tables(connection, name, schema):
