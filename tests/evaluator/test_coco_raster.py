@@ -30,14 +30,17 @@ CANVAS_PX = 320
 _SUMMARY_POSITION = (0, 1, 2, 3, 9, 4, 10, 5, 11, 6, 7, 8)
 
 
-def _ring_pixels(ring, size):
-    return mask_utils.decode(mask_utils.frPyObjects([np.asarray(ring).ravel().tolist()], size, size)[0])
+def _ring_pixels(ring, size, height=None):
+    """pycocotools' pixels of one ring in a ``size`` px square image (``size`` x ``height`` when given)."""
+    height = size if height is None else height
+    return mask_utils.decode(mask_utils.frPyObjects([np.asarray(ring).ravel().tolist()], height, size)[0])
 
 
-def _mask(instance, size):
-    mask = _ring_pixels(instance.exterior, size).astype(bool)
+def _mask(instance, size, height=None):
+    """pycocotools' mask of ``instance``: its exterior's pixels with its holes' pixels cleared."""
+    mask = _ring_pixels(instance.exterior, size, height).astype(bool)
     for hole in instance.holes:
-        mask &= ~_ring_pixels(hole, size).astype(bool)
+        mask &= ~_ring_pixels(hole, size, height).astype(bool)
     return mask
 
 
@@ -45,22 +48,30 @@ def _rle(mask):
     return mask_utils.encode(np.asfortranarray(mask.astype(np.uint8)))
 
 
-def _pycocotools(gt_set, pred_set, size, max_dets):
-    """pycocotools' 12 stats (NaN for -1), predictions fed in the profile's tie order."""
-    gt_rles = [_rle(_mask(i, size)) for i in gt_set.instances]
-    pred_rles = {id(i): _rle(_mask(i, size)) for i in pred_set.instances}
+def _pycocotools(gt_set, pred_set, size, max_dets, width=None, height=None):
+    """pycocotools' 12 stats (NaN for -1), predictions fed in the profile's tie order.
+
+    Images are ``size`` px square, or ``width`` x ``height`` px when given (masks drawn
+    by ``frPyObjects`` in that size, as pycocotools draws polygons of its images).
+    """
+    width, height = (size, size) if width is None else (width, height)
+
+    def rle(instance):
+        return _rle(_mask(instance, width, height))
+
     ordered = _tie_order(gt_set, pred_set)
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt = COCO()
+        rles = [rle(i) for i in gt_set.instances]
         coco_gt.dataset = {
-            "images": [{"id": i, "height": size, "width": size} for i in gt_set.image_ids],
+            "images": [{"id": i, "height": height, "width": width} for i in gt_set.image_ids],
             "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "segmentation": r,
                              "area": float(mask_utils.area(r)), "iscrowd": 0, "bbox": list(mask_utils.toBbox(r))}
-                            for k, (i, r) in enumerate(zip(gt_set.instances, gt_rles))],
+                            for k, (i, r) in enumerate(zip(gt_set.instances, rles))],
             "categories": [{"id": 1, "name": "building"}],
         }
         coco_gt.createIndex()
-        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": pred_rles[id(i)], "score": i.score}
+        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": rle(i), "score": i.score}
                    for i in ordered]
         evaluator = COCOeval(coco_gt, coco_gt.loadRes(results), iouType="segm")
         evaluator.params.maxDets = [1, 10, max_dets]
@@ -225,17 +236,6 @@ def test_pycocotools_fed_ring_lists_fills_holes():
     assert _mask(instance, 64).sum() == mask_utils.area(outline) - _ring_pixels(hole, 64).sum()
 
 
-def _mask_in(instance, width, height):
-    """pycocotools' mask of ``instance`` in an image of ``width`` x ``height`` px (``frPyObjects(poly, h, w)``)."""
-    def ring(points):
-        return mask_utils.decode(mask_utils.frPyObjects([np.asarray(points).ravel().tolist()], height, width)[0])
-
-    mask = ring(instance.exterior).astype(bool)
-    for hole in instance.holes:
-        mask &= ~ring(hole).astype(bool)
-    return mask
-
-
 def _edge_scene(seed):
     """Two images of 90 x 70 px whose buildings reach past the right and the bottom edge."""
     rng = np.random.default_rng(seed)
@@ -249,28 +249,6 @@ def _edge_scene(seed):
             pred.append(Instance(image, len(pred), exterior + shift, tuple(h + shift for h in holes),
                                  float(rng.uniform(0.1, 1.0))))
     return InstanceSet(tuple(gt), (1, 2)), InstanceSet(tuple(pred), (1, 2))
-
-
-def _pycocotools_sized(gt_set, pred_set, width, height):
-    ordered = _tie_order(gt_set, pred_set)
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco_gt = COCO()
-        rles = [_rle(_mask_in(i, width, height)) for i in gt_set.instances]
-        coco_gt.dataset = {
-            "images": [{"id": i, "height": height, "width": width} for i in gt_set.image_ids],
-            "annotations": [{"id": k + 1, "image_id": i.image_id, "category_id": 1, "segmentation": r,
-                             "area": float(mask_utils.area(r)), "iscrowd": 0, "bbox": list(mask_utils.toBbox(r))}
-                            for k, (i, r) in enumerate(zip(gt_set.instances, rles))],
-            "categories": [{"id": 1, "name": "building"}],
-        }
-        coco_gt.createIndex()
-        results = [{"image_id": i.image_id, "category_id": 1, "segmentation": _rle(_mask_in(i, width, height)),
-                    "score": i.score} for i in ordered]
-        evaluator = COCOeval(coco_gt, coco_gt.loadRes(results), iouType="segm")
-        evaluator.evaluate()
-        evaluator.accumulate()
-        evaluator.summarize()
-    return _stats(evaluator.eval, 100)
 
 
 def _coco_files(folder, gt_set, pred_set, sizes):
@@ -291,7 +269,7 @@ def _coco_files(folder, gt_set, pred_set, sizes):
 def test_images_sizes_clip_masks_as_pycocotools_does(seed, tmp_path):
     """Polygons past the right and bottom edges: with images[].width/height read, the coco profile equals pycocotools."""
     gt_set, pred_set = _edge_scene(seed)
-    reference = _pycocotools_sized(gt_set, pred_set, 90, 70)
+    reference = _pycocotools(gt_set, pred_set, None, 100, width=90, height=70)
     gt_path, pred_path = _coco_files(tmp_path, gt_set, pred_set, sizes=True)
     loaded_gt = load_coco_ground_truth(gt_path)
     assert loaded_gt.image_sizes == {1: (90, 70), 2: (90, 70)}
