@@ -181,3 +181,20 @@ def test_the_evaluator_imports_its_modules_by_name(repo_root):
 def test_the_scanner_finds_a_computed_import():
     assert computed_imports("from importlib import import_module\nimport_module(f'.{name}', 'x')", "m.py") == ["m.py:2"]
     assert computed_imports("import_module('.paper', 'x')", "m.py") == []
+
+
+#: Plugin folder → the plugin folders it must not import (the run API sits below both front ends).
+PLUGIN_LAYERS = {"runs": ("gui", "processing"), "processing": ("gui",), "gui": ("processing",)}
+
+
+def test_the_plugins_run_api_imports_neither_front_end(repo_root):
+    """runs/ never imports gui/ or processing/; the dock and Processing do not import each other."""
+    found = []
+    for folder, forbidden in PLUGIN_LAYERS.items():
+        for path in sorted((repo_root / "plugin" / folder).rglob("*.py")):
+            relative = path.relative_to(repo_root)
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(relative))
+            for line, parts in imported_names(tree, list(relative.parent.parts)):
+                if parts[:2] == ["polytopo", "plugin"] and len(parts) > 2 and parts[2] in forbidden:
+                    found.append(f"{relative}:{line} imports {'.'.join(parts)}")
+    assert found == [], "Expected the plugin's layers to point down only but got:\n" + "\n".join(sorted(set(found)))

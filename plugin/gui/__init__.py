@@ -1,7 +1,7 @@
 """The desktop side of the plugin: the dock, its background tasks and its choices.
 
 Nothing here does evaluation or inference work itself: the dock gathers the user's
-choices (``layer_choice``, ``model_choice``, ``output_check``) and runs
+choices (``model_choice``; the layer defaults and output checks are :mod:`polytopo.plugin.runs.layer_choice` and :mod:`~polytopo.plugin.runs.output_check`) and runs
 :mod:`polytopo.plugin.runs` in ``tasks``; ``restored_run`` shows a saved run again;
 ``wrap_layout`` lets its rows of widgets wrap when the dock is narrow.
 """

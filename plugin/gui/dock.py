@@ -83,7 +83,7 @@ from ...models.pipeline import decoding_values
 from ...models.session import PROVIDER_CHOICES, import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
 from .cluster_fields import ClusterFields
-from .layer_choice import (
+from ..runs.layer_choice import (
     check_distinct_layers,
     default_evaluation_layers,
     polygon_layers,
@@ -92,10 +92,9 @@ from .layer_choice import (
 )
 from .model_choice import model_channels, zoo_choices
 from .model_install import ModelInstaller
-from .output_check import REPLACE_LABEL, check_output, report_folder
-from ..processing.support import run_group_name
+from ..runs.output_check import REPLACE_LABEL, check_output, report_folder
 from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
-from ..runs.project_layers import LAYER_TITLES
+from ..runs.project_layers import LAYER_TITLES, run_group_name
 from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
 from .wrap_layout import WrapGrid, gap_in_labels, wrap_row
 from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project

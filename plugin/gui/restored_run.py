@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from qgis.core import QgsVectorLayer
 
 from ..runs.export import PROVENANCE_PROPERTY
-from .output_check import report_folder
+from ..runs.output_check import report_folder
 from ..runs.styles import SUMMARY_LAYER
 
 __all__ = ["RestoredResult", "attribute_diagnosis", "restore_from_project"]

@@ -31,7 +31,7 @@ from qgis.core import (
 
 from ..setup import dependencies
 from ..errors import PluginError, RunCanceled
-from .output_check import report_folder
+from ..runs.output_check import report_folder
 from .result_folders import new_result_folder
 from ..runs.feedback import work_and_write
 

@@ -12,7 +12,7 @@ from .evaluation_parameters import (
     evaluation_results,
 )
 from ..errors import PluginError
-from ..gui.layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
+from ..runs.layer_choice import check_distinct_layers, default_evaluation_layers, source_raster
 from .support import (
     EVALUATION_PACKAGES,
     ExplainedRanges,
@@ -20,9 +20,9 @@ from .support import (
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
-    run_group_name,
 )
 from ..runs.feedback import work_and_write
+from ..runs.project_layers import run_group_name
 
 __all__ = ["EvaluateAlgorithm"]
 

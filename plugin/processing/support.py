@@ -29,7 +29,6 @@ __all__ = [
     "load_outputs_on_completion",
     "number_range_problem",
     "require_packages",
-    "run_group_name",
 ]
 
 #: Packages an evaluation imports (names of ``dependencies.REQUIREMENTS``).
@@ -194,17 +193,6 @@ class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
             _WAITING.remove(self)
 
 
-def run_group_name(prediction_name, reference_name):
-    """``PolyTopo — <prediction> vs <reference>``: the group of one run's layers, in the dock and in Processing.
-
-    Examples
-    --------
-    >>> run_group_name("atlanta", "buildings")
-    'PolyTopo — atlanta vs buildings'
-    """
-    return f"PolyTopo — {prediction_name} vs {reference_name}"
-
-
 def load_layer_by_source(context, destination, source):
     """Make Processing load the output layer ``source`` where it would load the file ``destination``.
 
@@ -238,7 +226,7 @@ def load_outputs_on_completion(context, gpkg_path, group_name, polygons=None, hi
     gpkg_path : str or Path
         The evaluation GeoPackage.
     group_name : str
-        The group of this run (:func:`run_group_name`).
+        The group of this run (:func:`polytopo.plugin.runs.project_layers.run_group_name`).
     polygons : tuple of (str, str, str), optional
         ``(output destination, layer source, layer name)`` of the vectorized polygons,
         loaded from their layer source (``path|layername=…``) into the group, below the

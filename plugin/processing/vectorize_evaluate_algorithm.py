@@ -10,7 +10,7 @@ from .evaluation_parameters import (
     evaluation_results,
 )
 from ..errors import PluginError
-from ..gui.layer_choice import default_reference
+from ..runs.layer_choice import default_reference
 from .support import (
     VECTORIZE_PACKAGES,
     ExplainedRanges,
@@ -18,9 +18,9 @@ from .support import (
     as_processing_error,
     load_outputs_on_completion,
     require_packages,
-    run_group_name,
 )
 from ..runs.feedback import work_and_write
+from ..runs.project_layers import run_group_name
 from .vectorize_parameters import (
     VECTORIZE_HELP,
     add_vectorize_outputs,

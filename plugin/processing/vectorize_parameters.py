@@ -15,7 +15,7 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from ..gui.layer_choice import default_raster
+from ..runs.layer_choice import default_raster
 from .evaluation_parameters import active_layer, advanced
 from ..errors import RunParameterError
 

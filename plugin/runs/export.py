@@ -32,7 +32,7 @@ from ...evaluator.geopackage_publish import check_layer_names
 from ...evaluator.records import FIELD_KINDS
 from ...evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from ..errors import OutputExistsError, RunFailedError, RunParameterError
-from ..gui.output_check import REPLACE_OPTION
+from .output_check import REPLACE_OPTION
 from .report_html import render_report_html
 from .feedback import RunSteps
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style

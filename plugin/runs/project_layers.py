@@ -8,7 +8,7 @@ from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import LayerInputError
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style, legend_of_what_is_drawn
 
-__all__ = ["add_run_to_project", "LAYER_TITLES"]
+__all__ = ["add_run_to_project", "LAYER_TITLES", "run_group_name"]
 
 #: GeoPackage layer → name shown in the layer tree.
 LAYER_TITLES = {**{layer.name: layer.title for layer in LAYER_TABLE}, SUMMARY_LAYER: "Summary"}
@@ -63,3 +63,14 @@ def add_run_to_project(gpkg_path, project, group_name):
         project.addMapLayer(layer, False)
         group.addLayer(layer)
     return layers
+
+
+def run_group_name(prediction_name, reference_name):
+    """``PolyTopo — <prediction> vs <reference>``: the group of one run's layers, in the dock and in Processing.
+
+    Examples
+    --------
+    >>> run_group_name("atlanta", "buildings")
+    'PolyTopo — atlanta vs buildings'
+    """
+    return f"PolyTopo — {prediction_name} vs {reference_name}"

@@ -51,7 +51,7 @@ from ...models.pipeline import decoding_summary, decoding_values
 from ...models.session import PROVIDER_CHOICES
 from ..errors import LayerInputError, ModelInputError, OutputExistsError, RunCanceled, RunFailedError, RunParameterError
 from .layer_reading import read_polygon_features
-from ..gui.output_check import REPLACE_OPTION
+from .output_check import REPLACE_OPTION
 from .feedback import RunSteps
 
 __all__ = ["vectorize_layer", "check_raster_crs", "layer_source", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",

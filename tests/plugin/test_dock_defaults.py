@@ -77,7 +77,7 @@ def test_two_tables_of_one_file_are_two_layers_but_one_table_opened_twice_is_one
     from qgis.core import QgsVectorLayer
 
     from polytopo.plugin.errors import LayerInputError
-    from polytopo.plugin.gui.layer_choice import check_distinct_layers
+    from polytopo.plugin.runs.layer_choice import check_distinct_layers
 
     path = _geopackage(tmp_path / "both.gpkg", ["predicted", "labels"])
     predicted = QgsVectorLayer(f"{path}|layername=predicted", "predicted", "ogr")
@@ -89,7 +89,7 @@ def test_two_tables_of_one_file_are_two_layers_but_one_table_opened_twice_is_one
 
 
 def test_repeated_vectorizations_get_numbered_layer_names(empty_project):
-    from polytopo.plugin.gui.layer_choice import unique_layer_name
+    from polytopo.plugin.runs.layer_choice import unique_layer_name
 
     first = polygon_layer("image — unet", PREDICTION)
     empty_project.addMapLayer(first)
