@@ -26,7 +26,7 @@ import numpy as np
 import shapely
 
 from ..models.decoders.vertex_mask import heatmap_peaks
-from .nets import UNet
+from .nets import build_net
 from .samples import CropSampler, channel_statistics, training_samples
 from .torch_support import configure_torch
 
@@ -129,7 +129,7 @@ def predict_logits(net, image, recipe, mean, std, torch):
     """Raw network logits of a whole (bands, rows, cols) raster sample, (channels, rows, cols)."""
     x = _normalize(image, recipe, mean, std)[None].astype(np.float32)
     rows, cols = image.shape[1:]
-    pad_r, pad_c = (-rows) % 16, (-cols) % 16
+    pad_r, pad_c = (-rows) % recipe.reduction, (-cols) % recipe.reduction
     x = np.pad(x, ((0, 0), (0, 0), (0, pad_r), (0, pad_c)), mode="edge")
     net.eval()
     with torch.no_grad():
@@ -176,7 +176,7 @@ def calibrate_vertex_threshold(heatmap, valid, polygons):
     return best[0], round(float(best[1]), 4)
 
 
-def train(recipe, shared, work_dir, threads=2, log=print):
+def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0):
     """Train ``recipe`` from scratch and save its checkpoint.
 
     Parameters
@@ -188,6 +188,9 @@ def train(recipe, shared, work_dir, threads=2, log=print):
     threads : int
         PyTorch CPU threads.
     log : callable(str)
+    checkpoint_every : int
+        Also save the checkpoint every that many steps (0: only at the end), so a run
+        cut short still leaves weights (``<name>-step<N>.pt``).
 
     Returns
     -------
@@ -197,10 +200,14 @@ def train(recipe, shared, work_dir, threads=2, log=print):
     torch = configure_torch(recipe.seed, threads)
     work_dir = Path(work_dir)
     samples = training_samples(recipe, shared, work_dir)
-    mean, std = channel_statistics(samples, *recipe.input_range)
-    log(f"{recipe.name}: {len(samples)} training samples, mean {mean}, std {std}")
+    mean, std = channel_statistics(samples, *recipe.input_range, fixed=recipe.standardization)
+    log(f"{recipe.name}: {len(samples)} training samples, mean {mean}, std {std} "
+        f"({time.perf_counter() - started:.0f} s)")
+    for item in samples:
+        log(f"  {item.sample.name}: {item.sample.valid.shape[1]} x {item.sample.valid.shape[0]} px, "
+            f"{len(item.sample.polygons)} labels, weight {item.weight:.4f}, label reach {item.label_reach_px:g} px")
     sampler = CropSampler(samples, recipe, np.random.default_rng(recipe.seed))
-    net = UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
+    net = build_net(recipe)
     if recipe.head == "vertex":
         with torch.no_grad():
             net.head.bias[1] = VERTEX_PRIOR_LOGIT
@@ -219,6 +226,10 @@ def train(recipe, shared, work_dir, threads=2, log=print):
         if (step + 1) % 25 == 0 or step + 1 == recipe.steps:
             log(f"{recipe.name}: step {step + 1}/{recipe.steps} loss {np.mean(losses[-25:]):.4f} "
                 f"({time.perf_counter() - started:.0f} s)")
+        if checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < recipe.steps:
+            _save(checkpoint_path(work_dir, f"{recipe.name}-step{step + 1}"), recipe, net, mean, std, None, None,
+                  time.perf_counter() - started, float(np.mean(losses[-max(1, recipe.steps // 10):])), len(samples),
+                  torch)
     vertex_threshold, vertex_f1 = None, None
     if recipe.head == "vertex":
         reference = next(s.sample for s in samples if s.sample.name.endswith("z20"))
@@ -228,8 +239,13 @@ def train(recipe, shared, work_dir, threads=2, log=print):
         log(f"{recipe.name}: vertex threshold {vertex_threshold} (vertex F1 {vertex_f1} on training ground)")
     seconds = time.perf_counter() - started
     path = checkpoint_path(work_dir, recipe.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     final_loss = float(np.mean(losses[-max(1, recipe.steps // 10):]))
+    _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, len(samples), torch)
+    return TrainResult(path, seconds, final_loss)
+
+
+def _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, samples, torch):
+    path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {
             "recipe": recipe.name,
@@ -240,9 +256,8 @@ def train(recipe, shared, work_dir, threads=2, log=print):
             "vertex_f1_train": vertex_f1,
             "train_seconds": round(seconds, 1),
             "final_loss": round(final_loss, 4),
-            "samples": len(samples),
+            "samples": samples,
             "torch_version": str(torch.__version__),  # a plain str, loadable with weights_only
         },
         path,
     )
-    return TrainResult(path, seconds, final_loss)
