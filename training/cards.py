@@ -220,6 +220,12 @@ def card_entries(recipe, checkpoint_info):
             "crop_shares": dict(recipe.place_shares),
             "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
         })
+    if checkpoint_info.get("completed_steps") is not None:
+        entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
+    if checkpoint_info.get("phases") and (len(checkpoint_info["phases"]) > 1
+                                          or checkpoint_info["phases"][0].get("time_budget_s")):
+        entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
+        entries["polytopo.training"]["phases"] = checkpoint_info["phases"]
     if recipe.head == "boundary3" and not recipe.separate_touching:
         entries["polytopo.background_class"] = 0
     if recipe.head == "vertex":

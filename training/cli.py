@@ -15,7 +15,14 @@ private folder, mode 0700, ``polytopo-training-*`` in the system's temporary
 directory, made for each run and named in the log),
 ``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own),
 ``--augmentation NAME`` (train with that strength of :data:`.augment.AUGMENTATIONS`
-instead of the recipe's; the card says which).
+instead of the recipe's; the card says which), ``--steps N`` (instead of the
+recipe's; the card says how many), ``--checkpoint-every N`` (also keep
+``NAME-stepN.pt`` checkpoints), ``--export-only CHECKPOINT`` (no training:
+export that checkpoint, then score it), ``--resume CHECKPOINT`` (start from
+a checkpoint's weights with a second schedule of ``--steps`` and
+``--learning-rate``), ``--time-budget SECONDS`` (stop then, the schedule
+following the elapsed share of it), ``--separate-touching yes|no``
+(``boundary3`` head: which output the graph gets).
 Training needs PyTorch (a development dependency) and the shared data folder
 (``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
 
@@ -70,6 +77,16 @@ def build_parser():
                         help="optimizer steps instead of the recipe's (a short smoke run; the card says how many)")
     parser.add_argument("--checkpoint-every", type=int, default=0,
                         help="also save the checkpoint every N steps (work-dir/checkpoints/NAME-stepN.pt)")
+    parser.add_argument("--separate-touching", choices=("yes", "no"), default=None,
+                        help="boundary3 head: export the grown interior (yes, touching buildings apart) or the whole "
+                             "foreground (no) instead of the recipe's choice")
+    parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate instead of the recipe's")
+    parser.add_argument("--resume", type=Path, default=None, metavar="CHECKPOINT",
+                        help="start from this checkpoint's weights (a run cut short); --steps and --learning-rate "
+                             "then give a second warm-up and cosine schedule")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                        help="stop after this many seconds of steps, the learning-rate schedule following the "
+                             "elapsed share of it (a loaded machine still ends annealed on time)")
     parser.add_argument("--export-only", type=Path, default=None, metavar="CHECKPOINT",
                         help="skip training: export this checkpoint of the named model, then score it")
     return parser
@@ -96,6 +113,10 @@ def run(names, args, train_models=True, log=print):
             current = replace(current, augmentation=AUGMENTATIONS[args.augmentation])
         if getattr(args, "steps", None):
             current = replace(current, steps=args.steps)
+        if getattr(args, "learning_rate", None):
+            current = replace(current, learning_rate=args.learning_rate)
+        if getattr(args, "separate_touching", None):
+            current = replace(current, separate_touching=args.separate_touching == "yes")
         timings[name] = {}
         if train_models:
             from .export import export_model
@@ -105,7 +126,9 @@ def run(names, args, train_models=True, log=print):
                 from .train import train
 
                 result = train(current, shared, args.work_dir, threads=args.threads, log=log,
-                               checkpoint_every=getattr(args, "checkpoint_every", 0))
+                               checkpoint_every=getattr(args, "checkpoint_every", 0),
+                               resume=getattr(args, "resume", None),
+                               time_budget=getattr(args, "time_budget", None))
                 timings[name]["train"] = round(result.seconds, 1)
                 checkpoint = result.checkpoint
             exported = export_model(current, checkpoint, args.zoo_dir)
