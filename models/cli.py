@@ -5,6 +5,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
 ::
 
     python -m polytopo.models info MODEL [--json]
+    python -m polytopo.models zoo [NAME] [--json]      (also: list)
     python -m polytopo.models write-card MODEL [--from CARD.json] [--set KEY=JSON ...] [--out OUT.onnx] [--overwrite]
         [--no-validate]
     python -m polytopo.models run --model M.onnx --raster R.tif --out OUT.gpkg [--provider auto|cuda|cpu]
@@ -52,6 +53,62 @@ def _parse_set(items):
 def _cmd_info(args):
     info = describe_model(args.model)
     print(json.dumps(info, indent=2) if args.json else format_description(info))
+    return 0 if info["card_error"] is None else 1
+
+
+def _score_text(scores):
+    if not scores:
+        return "not scored"
+    parts = [f"{metric} {scores[metric]:.3f}" for metric in ("AP50", "Topo-EM") if scores.get(metric) is not None]
+    return f"{scores.get('heldout', '?')}: " + ", ".join(parts)
+
+
+def _place_scores(path):
+    """AP50 of each non-validation row of the card's ``polytopo.scores`` (held-out ground and places)."""
+    from .onnx_metadata import read_metadata_props
+
+    try:
+        rows = json.loads(read_metadata_props(path).get("polytopo.scores", "{}")).get("results", [])
+    except (ValueError, AttributeError):
+        return []
+    return [(row["key"], row["split"], row.get("AP50")) for row in rows if row.get("split") != "validation"]
+
+
+def _cmd_zoo(args):
+    from .zoo import zoo_model, zoo_models
+
+    if args.name is None:
+        models = zoo_models()
+        if args.json:
+            print(json.dumps([{"name": m.name, "file": str(m.path), "family": m.family, "baseline": m.baseline,
+                               "input": m.input, "resolution_cm": m.resolution_cm_per_px,
+                               "size_bytes": m.size_bytes, "scores": m.scores} for m in models], indent=2))
+            return 0
+        header = ("model", "family", "input", "ground size", "size", "held-out score")
+        rows = [(m.name, m.family, m.input, f"{m.resolution_cm_per_px:g} cm/px", f"{m.size_bytes / 1e6:.1f} MB",
+                 _score_text(m.scores)) for m in models]
+        widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+        for row in (header, *rows):
+            print("  ".join(str(value).ljust(width) for value, width in zip(row, widths)).rstrip())
+        print("\n`python -m polytopo.models zoo NAME` prints one model's card and every score.")
+        return 0
+    model = zoo_model(args.name)
+    info = describe_model(model.path)
+    if args.json:
+        print(json.dumps({"zoo": {"name": model.name, "file": str(model.path), "size_bytes": model.size_bytes,
+                                  "sha256": model.sha256, "scores": model.scores,
+                                  "wall_seconds": model.wall_seconds}, "model": info}, indent=2))
+        return 0 if info["card_error"] is None else 1
+    print(f"{model.name}: {model.baseline} ({model.family}), {model.input}, {model.resolution_cm_per_px:g} cm/px, "
+          f"{model.size_bytes / 1e6:.1f} MB")
+    print(f"file: {model.path}")
+    print(f"headline held-out score: {_score_text(model.scores)}")
+    places = _place_scores(model.path)
+    if places:
+        print("AP50 per scored raster (validation rows left out): " + ", ".join(
+            f"{key} ({split}) {ap50:.3f}" for key, split, ap50 in places if ap50 is not None))
+    print()
+    print(format_description(info))
     return 0 if info["card_error"] is None else 1
 
 
@@ -137,6 +194,11 @@ def build_parser():
     info.add_argument("model")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_info)
+
+    zoo = commands.add_parser("zoo", aliases=["list"], help="list the bundled models, or print one model's card")
+    zoo.add_argument("name", nargs="?", help="a bundled model's name (none: list them all)")
+    zoo.add_argument("--json", action="store_true", help="print JSON instead of text")
+    zoo.set_defaults(handler=_cmd_zoo)
 
     card = commands.add_parser("write-card", help="write card entries into an ONNX file")
     card.add_argument("model")
