@@ -96,7 +96,8 @@ class LiteUNet(nn.Module):
     Parameters
     ----------
     in_channels, out_channels : int
-        ``in_channels`` must be 3 for the pretrained stem.
+        ``in_channels`` 3 (RGB), or 1 (a panchromatic band, repeated into the three channels of
+        the pretrained stem inside the graph).
     pretrained : bool
         Load the ImageNet weights (:func:`.encoders.load_imagenet_lite0`); False for a
         net whose weights come from a checkpoint.
@@ -109,7 +110,10 @@ class LiteUNet(nn.Module):
         super().__init__()
         from .encoders import EfficientNetLite0, load_imagenet_lite0
 
-        self.encoder = EfficientNetLite0(in_channels)
+        if in_channels not in (1, 3):
+            raise ValueError(f"Expected 1 (replicated to RGB) or 3 input channels but got {in_channels}.")
+        self.replicate = in_channels == 1
+        self.encoder = EfficientNetLite0(3)
         if pretrained:
             load_imagenet_lite0(self.encoder)
         skips = self.encoder.feature_channels  # strides 2, 4, 8, 16, 32
@@ -123,6 +127,8 @@ class LiteUNet(nn.Module):
         self.head = nn.Conv2d(decoder_channels[-1], out_channels, 1)
 
     def forward(self, x):
+        if self.replicate:
+            x = x.repeat(1, 3, 1, 1)  # one band: the pretrained RGB stem sees it as grey
         features = self.encoder.features(x)
         y = features[-1]
         for level, block in enumerate(self.decoder):

@@ -255,7 +255,7 @@ RECIPES = {
             **_RGB,
         ),
         Recipe(
-            name="unet_buildings_pan",
+            name="unet_buildings_pan_scratch",
             family="semantic",
             head="binary",
             source="atlanta_pan",
@@ -264,6 +264,29 @@ RECIPES = {
             steps=1000,
             baseline="U-Net + Poly.",
             summary="U-Net for single-band 16-bit panchromatic imagery at 0.5 m (Atlanta).",
+        ),
+        Recipe(
+            name="unet_buildings_pan",
+            family="semantic",
+            head="boundary3",
+            encoder="efficientnet-lite0",
+            standardization=((0.5,), (0.5,)),
+            separate_touching=True,
+            augmentation=MULTISCALE,
+            source="atlanta_pan",
+            resolution_cm=50.0,
+            input_range=(0.0, 2047.0),
+            crop_px=256,
+            batch_size=8,
+            steps=800,
+            learning_rate=1e-3,
+            baseline="U-Net + Poly.",
+            summary=(
+                "U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder for single-band 16-bit "
+                "panchromatic imagery at 0.5 m (Atlanta; the band is repeated into the encoder's three channels "
+                "in the graph), trained on background / building interior / building boundary; the graph "
+                "outputs the building interior grown by one pixel within the foreground."
+            ),
         ),
     )
 }
