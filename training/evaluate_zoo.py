@@ -38,7 +38,8 @@ SCORE_NOTE = (
     "paper profile of polytopo.evaluator; one image per raster; pixel size = the raster's GSD. Split "
     "'held-out': ground never used for training or for any choice; split 'unseen place': a whole place "
     f"({', '.join(place.capitalize() for place in data.UNSEEN_PLACES)}) never used for training or for any "
-    "choice; split 'validation': ground never used "
+    "choice; split 'trained place': a place of that list the model WAS trained on (every tile), not a measure of "
+    "new ground; split 'validation': ground never used "
     "for training, on which the resolution and schedule were chosen. Hole-F1 is null (undefined) where "
     "neither side has a hole and 0 where only the prediction has holes: the real references have no "
     "holes, so Hole-F1 on them is uninformative; only the SYNTHETIC courtyard raster measures holes."
@@ -114,7 +115,8 @@ def heldout_for(recipe, shared, work_dir):
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
     rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
-    return kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir) + unseen_places(shared, work_dir) + rendered
+    return (kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir)
+            + unseen_places(shared, work_dir, trained=recipe.train_places) + rendered)
 
 
 def evaluate_model(recipe, shared, work_dir, zoo_dir, readme_path, threads=2, log=print):

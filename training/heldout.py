@@ -196,13 +196,17 @@ UNSEEN_PLACE_ZOOM = 19
 """Zoom level the unseen places are scored at: about 26-30 cm, the RGB models' own GSD."""
 
 
-def unseen_places(shared, work_dir):
-    """Each of :data:`.data.UNSEEN_PLACES`, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM` (split ``unseen place``)."""
+def unseen_places(shared, work_dir, trained=()):
+    """Each of :data:`.data.UNSEEN_PLACES`, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM`.
+
+    Split ``unseen place``, or ``trained place`` for the places in ``trained`` (a recipe's
+    ``train_places``: scores on ground the model was trained on, not a measure of new ground).
+    """
     fair_dir = shared.kampala_chips.parent
     return [_xyz_raster(data.place_tiles(fair_dir, place, UNSEEN_PLACE_ZOOM),
                         data.place_folder(fair_dir, place) / "labels.geojson", Path(work_dir) / "places" / place,
                         f"{place}-z{UNSEEN_PLACE_ZOOM}", f"{place.capitalize()}, whole place, zoom {UNSEEN_PLACE_ZOOM}",
-                        "unseen place")
+                        "trained place" if place in trained else "unseen place")
             for place in data.UNSEEN_PLACES]
 
 

@@ -1,17 +1,29 @@
-"""The U-Net used by every bundled model, and the wrapper that becomes the ONNX graph.
+"""The U-Nets of the bundled models, and the wrapper that becomes the ONNX graph.
 
 Importing this module imports PyTorch (see :mod:`.torch_support`).
 
 :class:`UNet` is a plain 4-level U-Net (two 3 x 3 convolutions with batch
 normalization and ReLU per level, max-pool down, transposed-convolution up,
-skip concatenation) that returns raw logits. :class:`ExportWrapper` adds what
-the exported graph needs: it pads any input to a multiple of 16 px and crops
-the output back (so the graph accepts any tile size), and turns the logits
-into the outputs the card names:
+skip concatenation) trained from scratch. :class:`LiteUNet` puts a U-Net
+decoder on the ImageNet-pretrained EfficientNet-Lite0 of :mod:`.encoders`
+(skips at strides 2, 4, 8, 16 and 32, nearest-neighbour upsampling, two
+3 x 3 convolutions with batch normalization and ReLU per level, and a last
+level at full resolution). Both return raw logits and say by
+``reduction`` what multiple of pixels they need (16 and 32).
+
+:class:`ExportWrapper` adds what the exported graph needs: it pads any input
+to a multiple of the net's ``reduction`` (edge replicate) and crops the output
+back (so the graph accepts any tile size), and turns the logits into the
+outputs the card names:
 
 * ``binary`` head: ``probabilities`` (N, 1, H, W), sigmoid of the logit;
 * ``boundary3`` head: ``probabilities`` (N, 2, H, W) = (P(background),
-  P(building) + P(boundary)) from a softmax over the three classes;
+  P(building) + P(boundary)) from a softmax over the three classes; with
+  ``separate=True`` instead ``probabilities`` (N, 1, H, W) = min(P(building)
+  + P(boundary), max over the 3 x 3 neighbourhood of P(building)): the
+  building *interior* grown by one pixel and kept inside the foreground, so
+  the boundary band between two touching buildings stays background and they
+  come out as two polygons;
 * ``vertex`` head: ``mask`` and ``vertices`` (N, 1, H, W), sigmoids.
 """
 
@@ -21,7 +33,7 @@ torch = require_torch()
 nn = torch.nn
 functional = torch.nn.functional
 
-__all__ = ["DEPTH", "ExportWrapper", "UNet"]
+__all__ = ["DEPTH", "ExportWrapper", "LiteUNet", "UNet", "build_net"]
 
 DEPTH = 4
 """Poolings of the U-Net: inputs are padded to a multiple of 2**DEPTH = 16 px."""
@@ -48,6 +60,8 @@ class UNet(nn.Module):
         Channels of the first level; level k has ``base_channels * 2**k``.
     """
 
+    reduction = 2**DEPTH
+
     def __init__(self, in_channels, out_channels, base_channels=16):
         super().__init__()
         widths = [base_channels * 2**level for level in range(DEPTH + 1)]
@@ -72,24 +86,91 @@ class UNet(nn.Module):
         return self.head(x)
 
 
-class ExportWrapper(nn.Module):
-    """A trained :class:`UNet` as exported: any tile size in, card outputs out.
+LITE_DECODER_CHANNELS = (128, 64, 48, 32, 16)
+"""Channels of the :class:`LiteUNet` decoder levels at strides 16, 8, 4, 2 and 1."""
+
+
+class LiteUNet(nn.Module):
+    """U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder; logits (N, out_channels, H, W).
 
     Parameters
     ----------
-    net : UNet
-    head : str
-        ``binary``, ``boundary3`` or ``vertex``.
+    in_channels, out_channels : int
+        ``in_channels`` 3 (RGB), or 1 (a panchromatic band, repeated into the three channels of
+        the pretrained stem inside the graph).
+    pretrained : bool
+        Load the ImageNet weights (:func:`.encoders.load_imagenet_lite0`); False for a
+        net whose weights come from a checkpoint.
+    decoder_channels : tuple of 5 int
     """
 
-    def __init__(self, net, head):
+    reduction = 32
+
+    def __init__(self, in_channels, out_channels, pretrained=True, decoder_channels=LITE_DECODER_CHANNELS):
+        super().__init__()
+        from .encoders import EfficientNetLite0, load_imagenet_lite0
+
+        if in_channels not in (1, 3):
+            raise ValueError(f"Expected 1 (replicated to RGB) or 3 input channels but got {in_channels}.")
+        self.replicate = in_channels == 1
+        self.encoder = EfficientNetLite0(3)
+        if pretrained:
+            load_imagenet_lite0(self.encoder)
+        skips = self.encoder.feature_channels  # strides 2, 4, 8, 16, 32
+        below = skips[-1]
+        blocks = []
+        for level, width in enumerate(decoder_channels):
+            skip = skips[-2 - level] if level < len(skips) - 1 else 0
+            blocks.append(_block(below + skip, width))
+            below = width
+        self.decoder = nn.ModuleList(blocks)
+        self.head = nn.Conv2d(decoder_channels[-1], out_channels, 1)
+
+    def forward(self, x):
+        if self.replicate:
+            x = x.repeat(1, 3, 1, 1)  # one band: the pretrained RGB stem sees it as grey
+        features = self.encoder.features(x)
+        y = features[-1]
+        for level, block in enumerate(self.decoder):
+            y = functional.interpolate(y, scale_factor=2.0, mode="nearest")
+            if level < len(features) - 1:
+                y = torch.cat([y, features[-2 - level]], dim=1)
+            y = block(y)
+        return self.head(y)
+
+
+def build_net(recipe, pretrained=True):
+    """The untrained network of ``recipe`` (its ``encoder``: None for :class:`UNet`, ``efficientnet-lite0``)."""
+    encoder = getattr(recipe, "encoder", None)
+    if encoder is None:
+        return UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
+    if encoder == "efficientnet-lite0":
+        return LiteUNet(len(recipe.bands), recipe.out_channels, pretrained=pretrained)
+    raise ValueError(f"Expected encoder None or 'efficientnet-lite0' but got {encoder!r}.")
+
+
+class ExportWrapper(nn.Module):
+    """A trained net as exported: any tile size in, card outputs out.
+
+    Parameters
+    ----------
+    net : UNet or LiteUNet
+    head : str
+        ``binary``, ``boundary3`` or ``vertex``.
+    separate : bool
+        ``boundary3`` only: output the grown interior (N, 1, H, W) that keeps touching
+        buildings apart (see the module docstring).
+    """
+
+    def __init__(self, net, head, separate=False):
         super().__init__()
         self.net = net
         self.head = head
+        self.separate = separate
 
     def forward(self, x):
         height, width = x.shape[2], x.shape[3]
-        multiple = 2**DEPTH
+        multiple = getattr(self.net, "reduction", 2**DEPTH)
         pad_h = (multiple - height % multiple) % multiple
         pad_w = (multiple - width % multiple) % multiple
         logits = self.net(functional.pad(x, (0, pad_w, 0, pad_h), mode="replicate"))
@@ -98,5 +179,8 @@ class ExportWrapper(nn.Module):
             return torch.sigmoid(logits)
         if self.head == "boundary3":
             p = torch.softmax(logits, dim=1)
+            if self.separate:
+                grown = functional.max_pool2d(p[:, 1:2], 3, stride=1, padding=1)
+                return torch.minimum(grown, p[:, 1:2] + p[:, 2:3])
             return torch.cat([p[:, :1], p[:, 1:2] + p[:, 2:3]], dim=1)
         return torch.sigmoid(logits[:, :1]), torch.sigmoid(logits[:, 1:2])

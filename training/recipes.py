@@ -8,10 +8,10 @@ models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
 
 from dataclasses import dataclass
 
-from .augment import BASIC, Augmentation
+from .augment import BASIC, MULTISCALE, Augmentation
 from .errors import TrainingError
 
-__all__ = ["HEADS", "RECIPES", "Recipe", "recipe"]
+__all__ = ["HEADS", "LITE0_BUILDINGS", "RECIPES", "Recipe", "recipe"]
 
 HEADS = ("binary", "boundary3", "vertex")
 """Network heads: one foreground logit; background/building/boundary logits; mask and vertex logits."""
@@ -69,6 +69,26 @@ class Recipe:
         (stored in the card in model-grid px², see :attr:`min_area_px2`).
     vertex_snap_radius_px : float
         Card ``polytopo.vertex_snap_radius_px`` (vertex-mask family).
+    encoder : str or None
+        None: the from-scratch :class:`~.nets.UNet`; ``"efficientnet-lite0"``: the
+        :class:`~.nets.LiteUNet` on the ImageNet-pretrained EfficientNet-Lite0.
+    standardization : tuple of 2 tuple or None
+        Fixed per-band (mean, std) after scaling to [0, 1] (a pretrained encoder's own);
+        None: measured on the training crops.
+    train_places : tuple of str
+        fAIr places of :data:`.data.UNSEEN_PLACES` also trained on (every zoom level, both
+        patches); the others stay unseen. Empty: Kampala only.
+    joplin : bool
+        Also train on the four xView2 Joplin tiles (0.6 m), with the loss restricted to
+        :attr:`label_reach_m` around the labelled buildings (many houses have no footprint).
+    label_reach_m : float
+        Around noisily labelled ground, only pixels this close to a label count in the loss.
+    place_shares : tuple of (str, float) pairs
+        Share of the crops per source (``kampala``, each of :attr:`train_places`,
+        ``joplin``); empty: Kampala alone.
+    separate_touching : bool
+        ``boundary3`` head: export the grown building interior as one probability
+        (N, 1, H, W), so touching buildings come apart (:class:`~.nets.ExportWrapper`).
     baseline : str
         Card ``polytopo.baseline``.
     summary : str
@@ -102,6 +122,13 @@ class Recipe:
     min_area_m2: float = 2.0
     min_hole_area_m2: float = 1.0
     vertex_snap_radius_px: float = 3.0
+    encoder: object = None
+    standardization: object = None
+    train_places: tuple = ()
+    joplin: bool = False
+    label_reach_m: float = 4.0
+    place_shares: tuple = ()
+    separate_touching: bool = False
 
     def __post_init__(self):
         if self.head not in HEADS:
@@ -112,10 +139,18 @@ class Recipe:
             raise TrainingError(f"Expected head 'vertex' exactly for family 'vertex-mask' but got {self.head!r}.")
         if self.source not in ("kampala_rgb", "atlanta_pan"):
             raise TrainingError(f"Expected source 'kampala_rgb' or 'atlanta_pan' but got {self.source!r}.")
-        if self.crop_px % 16 or self.tile_size_px % 16:
+        if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
             raise TrainingError(
-                f"Expected crop_px and tile_size_px divisible by 16 (4 poolings) but got {self.crop_px}, {self.tile_size_px}."
+                f"Expected crop_px and tile_size_px divisible by {self.reduction} (the net's stride) but got "
+                f"{self.crop_px}, {self.tile_size_px}."
             )
+        if self.encoder not in (None, "efficientnet-lite0"):
+            raise TrainingError(f"Expected encoder None or 'efficientnet-lite0' but got {self.encoder!r}.")
+
+    @property
+    def reduction(self):
+        """Multiple of pixels the net needs: 16 for the U-Net, 32 for the EfficientNet encoder."""
+        return 16 if self.encoder is None else 32
 
     @property
     def min_area_px2(self):
@@ -138,6 +173,13 @@ class Recipe:
         return ("mask", "vertices") if self.head == "vertex" else ("probabilities",)
 
     @property
+    def output_channels(self):
+        """Channels of the exported ``probabilities`` (semantic family)."""
+        if self.head == "boundary3" and not self.separate_touching:
+            return 2
+        return 1
+
+    @property
     def out_channels(self):
         """Channels of the raw network output."""
         return {"binary": 1, "boundary3": 3, "vertex": 2}[self.head]
@@ -145,11 +187,37 @@ class Recipe:
 
 _RGB = {"source": "kampala_rgb", "resolution_cm": 30.0, "input_range": (0.0, 255.0)}
 
+LITE0_BUILDINGS = Recipe(
+    name="unet_buildings_rgb",
+    family="semantic",
+    head="boundary3",
+    encoder="efficientnet-lite0",
+    standardization=((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
+    train_places=("zanzibar", "nepal", "philippines"),
+    joplin=True,
+    place_shares=(("kampala", 0.25), ("zanzibar", 0.15), ("nepal", 0.15), ("philippines", 0.15), ("joplin", 0.30)),
+    separate_touching=True,
+    augmentation=MULTISCALE,
+    crop_px=256,
+    batch_size=8,
+    steps=1800,
+    learning_rate=1e-3,
+    baseline="U-Net + Poly.",
+    summary=(
+        "U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder, trained on background / building "
+        "interior / building boundary; the graph outputs the building interior grown by one pixel within the "
+        "foreground, so touching buildings come apart; Douglas-Peucker 1 px."
+    ),
+    **_RGB,
+)
+"""The default RGB building model (issue 31)."""
+
 RECIPES = {
     recipe.name: recipe
     for recipe in (
+        LITE0_BUILDINGS,
         Recipe(
-            name="unet_buildings_rgb",
+            name="unet_buildings_rgb_scratch",
             family="semantic",
             head="binary",
             baseline="U-Net + Poly.",
@@ -187,7 +255,7 @@ RECIPES = {
             **_RGB,
         ),
         Recipe(
-            name="unet_buildings_pan",
+            name="unet_buildings_pan_scratch",
             family="semantic",
             head="binary",
             source="atlanta_pan",
@@ -196,6 +264,29 @@ RECIPES = {
             steps=1000,
             baseline="U-Net + Poly.",
             summary="U-Net for single-band 16-bit panchromatic imagery at 0.5 m (Atlanta).",
+        ),
+        Recipe(
+            name="unet_buildings_pan",
+            family="semantic",
+            head="boundary3",
+            encoder="efficientnet-lite0",
+            standardization=((0.5,), (0.5,)),
+            separate_touching=True,
+            augmentation=MULTISCALE,
+            source="atlanta_pan",
+            resolution_cm=50.0,
+            input_range=(0.0, 2047.0),
+            crop_px=256,
+            batch_size=8,
+            steps=800,
+            learning_rate=1e-3,
+            baseline="U-Net + Poly.",
+            summary=(
+                "U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder for single-band 16-bit "
+                "panchromatic imagery at 0.5 m (Atlanta; the band is repeated into the encoder's three channels "
+                "in the graph), trained on background / building interior / building boundary; the graph "
+                "outputs the building interior grown by one pixel within the foreground."
+            ),
         ),
     )
 }

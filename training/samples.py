@@ -11,9 +11,11 @@ image always agree.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import shapely
+from scipy import ndimage
 
 from ..models.raster import open_raster
 from . import data
@@ -26,10 +28,52 @@ __all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "train
 
 @dataclass(frozen=True)
 class WeightedSample:
-    """A :class:`~polytopo.training.data.GridSample` and its share of the crops."""
+    """A :class:`~polytopo.training.data.GridSample` and its share of the crops.
+
+    ``label_reach_px`` > 0 marks noisy labels that miss buildings: only pixels within
+    that distance of a labelled building count in the loss, so an unlabelled house is
+    not taught as background.
+    """
 
     sample: data.GridSample
     weight: float
+    label_reach_px: float = 0.0
+
+
+JOPLIN_TILES = ("tile_1361-10160.tif", "tile_1361-9136.tif", "tile_337-10160.tif", "tile_337-9136.tif")
+"""The four xView2 Joplin tiles (0.6 m RGB) in ``imagery/xview2_joplin``."""
+
+
+def _place_samples(recipe, place, fair_dir, work_dir):
+    """Every zoom level and patch of one fAIr place on the model grid."""
+    folder = data.place_folder(fair_dir, place)
+    labels = None
+    out = []
+    for zoom in data.KAMPALA_ZOOMS:
+        for index, patch in enumerate(data.xyz_patches(data.place_tiles(fair_dir, place, zoom))):
+            tiles_dir = Path(work_dir) / "train_places" / place / f"z{zoom}"
+            georeferenced = [data.georeference_xyz_tile(path, tile, tiles_dir / f"{path.stem}.vrt") for tile, path in patch]
+            mosaic = data.build_kampala_mosaic(georeferenced, tiles_dir / f"{place}_z{zoom}_patch{index}.vrt")
+            if labels is None:
+                labels = data.read_polygons(folder / "labels.geojson", open_raster(mosaic)[1].crs_wkt)
+            out.append(data.read_sample(f"{place}-train-z{zoom}-patch{index}", mosaic, labels, recipe.resolution_cm,
+                                        recipe.bands))
+    return out
+
+
+def _joplin_samples(recipe, root):
+    folder = Path(root) / "imagery" / "xview2_joplin"
+    out = []
+    for name in JOPLIN_TILES:
+        raster = folder / name
+        labels = data.read_polygons(folder / "joplin.geojson", open_raster(raster)[1].crs_wkt)
+        out.append(data.read_sample(f"joplin-{Path(name).stem}", raster, labels, recipe.resolution_cm, recipe.bands))
+    return out
+
+
+def _by_area(samples, share, reach_px=0.0):
+    areas = np.asarray([float(s.valid.sum()) for s in samples])
+    return [WeightedSample(s, share * a / areas.sum(), reach_px) for s, a in zip(samples, areas)]
 
 
 def training_samples(recipe, shared, work_dir):
@@ -63,7 +107,18 @@ def training_samples(recipe, shared, work_dir):
             labels = data.read_polygons(shared.kampala_labels, open_raster(mosaic)[1].crs_wkt)
         kampala.append(data.read_sample(f"kampala-train-z{zoom}", mosaic, labels, recipe.resolution_cm, recipe.bands))
     real_share = 1.0 - recipe.rendered_share
-    weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
+    if recipe.place_shares:
+        shares = dict(recipe.place_shares)
+        total = sum(shares.values())
+        weighted = [WeightedSample(s, real_share * shares["kampala"] / total / len(kampala)) for s in kampala]
+        for place in recipe.train_places:
+            weighted += _by_area(_place_samples(recipe, place, shared.kampala_chips.parent, work_dir),
+                                 real_share * shares[place] / total)
+        if recipe.joplin:
+            reach_px = 100.0 * recipe.label_reach_m / recipe.resolution_cm
+            weighted += _by_area(_joplin_samples(recipe, shared.root), real_share * shares["joplin"] / total, reach_px)
+    else:
+        weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
     if recipe.rendered_share > 0:
         rendered = rendered_samples(shared.root, shared.atlanta_raster, TRAIN_CITIES, recipe.resolution_cm,
                                     seed=recipe.seed)
@@ -71,7 +126,7 @@ def training_samples(recipe, shared, work_dir):
     return weighted
 
 
-def channel_statistics(samples, low, high):
+def channel_statistics(samples, low, high, fixed=None):
     """Per-channel mean and standard deviation of the valid pixels after scaling [low, high] to [0, 1].
 
     Every sample counts by its weight, so the statistics describe the crops
@@ -80,7 +135,10 @@ def channel_statistics(samples, low, high):
     Returns
     -------
     mean, std : tuple of float
+        ``fixed`` (mean, std) itself when given (a pretrained encoder's standardization).
     """
+    if fixed is not None:
+        return tuple(float(v) for v in fixed[0]), tuple(float(v) for v in fixed[1])
     means, squares, weights = [], [], []
     for item in samples:
         pixels = (item.sample.image[:, item.sample.valid] - low) / (high - low)
@@ -102,6 +160,8 @@ class Crop:
     image : numpy.ndarray of float32, shape (bands, crop, crop)
         Raw values after augmentation.
     valid : numpy.ndarray of bool, shape (crop, crop)
+        Pixels that count in the loss: valid image pixels, and on noisily labelled
+        ground only those near a labelled building.
     classes : numpy.ndarray of uint8, shape (crop, crop)
         0 background, 1 building, 2 boundary (``boundary3`` head only).
     heatmap : numpy.ndarray of float32 or None
@@ -151,15 +211,22 @@ class CropSampler:
             image, polygons, _count = carve_courtyards(image, valid, polygons, self.rng, self._courtyards)
         classes = class_map(polygons, (size, size), self.recipe.boundary_width_px if self.recipe.head == "boundary3" else None)
         heatmap = vertex_heatmap(polygons, (size, size), self.recipe.vertex_sigma_px) if self.recipe.head == "vertex" else None
-        return self._augment(image, valid, classes, heatmap)
+        loss_valid = valid
+        reach = self.samples[index].label_reach_px
+        if reach > 0:
+            # noisy labels: only ground near a labelled building counts in the loss (see WeightedSample);
+            # the image itself keeps all its valid pixels
+            loss_valid = valid & (ndimage.distance_transform_edt(classes == 0) <= reach)
+        return self._augment(image, valid, classes, heatmap, loss_valid)
 
-    def _augment(self, image, valid, classes, heatmap):
+    def _augment(self, image, valid, classes, heatmap, loss_valid=None):
+        loss_valid = valid if loss_valid is None else loss_valid
         k = int(self.rng.integers(0, 4))
         flip = bool(self.rng.integers(0, 2))
-        arrays = [image, valid[None], classes[None]] + ([heatmap[None]] if heatmap is not None else [])
+        arrays = [image, valid[None], classes[None], loss_valid[None]] + ([heatmap[None]] if heatmap is not None else [])
         arrays = [np.rot90(a, k, axes=(1, 2)) for a in arrays]
         if flip:
             arrays = [a[:, :, ::-1] for a in arrays]
         arrays = [np.ascontiguousarray(a) for a in arrays]
         image = photometric(self.rng, self.recipe.augmentation, arrays[0], self.recipe.input_range) * arrays[1]
-        return Crop(image.astype(np.float32), arrays[1][0], arrays[2][0], arrays[3][0] if heatmap is not None else None)
+        return Crop(image.astype(np.float32), arrays[3][0], arrays[2][0], arrays[4][0] if heatmap is not None else None)

@@ -18,6 +18,7 @@ follows a cosine decay to zero (AdamW, weight decay 1e-4).
 """
 
 import math
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,8 @@ import numpy as np
 import shapely
 
 from ..models.decoders.vertex_mask import heatmap_peaks
-from .nets import UNet
+from .errors import TrainingError
+from .nets import build_net
 from .samples import CropSampler, channel_statistics, training_samples
 from .torch_support import configure_torch
 
@@ -117,6 +119,13 @@ def _batch(crops, recipe, mean, std, torch):
     return batch
 
 
+def _learning_rate_at(progress, recipe):
+    """Learning rate at a fraction ``progress`` of a time-bounded schedule (warm-up over the first 5 %, cosine)."""
+    if progress < 0.05:
+        return recipe.learning_rate * max(progress / 0.05, 0.01)
+    return recipe.learning_rate * 0.5 * (1.0 + math.cos(math.pi * min((progress - 0.05) / 0.95, 1.0)))
+
+
 def _learning_rate(step, recipe):
     warmup = max(1, recipe.steps // 20)
     if step < warmup:
@@ -129,7 +138,7 @@ def predict_logits(net, image, recipe, mean, std, torch):
     """Raw network logits of a whole (bands, rows, cols) raster sample, (channels, rows, cols)."""
     x = _normalize(image, recipe, mean, std)[None].astype(np.float32)
     rows, cols = image.shape[1:]
-    pad_r, pad_c = (-rows) % 16, (-cols) % 16
+    pad_r, pad_c = (-rows) % recipe.reduction, (-cols) % recipe.reduction
     x = np.pad(x, ((0, 0), (0, 0), (0, pad_r), (0, pad_c)), mode="edge")
     net.eval()
     with torch.no_grad():
@@ -176,7 +185,7 @@ def calibrate_vertex_threshold(heatmap, valid, polygons):
     return best[0], round(float(best[1]), 4)
 
 
-def train(recipe, shared, work_dir, threads=2, log=print):
+def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0, resume=None, time_budget=None):
     """Train ``recipe`` from scratch and save its checkpoint.
 
     Parameters
@@ -188,6 +197,19 @@ def train(recipe, shared, work_dir, threads=2, log=print):
     threads : int
         PyTorch CPU threads.
     log : callable(str)
+    checkpoint_every : int
+        Also save the checkpoint every that many steps (0: only at the end), so a run
+        cut short still leaves weights (``<name>-step<N>.pt``).
+    resume : pathlib.Path or None
+        Start from the weights of this checkpoint of the same recipe (a run cut short)
+        instead of the pretrained encoder: the recipe's ``steps`` and ``learning_rate``
+        are then a second schedule (warm-up and cosine decay again, fresh AdamW moments);
+        the checkpoint records both phases and the summed wall time.
+    time_budget : float or None
+        Seconds of optimizer steps (data reading excluded): the warm-up and cosine decay
+        follow the elapsed share of this budget (or of ``recipe.steps``, whichever is
+        further) and training stops when it is spent, so a run on a loaded machine still
+        ends annealed at a known time. The steps done are recorded.
 
     Returns
     -------
@@ -197,18 +219,44 @@ def train(recipe, shared, work_dir, threads=2, log=print):
     torch = configure_torch(recipe.seed, threads)
     work_dir = Path(work_dir)
     samples = training_samples(recipe, shared, work_dir)
-    mean, std = channel_statistics(samples, *recipe.input_range)
-    log(f"{recipe.name}: {len(samples)} training samples, mean {mean}, std {std}")
+    mean, std = channel_statistics(samples, *recipe.input_range, fixed=recipe.standardization)
+    log(f"{recipe.name}: {len(samples)} training samples, mean {mean}, std {std} "
+        f"({time.perf_counter() - started:.0f} s)")
+    for item in samples:
+        log(f"  {item.sample.name}: {item.sample.valid.shape[1]} x {item.sample.valid.shape[0]} px, "
+            f"{len(item.sample.polygons)} labels, weight {item.weight:.4f}, label reach {item.label_reach_px:g} px")
     sampler = CropSampler(samples, recipe, np.random.default_rng(recipe.seed))
-    net = UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
+    net = build_net(recipe, pretrained=resume is None)
+    previous = None
+    if resume is not None:
+        info = torch.load(resume, map_location="cpu", weights_only=True)
+        if info.get("recipe") != recipe.name:
+            raise TrainingError(f"Expected a checkpoint of {recipe.name!r} in {resume} but got one of {info.get('recipe')!r}.")
+        net.load_state_dict(info["state_dict"])
+        named = re.search(r"-step(\d+)\.pt$", str(resume))
+        steps_done = info.get("completed_steps") or (int(named.group(1)) if named else 0)
+        previous = {"checkpoint": Path(resume).name, "steps": int(steps_done),
+                    "seconds": float(info["train_seconds"]), "phases": list(info.get("phases") or [])}
+        log(f"{recipe.name}: resumed from {resume} ({previous['steps']} steps, {previous['seconds']:.0f} s)")
     if recipe.head == "vertex":
         with torch.no_grad():
             net.head.bias[1] = VERTEX_PRIOR_LOGIT
     optimizer = torch.optim.AdamW(net.parameters(), lr=recipe.learning_rate, weight_decay=WEIGHT_DECAY)
     losses = []
+    loop_started = time.perf_counter()
+    completed = recipe.steps
     for step in range(recipe.steps):
+        if time_budget is not None:
+            progress = max(step / recipe.steps, (time.perf_counter() - loop_started) / time_budget)
+            if progress >= 1.0:
+                completed = step
+                log(f"{recipe.name}: time budget of {time_budget:g} s spent after {step} steps")
+                break
+            rate = _learning_rate_at(progress, recipe)
+        else:
+            rate = _learning_rate(step, recipe)
         for group in optimizer.param_groups:
-            group["lr"] = _learning_rate(step, recipe)
+            group["lr"] = rate
         batch = _batch([sampler.draw() for _ in range(recipe.batch_size)], recipe, mean, std, torch)
         net.train()
         loss = _loss(net(batch["image"]), batch, recipe, torch)
@@ -218,7 +266,11 @@ def train(recipe, shared, work_dir, threads=2, log=print):
         losses.append(loss.detach().item())
         if (step + 1) % 25 == 0 or step + 1 == recipe.steps:
             log(f"{recipe.name}: step {step + 1}/{recipe.steps} loss {np.mean(losses[-25:]):.4f} "
-                f"({time.perf_counter() - started:.0f} s)")
+                f"lr {rate:.2e} ({time.perf_counter() - started:.0f} s)")
+        if checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < recipe.steps:
+            _save(checkpoint_path(work_dir, f"{recipe.name}-step{step + 1}"), recipe, net, mean, std, None, None,
+                  time.perf_counter() - started, float(np.mean(losses[-max(1, recipe.steps // 10):])), len(samples),
+                  torch, step + 1, previous)
     vertex_threshold, vertex_f1 = None, None
     if recipe.head == "vertex":
         reference = next(s.sample for s in samples if s.sample.name.endswith("z20"))
@@ -228,8 +280,22 @@ def train(recipe, shared, work_dir, threads=2, log=print):
         log(f"{recipe.name}: vertex threshold {vertex_threshold} (vertex F1 {vertex_f1} on training ground)")
     seconds = time.perf_counter() - started
     path = checkpoint_path(work_dir, recipe.name)
+    final_loss = float(np.mean(losses[-max(1, completed // 10):]))
+    _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, len(samples), torch,
+          completed, previous, time_budget)
+    total = seconds + (previous["seconds"] if previous else 0.0)
+    return TrainResult(path, total, final_loss)
+
+
+def _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, samples, torch,
+          completed_steps, previous=None, time_budget=None):
     path.parent.mkdir(parents=True, exist_ok=True)
-    final_loss = float(np.mean(losses[-max(1, recipe.steps // 10):]))
+    phases = (previous["phases"] if previous else []) + [
+        {"steps": int(completed_steps), "of_schedule": recipe.steps, "learning_rate": recipe.learning_rate,
+         "seconds": round(seconds, 1), "time_budget_s": time_budget}]
+    if previous and not previous["phases"]:
+        phases.insert(0, {"steps": previous["steps"], "seconds": round(previous["seconds"], 1),
+                          "checkpoint": previous["checkpoint"]})
     torch.save(
         {
             "recipe": recipe.name,
@@ -238,11 +304,12 @@ def train(recipe, shared, work_dir, threads=2, log=print):
             "std": std,
             "vertex_threshold": vertex_threshold,
             "vertex_f1_train": vertex_f1,
-            "train_seconds": round(seconds, 1),
+            "train_seconds": round(seconds + (previous["seconds"] if previous else 0.0), 1),
+            "completed_steps": int(completed_steps) + (previous["steps"] if previous else 0),
+            "phases": phases,
             "final_loss": round(final_loss, 4),
-            "samples": len(samples),
+            "samples": samples,
             "torch_version": str(torch.__version__),  # a plain str, loadable with weights_only
         },
         path,
     )
-    return TrainResult(path, seconds, final_loss)

@@ -1,13 +1,17 @@
 """Every zoo model on the unlabelled Schönbrunn orthophoto: which courtyards come out as holes.
 
-``python -m polytopo.training.vienna [PNG]`` runs each bundled model with the
+``python -m polytopo.training.vienna [PNG] [--model NAME=PATH ...]`` runs each bundled model (or
+each named ONNX file) with the
 real engine over ``imagery/vienna_schoenbrunn/44_2_op_2023_30cm.tif`` of the shared
 data folder (0.3 m RGB, 1667 x 1667 px; no labels, never trained on), counts the
 predicted holes of at least :data:`COURTYARD_MIN_M2` whose centroid falls in each courtyard group of
 :data:`COURTYARD_GROUPS` (and those elsewhere), prints a Markdown table and writes a
 picture (default ``models/vienna_schoenbrunn.png``): one panel per model, polygons
 outlined in yellow, predicted holes filled in magenta. There is no reference, so no
-score: the table says where holes appear, not whether they are right.
+score: the table says where holes appear, not whether they are right. A second table gives
+the share of the scene the polygons cover and the three largest polygon areas (m²): a model
+that takes paved squares and roads for buildings covers much of the scene with a few huge
+polygons.
 The panchromatic model reads band 1 (red) only, outside its 16-bit domain.
 """
 
@@ -24,7 +28,8 @@ from ..models.session import SessionParams
 from ..models.zoo import zoo_models
 from .shared_data import find_shared_data
 
-__all__ = ["COURTYARD_GROUPS", "COURTYARD_MIN_M2", "PIXEL_M", "DEFAULT_PICTURE", "RASTER", "count_holes", "main", "run_models"]
+__all__ = ["COURTYARD_GROUPS", "COURTYARD_MIN_M2", "PIXEL_M", "DEFAULT_PICTURE", "RASTER", "count_holes", "coverage",
+           "main", "run_models"]
 
 RASTER = "imagery/vienna_schoenbrunn/44_2_op_2023_30cm.tif"
 """The orthophoto, relative to the shared ``data`` folder."""
@@ -40,8 +45,8 @@ COURTYARD_MIN_M2 = 50.0
 PIXEL_M = 0.3
 
 
-def run_models(raster, threads=2):
-    """Polygons of every zoo model on ``raster``, in raster pixels.
+def run_models(raster, threads=2, models=None):
+    """Polygons of every zoo model (or of ``models``, a dict name → ONNX path) on ``raster``, in raster pixels.
 
     Returns
     -------
@@ -54,11 +59,12 @@ def run_models(raster, threads=2):
         return np.column_stack(((xy[:, 0] - gt[0]) / gt[1], (xy[:, 1] - gt[3]) / gt[5]))
 
     out = {}
-    for entry in zoo_models():
-        model = load_model(entry.path, SessionParams(provider="cpu", intra_op_threads=threads))
+    models = models if models is not None else {entry.name: entry.path for entry in zoo_models()}
+    for name, path in models.items():
+        model = load_model(path, SessionParams(provider="cpu", intra_op_threads=threads))
         bands = (1,) if len(model.card.bands or ()) == 1 else None
         polygons = [p.geometry for p in PreparedRun(model, raster, RunParams(batch_size=2, bands=bands))]
-        out[entry.name] = [part for polygon in polygons
+        out[name] = [part for polygon in polygons
                            for part in shapely.get_parts(shapely.transform(polygon, to_pixels))]
     return out
 
@@ -76,6 +82,14 @@ def count_holes(polygons):
                           if c0 <= x < c1 and r0 <= y < r1), "elsewhere")
             counts[group] += 1
     return counts
+
+
+def coverage(polygons, shape):
+    """Share of the scene (``shape`` rows, cols) the union of ``polygons`` covers, and the 3 largest areas in m²."""
+    union = shapely.union_all(np.asarray(polygons, object)) if polygons else shapely.Polygon()
+    share = union.area / (shape[0] * shape[1])
+    largest = sorted((p.area * PIXEL_M**2 for p in polygons), reverse=True)[:3]
+    return share, largest
 
 
 def _picture(raster, results, path):
@@ -119,9 +133,17 @@ def _picture(raster, results, path):
 def main(argv=None):
     """Run every model, print the table, write the picture; returns 0."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    models = None
+    if "--model" in argv:
+        models = {}
+        while "--model" in argv:
+            at = argv.index("--model")
+            name, _, model_path = argv[at + 1].partition("=")
+            models[name] = Path(model_path)
+            del argv[at:at + 2]
     path = Path(argv[0]) if argv else DEFAULT_PICTURE
     raster = find_shared_data().root / RASTER
-    results = run_models(raster)
+    results = run_models(raster, models=models)
     groups = [*COURTYARD_GROUPS, "elsewhere"]
     print(f"| model | polygons | holes (all) | holes ≥ {COURTYARD_MIN_M2:g} m² | " + " | ".join(groups) + " |")
     print("|---" * (4 + len(groups)) + "|")
@@ -129,6 +151,13 @@ def main(argv=None):
         counts = count_holes(polygons)
         print(f"| `{name}` | {len(polygons)} | {sum(len(p.interiors) for p in polygons)} | {sum(counts.values())} | "
               + " | ".join(str(counts[g]) for g in groups) + " |")
+    _dataset, info = open_raster(raster)
+    print()
+    print("| model | polygons | scene covered | three largest polygons (m²) |")
+    print("|---|---|---|---|")
+    for name, polygons in results.items():
+        share, largest = coverage(polygons, (info.height_px, info.width_px))
+        print(f"| `{name}` | {len(polygons)} | {share:.1%} | " + ", ".join(f"{a:,.0f}" for a in largest) + " |")
     _picture(raster, results, path)
     print(f"picture: {path}")
     return 0

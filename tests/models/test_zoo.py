@@ -83,9 +83,9 @@ def test_the_zoo_lists_every_bundled_model():
 
 
 @pytest.mark.parametrize("model", MODELS, ids=ids)
-def test_file_is_under_10_mb_and_matches_the_index(model):
-    """Each file exists, is smaller than 10 MB and has the size and checksum the index records."""
-    assert model.path.stat().st_size == model.size_bytes < 10_000_000
+def test_file_is_under_25_mb_and_matches_the_index(model):
+    """Each file exists, is smaller than 25 MB (float32) and has the size and checksum the index records."""
+    assert model.path.stat().st_size == model.size_bytes < 25_000_000
     assert file_sha256(model.path) == model.sha256
 
 

@@ -1,0 +1,81 @@
+"""The training data of the pretrained-encoder default model, without PyTorch.
+
+The fAIr places are read patch by patch, the held-out place (Nairobi) and the held-out and
+validation Kampala ground never reach training, and on noisily labelled ground (Joplin) the
+loss only sees pixels near a labelled building while the image keeps all of its pixels.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import shapely
+
+from polytopo.training import data
+from polytopo.training.augment import BASIC
+from polytopo.training.data import GridSample, XYZTile, xyz_patches
+from polytopo.training.errors import TrainingError
+from polytopo.training.recipes import RECIPES, Recipe, recipe
+from polytopo.training.samples import CropSampler, WeightedSample, channel_statistics
+
+
+def test_tiles_of_two_distant_patches_form_two_patches():
+    near = [XYZTile(x, y, 20) for x in (100, 101, 102, 103) for y in (40, 41)]
+    far = [XYZTile(x, y, 20) for x in (400, 401) for y in (90, 91)]
+    tiles = [(tile, f"{tile.x}-{tile.y}") for tile in far[:2] + near + far[2:]]
+    patches = xyz_patches(tiles)
+    assert [len(p) for p in patches] == [4, 8]
+    assert {t.x for t, _ in patches[0]} == {400, 401} and {t.x for t, _ in patches[1]} == set(range(100, 104))
+
+
+def test_the_default_model_never_trains_on_held_out_or_validation_ground():
+    default = recipe("unet_buildings_rgb")
+    assert default.encoder == "efficientnet-lite0" and default.reduction == 32
+    assert "nairobi" not in default.train_places and set(default.train_places) <= set(data.UNSEEN_PLACES)
+    assert dict(default.place_shares).keys() == {"kampala", *default.train_places, "joplin"}
+    assert data.KAMPALA_HELD_OUT_Z19_COLUMN not in data.KAMPALA_TRAIN_Z19_COLUMNS
+    assert data.KAMPALA_VALIDATION_Z19_COLUMN not in data.KAMPALA_TRAIN_Z19_COLUMNS
+    for r in RECIPES.values():
+        assert "nairobi" not in r.train_places
+
+
+def test_a_pretrained_encoder_needs_crops_in_multiples_of_32():
+    with pytest.raises(TrainingError, match="divisible by 32"):
+        dataclasses.replace(recipe("unet_buildings_rgb"), crop_px=240)
+    with pytest.raises(TrainingError, match="encoder"):
+        Recipe(name="x", family="semantic", head="binary", source="kampala_rgb", resolution_cm=30.0,
+               input_range=(0.0, 255.0), baseline="b", summary="s", encoder="resnet")
+
+
+def test_fixed_standardization_is_the_encoders_own():
+    sample = GridSample("s", np.full((3, 8, 8), 10.0, np.float32), np.ones((8, 8), bool), np.empty(0, object), 30.0)
+    assert channel_statistics([WeightedSample(sample, 1.0)], 0.0, 255.0, fixed=((0.5,) * 3, (0.5,) * 3)) == (
+        (0.5, 0.5, 0.5), (0.5, 0.5, 0.5))
+
+
+def _joplin_like():
+    """Two labelled houses and an unlabelled one (a bright block with no polygon)."""
+    image = np.full((3, 300, 300), 40.0, np.float32)
+    houses = [shapely.box(40, 40, 70, 70), shapely.box(200, 200, 230, 230)]
+    for house in houses:
+        x0, y0, x1, y1 = (int(v) for v in house.bounds)
+        image[:, y0:y1, x0:x1] = 220.0
+    image[:, 40:70, 200:230] = 220.0  # a house the labels miss
+    return GridSample("joplin-like", image, np.ones((300, 300), bool), np.array(houses, object), 30.0)
+
+
+def test_noisy_labels_mask_the_loss_far_from_labelled_buildings_only():
+    r = dataclasses.replace(recipe("unet_buildings_rgb"), augmentation=BASIC, crop_px=288)
+    reach = 10.0
+    sampler = CropSampler([WeightedSample(_joplin_like(), 1.0, reach)], r, np.random.default_rng(0))
+    for _ in range(6):
+        crop = sampler.draw()
+        building = crop.classes > 0
+        assert crop.valid[building].all()  # labelled buildings always count
+        assert 0.0 < crop.valid.mean() < 0.5  # most background is left out
+        unlabelled_house = (crop.image[0] > 150.0) & ~building
+        assert unlabelled_house.any() and not crop.valid[unlabelled_house].any()
+        # the image itself is not blacked out where the loss is masked
+        assert (crop.image[0][~crop.valid] > 1.0).all()
+    clean = CropSampler([WeightedSample(_joplin_like(), 1.0)], r, np.random.default_rng(0)).draw()
+    assert clean.valid.all()

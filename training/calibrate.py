@@ -1,0 +1,71 @@
+"""Choose a model's segmentation threshold on the validation ground only, and write it into the card.
+
+The exported model is run by the real engine over each validation raster
+(:func:`.heldout.kampala_validation`: the Kampala validation patch at zoom 19
+and 20, never trained on) once per candidate threshold
+(:class:`polytopo.models.RunParams` ``threshold``), scored with the paper
+profile, and the threshold with the best mean AP50 over the validation
+rasters (ties: the one nearer 0.5) becomes the card's ``seg_thresh``. No
+held-out or unseen-place raster is looked at.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluator import InstanceSet, evaluate
+from ..models.card_io import write_card
+from ..models.model import load_model
+from ..models.pipeline import PreparedRun, RunParams
+from ..models.session import SessionParams
+from . import data
+from .evaluate_zoo import _instances
+from .heldout import kampala_validation
+
+__all__ = ["THRESHOLDS", "calibrate_threshold", "validation_scores"]
+
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
+"""Candidate segmentation thresholds."""
+
+
+def validation_scores(model, rasters, threshold):
+    """AP50 and AP (paper profile) of ``model`` at ``threshold`` on each validation raster, by key."""
+    out = {}
+    for raster in rasters:
+        prepared = PreparedRun(model, raster.raster, RunParams(extent=raster.extent, batch_size=4, threshold=threshold))
+        polygons = list(prepared)
+        predicted = np.array([p.geometry for p in polygons], object)
+        pred_px = data.map_to_pixels(predicted, raster.geotransform) if len(predicted) else predicted
+        gt_px = data.map_to_pixels(raster.reference, raster.geotransform)
+        gt_set = InstanceSet(_instances(gt_px, raster.key, [1.0] * len(gt_px), "reference"), (raster.key,),
+                             source=raster.key)
+        pred_set = InstanceSet(_instances(pred_px, raster.key, [p.score for p in polygons], "predicted"), (raster.key,),
+                               source=str(model.path))
+        metrics = evaluate(gt_set, pred_set, profile="paper", bootstrap_resamples=0).summary["metrics"]
+        out[raster.key] = {"AP50": round(float(metrics["AP50"]), 4), "AP": round(float(metrics["AP"]), 4),
+                           "predicted": len(pred_set)}
+    return out
+
+
+def calibrate_threshold(model_path, shared, work_dir, thresholds=THRESHOLDS, threads=2, write=True, log=print):
+    """Pick the threshold with the best mean validation AP50 and (``write``) store it as the card's ``seg_thresh``.
+
+    Returns
+    -------
+    best : float
+    table : dict of float to dict
+        Scores per threshold (see :func:`validation_scores`).
+    """
+    model = load_model(Path(model_path), SessionParams(provider="cpu", intra_op_threads=threads))
+    rasters = kampala_validation(shared, work_dir)
+    table = {}
+    for threshold in thresholds:
+        table[threshold] = validation_scores(model, rasters, threshold)
+        log(f"{Path(model_path).name} threshold {threshold}: "
+            + ", ".join(f"{key} AP50 {row['AP50']} AP {row['AP']} ({row['predicted']} polygons)"
+                        for key, row in table[threshold].items()))
+    best = max(thresholds, key=lambda t: (np.mean([row["AP50"] for row in table[t].values()]), -abs(t - 0.5)))
+    log(f"{Path(model_path).name}: best validation threshold {best}")
+    if write:
+        write_card(Path(model_path), {"seg_thresh": float(best)})
+    return best, table
