@@ -1,23 +1,14 @@
 """Write the zoo index (``models/zoo/index.json``) as models are exported and scored."""
 
-import hashlib
 import json
 from pathlib import Path
 
+from ..models.zoo.pack import file_sha256
 from .recipes import RECIPES
 
-__all__ = ["INDEX_NAME", "file_sha256", "update_entry"]
+__all__ = ["INDEX_NAME", "update_entry"]
 
 INDEX_NAME = "index.json"
-
-
-def file_sha256(path):
-    """Hex SHA-256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _input(recipe):

@@ -16,7 +16,7 @@ from polytopo.models import PreparedRun, RunParams, SessionParams, load_model
 from polytopo.models.onnx_metadata import read_metadata_props
 from polytopo.training.cards import required_keys
 from polytopo.training.shared_data import find_shared_data, shared_data_available
-from polytopo.training.zoo_index import file_sha256
+from polytopo.models.zoo.pack import file_sha256
 from polytopo.models.zoo import ZooError, zoo_model, zoo_models
 
 CPU = SessionParams(provider="cpu", intra_op_threads=2)
