@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from .errors import InvalidParameterError
 
 __all__ = [
+    "MATCHED_OK",
+    "MISSED_REFERENCE",
+    "PAIR_FAILURES",
+    "UNMATCHED_PREDICTION",
     "ErrorClass",
     "ErrorLayer",
     "FILL_PATTERNS",
@@ -98,6 +102,12 @@ ERROR_CLASSES = (
     ErrorClass("hallucinated hole", "predicted hole without a matching reference hole", "#00ffff", "cyan",
                "cross-hatch", "dash", ()),
 )
+
+#: The class of a matched pair that fails nothing, and of a prediction / reference that matched nothing.
+MATCHED_OK, UNMATCHED_PREDICTION, MISSED_REFERENCE = "ok", "unmatched", "missed"
+#: The classes of a matched pair that fails, in precedence order: the first that applies is the pair's
+#: (an invalid prediction, then its exterior, then both hole errors, then one of them).
+PAIR_FAILURES = ("invalid", "exterior mismatch", "misplaced hole", "missing hole", "extra hole")
 
 #: Error classes of prediction records, in legend order.
 PREDICTION_CLASSES = tuple(c.name for c in ERROR_CLASSES if "prediction" in c.sides)
@@ -226,3 +236,7 @@ def layers_top_to_bottom():
     ('missed_holes', 'hallucinated_holes')
     """
     return tuple(layer.name for layer in sorted(ERROR_LAYERS, key=lambda layer: layer.stack))
+
+
+if {MATCHED_OK, UNMATCHED_PREDICTION, MISSED_REFERENCE, *PAIR_FAILURES} - {c.name for c in ERROR_CLASSES}:
+    raise InvalidParameterError("Expected the pair rule's classes among ERROR_CLASSES")

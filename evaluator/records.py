@@ -24,7 +24,14 @@ import numpy as np
 import shapely
 
 from .construct import ring_polygons
-from .error_classes import PREDICTION_CLASSES, REFERENCE_CLASSES
+from .error_classes import (
+    MATCHED_OK,
+    MISSED_REFERENCE,
+    PAIR_FAILURES,
+    PREDICTION_CLASSES,
+    REFERENCE_CLASSES,
+    UNMATCHED_PREDICTION,
+)
 from .metric_table import FEATURE_FIELDS
 from .pair_rules import pair_hole_counts, valid_flags
 from .stats import f1_scores
@@ -74,8 +81,7 @@ def pair_error_classes(valid, exterior_ok, hole_fp, hole_fn):
     """
     fp, fn = np.asarray(hole_fp) > 0, np.asarray(hole_fn) > 0
     conditions = [~np.asarray(valid, dtype=bool), ~np.asarray(exterior_ok, dtype=bool), fn & fp, fn, fp]
-    return np.select(conditions, ["invalid", "exterior mismatch", "misplaced hole", "missing hole", "extra hole"],
-                     "ok").astype(object)
+    return np.select(conditions, list(PAIR_FAILURES), MATCHED_OK).astype(object)
 
 
 def _column(default, size, index, values):
@@ -131,7 +137,7 @@ def build_records(outcome):
     valid = valid_flags(reasons)
     pair_valid = valid_flags(reasons, outcome.params.check_validity)[pi]
     classes = pair_error_classes(pair_valid, np.asarray(outcome.exterior_matched, dtype=bool), fp, fn)
-    pred_class = _column("unmatched", n_pred, pi, classes)
+    pred_class = _column(UNMATCHED_PREDICTION, n_pred, pi, classes)
     topo = np.asarray(outcome.topo).astype(np.int64).tolist()
     iou = np.asarray(pairs.iou, dtype=float).tolist()
     gt_ids = [instance.source_id for instance in gt]
@@ -152,7 +158,7 @@ def build_records(outcome):
         [i.image_id for i in gt], gt_ids, [i.part for i in gt], [i.category_id for i in gt],
         _column(None, n_gt, gi, [pred_ids[p] for p in pi.tolist()]), _column(None, n_gt, gi, iou),
         gt_holes.tolist(), _column(None, n_gt, gi, pair_pred_holes.tolist()), _column(0, n_gt, gi, topo),
-        _column("missed", n_gt, gi, classes), list(outcome.gt_table.polygons),
+        _column(MISSED_REFERENCE, n_gt, gi, classes), list(outcome.gt_table.polygons),
     ]
     return {
         "predictions": _rows(_PREDICTION_FIELDS, pred_columns),

@@ -76,6 +76,7 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
+from ...evaluator.error_classes import MATCHED_OK
 from ...evaluator.metric_table import KEY_METRICS, metric
 from ...evaluator.profiles import REGISTRY as PROFILE_REGISTRY
 from ...models import ModelsError, read_card
@@ -1045,7 +1046,7 @@ class PolyTopoDock(QgsDockWidget):
                                  f"{html.escape(str(report))}</a>")
         self.report_link.setVisible(report is not None)
         self.class_combo.clear()
-        present = sorted({record["error_class"] for record in records} - {"ok"})
+        present = sorted({record["error_class"] for record in records} - {MATCHED_OK})
         self.class_combo.addItems(present)
         for widget in (self.class_combo, self.previous_button, self.next_button):
             widget.setEnabled(bool(present))
