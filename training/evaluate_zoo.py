@@ -25,14 +25,12 @@ from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
 from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout, unseen_places
-from .readme import update_readme
+from .readme import SCORED_METRICS, update_readme
 from .zoo_index import update_entry
 
-__all__ = ["HEADLINE", "METRICS", "SCORE_NOTE", "evaluate_model", "heldout_for", "score_raster"]
+__all__ = ["HEADLINE_RASTER", "SCORE_NOTE", "evaluate_model", "heldout_for", "score_raster"]
 
-METRICS = ("AP50", "AP", "E-BIoU", "O-BIoU", "Hole-F1", "Topo-EM")
-"""Metrics recorded for every held-out raster (paper profile)."""
-HEADLINE = {"kampala_rgb": "kampala-z19", "atlanta_pan": "atlanta-east"}
+HEADLINE_RASTER = {"kampala_rgb": "kampala-z19", "atlanta_pan": "atlanta-east"}
 """Held-out raster whose scores head the zoo index, per data source (the one at the model's own GSD)."""
 SCORE_NOTE = (
     "paper profile of polytopo.evaluator; one image per raster; pixel size = the raster's GSD. Split "
@@ -75,7 +73,7 @@ def score_raster(model, heldout, batch_size=4):
     -------
     dict
         ``key``, ``title``, ``gsd_cm``, ``synthetic``, instance and hole
-        counts of both sides, the :data:`METRICS` (None when undefined),
+        counts of both sides, the :data:`.readme.SCORED_METRICS` (None when undefined),
         ``Hole-TP/FP/FN`` and ``invalid_predictions``.
     """
     prepared = PreparedRun(model, heldout.raster, RunParams(extent=heldout.extent, batch_size=batch_size))
@@ -99,7 +97,7 @@ def score_raster(model, heldout, batch_size=4):
         "predicted_instances": len(pred_set),
         "predicted_holes": pred_set.hole_count,
     }
-    row.update({name: _clean(metrics[name]) for name in METRICS})
+    row.update({name: _clean(metrics[name]) for name in SCORED_METRICS})
     row.update({name: int(metrics[name]) for name in ("Hole-TP", "Hole-FP", "Hole-FN")})
     row["invalid_predictions"] = int(metrics["invalid_pred"])
     row["invalid_dropped_by_engine"] = prepared.report.invalid_dropped
@@ -133,15 +131,15 @@ def evaluate_model(recipe, shared, work_dir, zoo_dir, readme_path, threads=2, lo
     rows = []
     for heldout in heldout_for(recipe, shared, work_dir):
         row = score_raster(model, heldout)
-        log(f"{recipe.name} on {heldout.key}: " + ", ".join(f"{m} {row[m]}" for m in METRICS))
+        log(f"{recipe.name} on {heldout.key}: " + ", ".join(f"{m} {row[m]}" for m in SCORED_METRICS))
         rows.append(row)
-    scores = {"note": SCORE_NOTE, "headline": HEADLINE[recipe.source], "results": rows}
+    scores = {"note": SCORE_NOTE, "headline": HEADLINE_RASTER[recipe.source], "results": rows}
     write_card(path, {"polytopo.scores": scores})
     seconds = round(time.perf_counter() - started, 1)
-    headline = next(r for r in rows if r["key"] == HEADLINE[recipe.source])
+    headline = next(r for r in rows if r["key"] == HEADLINE_RASTER[recipe.source])
     update_entry(zoo_dir, recipe, {
         "evaluate_seconds": seconds,
-        "scores": {"heldout": headline["key"], **{m: headline[m] for m in METRICS}},
+        "scores": {"heldout": headline["key"], **{m: headline[m] for m in SCORED_METRICS}},
     })
     update_readme(readme_path, zoo_dir)
     return scores

@@ -10,11 +10,12 @@ from pathlib import Path
 from ..models.onnx_metadata import read_metadata_props
 from .errors import TrainingError
 
-__all__ = ["BEGIN", "END", "render_tables", "update_readme"]
+__all__ = ["BEGIN", "END", "SCORED_METRICS", "render_tables", "update_readme"]
 
 BEGIN = "<!-- BEGIN GENERATED TABLES (python -m polytopo.training evaluate) -->"
 END = "<!-- END GENERATED TABLES -->"
-_METRICS = ("AP50", "AP", "E-BIoU", "O-BIoU", "Hole-F1", "Topo-EM")
+SCORED_METRICS = ("AP50", "AP", "E-BIoU", "O-BIoU", "Hole-F1", "Topo-EM")
+"""The metrics each zoo model is scored with on every raster (cards, index, README tables)."""
 
 
 def _number(value):
@@ -48,15 +49,15 @@ def render_tables(zoo_dir):
             "",
             f"**`{entry['name']}`** ({entry['baseline']}; paper profile, pixel size = raster GSD)",
             "",
-            "| raster | split | GSD | reference (holes) | predicted (holes) | " + " | ".join(_METRICS) + " |",
-            "|---|---|---|---|---|" + "---|" * len(_METRICS),
+            "| raster | split | GSD | reference (holes) | predicted (holes) | " + " | ".join(SCORED_METRICS) + " |",
+            "|---|---|---|---|---|" + "---|" * len(SCORED_METRICS),
         ]
         for row in scores["results"]:
             lines.append(
                 f"| {row['key']}{' (synthetic)' if row['synthetic'] else ''} | {row['split']} | {row['gsd_cm']:.1f} cm | "
                 f"{row['reference_instances']} ({row['reference_holes']}) | "
                 f"{row['predicted_instances']} ({row['predicted_holes']}) | "
-                + " | ".join(_number(row[m]) for m in _METRICS) + " |"
+                + " | ".join(_number(row[m]) for m in SCORED_METRICS) + " |"
             )
     return "\n".join(lines)
 

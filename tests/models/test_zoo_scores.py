@@ -16,7 +16,8 @@ from polytopo.models.onnx_metadata import read_metadata_props
 from polytopo.models.zoo import zoo_model, zoo_models
 from polytopo.training import data
 from polytopo.training.errors import TrainingError
-from polytopo.training.evaluate_zoo import METRICS, score_raster
+from polytopo.training.evaluate_zoo import score_raster
+from polytopo.training.readme import SCORED_METRICS
 from polytopo.training.heldout import UNSEEN_PLACE_ZOOM, kampala_heldout, unseen_places
 from polytopo.training.recipes import recipe
 from polytopo.training.shared_data import find_shared_data, shared_data_available
@@ -60,7 +61,7 @@ def test_rescoring_the_default_model_reproduces_its_card(rasters, key):
     # Another CPU may round a few probabilities differently (one pixel more or less at the
     # threshold); a change of the engine or evaluator moved scores by up to 0.04.
     assert row["predicted_instances"] == pytest.approx(card["predicted_instances"], rel=0.02)
-    for metric in METRICS:
+    for metric in SCORED_METRICS:
         assert row[metric] == pytest.approx(card[metric], abs=0.005), metric
 
 
