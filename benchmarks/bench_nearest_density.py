@@ -39,7 +39,14 @@ import time
 
 import numpy as np
 
-from polytopo.evaluator.kernels import CHUNK, QUERY_POINTS, group_starts, grouped_reduce, nearest_segments
+from polytopo.evaluator.kernels import (
+    CHUNK,
+    QUERY_POINTS,
+    _SeparatedTree,
+    group_starts,
+    grouped_reduce,
+    nearest_segments,
+)
 
 __all__ = ["circles", "many_rings", "legacy_nearest_segments", "both_ways", "metrics", "main"]
 
@@ -186,25 +193,8 @@ class _LegacySegments:
         return reps, segment, half_step
 
 
-class _LegacyTree:
-    def __init__(self, reps, rep_owner, queries, query_owner, n_groups):
-        from scipy.spatial import cKDTree
-
-        low = np.minimum(grouped_reduce(np.minimum, reps, rep_owner, n_groups, np.inf),
-                         grouped_reduce(np.minimum, queries, query_owner, n_groups, np.inf))
-        high = np.maximum(grouped_reduce(np.maximum, reps, rep_owner, n_groups, -np.inf),
-                          grouped_reduce(np.maximum, queries, query_owner, n_groups, -np.inf))
-        extent = float(np.max(np.where(np.isfinite(high - low), high - low, 0.0)))
-        self.reach = 3.0 * extent + 2.0
-        cell = 4.0 * extent + 4.0
-        columns = int(np.ceil(np.sqrt(n_groups)))
-        offset = np.column_stack([np.arange(n_groups) % columns, np.arange(n_groups) // columns]) * cell
-        offset = offset - np.where(np.isfinite(low), low, 0.0)
-        self.tree = cKDTree(reps + offset[rep_owner], balanced_tree=False)
-        self.moved = queries + offset[query_owner]
-        self.size = len(reps)
-        self.margin = 8.0 * float(np.spacing(max(float(np.max(np.abs(self.moved), initial=1.0)),
-                                                 float(np.max(np.abs(self.tree.data), initial=1.0)))))
+class _LegacyTree(_SeparatedTree):
+    """The package's grid-cell KD-tree with the old candidate search (growing k) of the previous release."""
 
     def nearest(self, rows, points, owner, segments, rep_segment, half_step, first_k):
         moved = self.moved[rows]
