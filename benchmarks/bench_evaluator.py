@@ -73,7 +73,7 @@ def _report():
         json.dump({"peak_kib": kib, **timings}, handle)
 atexit.register(_report)
 if kind == "module" and target == "polytopo.evaluator":
-    import polytopo.evaluator.report as report
+    import polytopo.evaluator.outputs.report as report
     inner = report.write_report
     def write_report(*args, **kwargs):
         cpu, wall = time.process_time(), time.perf_counter()

@@ -71,7 +71,7 @@ def _baseline_canonical(ring, counter_clockwise):
 
 
 def _baseline_canonical_rings(instance_set):
-    from polytopo.evaluator.instances import Instance
+    from polytopo.evaluator.inputs.instances import Instance
 
     instances = [Instance(i.image_id, i.source_id, _baseline_canonical(i.exterior, True),
                           tuple(_baseline_canonical(h, False) for h in i.holes), i.score, i.category_id, i.part)
@@ -125,7 +125,7 @@ def _baseline_error_class(valid, exterior_ok, tp, fp, fn):
 
 
 def _baseline_build_records(outcome):
-    from polytopo.evaluator.stats import f1_score
+    from polytopo.evaluator.metrics.stats import f1_score
 
     gt, pred, pairs = outcome.gt, outcome.pred, outcome.pairs
     pair_of_pred = {int(p): k for k, p in enumerate(pairs.pred_index)}
@@ -198,7 +198,7 @@ def _baseline_hole_records(table, instances, matched, id_field):
 
 
 def _baseline_from_polygon(instance, polygon):
-    from polytopo.evaluator.instances import Instance
+    from polytopo.evaluator.inputs.instances import Instance
 
     exterior = shapely.get_coordinates(polygon.exterior)[:-1]
     holes = tuple(shapely.get_coordinates(ring)[:-1] for ring in polygon.interiors)
@@ -211,14 +211,14 @@ def _baseline_closed(ring):
 
 
 def _baseline_hole_area_px2(ring):
-    from polytopo.evaluator.repair import largest_polygon
+    from polytopo.evaluator.inputs.repair import largest_polygon
 
     polygon = largest_polygon(shapely.Polygon(ring))
     return float(polygon.area) if polygon is not None else 0.0
 
 
 def _baseline_normalize_like_reference(instance_set, min_hole_area_px2=0.0):
-    from polytopo.evaluator.repair import largest_polygon, largest_polygons
+    from polytopo.evaluator.inputs.repair import largest_polygon, largest_polygons
 
     raw = [instance.polygon() for instance in instance_set.instances]
     repaired = largest_polygons(raw)
@@ -281,7 +281,7 @@ def _baseline_input_checks(gt_set, pred_set, params):
 
 
 def _baseline_load_inputs(gt_path, pred_path):
-    from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+    from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions, read_json
 
     for path in (gt_path, pred_path):  # the format probe, which parsed each file once more
         data = read_json(path)
@@ -337,11 +337,15 @@ def _timed(function, *args):
 
 def _steps(files):
     """``(name, old, new, arguments, equal)`` of every changed step, on the set ``files``."""
-    from polytopo.evaluator import corners, evaluate, filters, records, reference_code
-    from polytopo.evaluator.api import load_inputs
-    from polytopo.evaluator.input_checks import check_sampling_cost, reference_flags
-    from polytopo.evaluator.paper import select_instances
-    from polytopo.evaluator.params import params_for
+    from polytopo.evaluator import evaluate
+    from polytopo.evaluator.geometry import corners
+    from polytopo.evaluator.inputs import filters
+    from polytopo.evaluator.outputs import records
+    from polytopo.evaluator.profiles import reference_code
+    from polytopo.evaluator.run.api import load_inputs
+    from polytopo.evaluator.inputs.input_checks import check_sampling_cost, reference_flags
+    from polytopo.evaluator.profiles.paper import select_instances
+    from polytopo.evaluator.tables.params import params_for
 
     gt_set, pred_set, _ = load_inputs(files.gt_path, files.pred_path)
     paper = params_for("paper")

@@ -7,7 +7,7 @@ fresh process, which records its resident memory in three phases:
 ``prepare``
     start-up, reading both inputs, ring tables and boundary bands, validity, the
     instance IoU candidates and the matching, up to the call of the pair metrics
-    (:func:`polytopo.evaluator.pairs.evaluate_pairs`);
+    (:func:`polytopo.evaluator.metrics.pairs.evaluate_pairs`);
 ``pair kernels``
     the pair metrics: BIoU, POLIS, MTA, HD95 and the hole matches;
 ``finish``
@@ -63,8 +63,8 @@ def _close_phase(name):
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")
 
-import polytopo.evaluator.cli as cli
-import polytopo.evaluator.paper as paper
+import polytopo.evaluator.cli.evaluate as cli
+import polytopo.evaluator.profiles.paper as paper
 current = ["start-up"]
 step = cli._Progress.__call__
 
@@ -139,7 +139,7 @@ import json, sys
 def rss():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024.0
-import polytopo.evaluator.api, polytopo.evaluator.cli
+import polytopo.evaluator.run.api, polytopo.evaluator.cli.evaluate
 base = rss()
 import scipy.optimize, scipy.spatial
 scipy_mib = rss() - base

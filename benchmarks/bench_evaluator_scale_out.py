@@ -108,12 +108,12 @@ def part_costs(gt_path, pred_path, profile, n_parts):
         ``bootstrap_chunks``.
     """
     from polytopo.evaluator import load_inputs
-    from polytopo.evaluator.analysis import (per_image_statistics, resample_metrics, resample_weights,
+    from polytopo.evaluator.metrics.analysis import (per_image_statistics, resample_metrics, resample_weights,
                                              simple_to_complex, wrong_topo)
-    from polytopo.evaluator.distributed import merge_partitions, partition_images, partition_task
-    from polytopo.evaluator.gc_pause import paused_gc
-    from polytopo.evaluator.params import params_for
-    from polytopo.evaluator.records import build_records
+    from polytopo.evaluator.run.distributed import merge_partitions, partition_images, partition_task
+    from polytopo.core.gc_pause import paused_gc
+    from polytopo.evaluator.tables.params import params_for
+    from polytopo.evaluator.outputs.records import build_records
 
     with paused_gc():
         params = params_for(profile)
@@ -148,7 +148,7 @@ def part_costs(gt_path, pred_path, profile, n_parts):
 
 def task_overhead_s(workers=2, tasks=200):
     """Seconds the scheduler adds per task (empty tasks mapped on a local cluster), and the cluster's start-up."""
-    from polytopo.evaluator.cluster import map_partitions, open_client
+    from polytopo.core.cluster import map_partitions, open_client
 
     started = time.perf_counter()
     with open_client(workers) as client:

@@ -72,7 +72,7 @@ def main(argv=None):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_models_data import GSD_M, buildings_mask, conv_model, write_geotiff, write_mosaic_vrt
 
-    from polytopo.evaluator.cluster import open_client
+    from polytopo.core.cluster import open_client
     from polytopo.models import RunParams, SessionParams, load_model, run_to_file
     from polytopo.models.block_run import run_blocks
 

@@ -10,9 +10,9 @@ segments: a tie). The cases:
 - **dense 10^6**: a million vertices 0.025 px apart.
 
 Two measures: **kernel**, every vertex of each ring searching the nearest segment of the
-other (:func:`polytopo.evaluator.kernels.nearest_segments`, both directions, with the
+other (:func:`polytopo.evaluator.geometry.kernels.nearest_segments`, both directions, with the
 closest points), and **POLIS+MTA**, the two metrics of the pair that use that search
-(:func:`~polytopo.evaluator.boundary.polis`, :func:`~polytopo.evaluator.mta.max_tangent_angle`).
+(:func:`~polytopo.evaluator.geometry.boundary.polis`, :func:`~polytopo.evaluator.geometry.mta.max_tangent_angle`).
 Each is timed with the package's search (a hierarchy of capsules over consecutive
 segments) and, up to ``--legacy-max`` vertices, with the KD-tree search it replaced
 (:func:`legacy_nearest_segments`, kept in this file only), alternating their order every
@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from polytopo.evaluator.kernels import (
+from polytopo.evaluator.geometry.kernels import (
     CHUNK,
     QUERY_POINTS,
     _SeparatedTree,
@@ -51,8 +51,8 @@ from polytopo.evaluator.kernels import (
 __all__ = ["circles", "many_rings", "legacy_nearest_segments", "both_ways", "metrics", "main"]
 
 # The modules, not the functions of the same names that polytopo.evaluator exports.
-boundary = importlib.import_module("polytopo.evaluator.boundary")
-mta = importlib.import_module("polytopo.evaluator.mta")
+boundary = importlib.import_module("polytopo.evaluator.geometry.boundary")
+mta = importlib.import_module("polytopo.evaluator.geometry.mta")
 
 
 def circles(n, spacing, gap=1.0):

@@ -3,8 +3,8 @@
 One wavy ring with a wavy hole (half the vertices each, about 1 px apart) is compared
 with a copy moved by 0.3 px and sampled with other vertices. For each vertex count the
 script times, in this process, the kernels that search the nearest boundary point:
-POLIS (:func:`polytopo.evaluator.boundary.polis`), HD95 (:func:`~polytopo.evaluator.boundary.hd95`,
-2 px samples) and MTA (:func:`polytopo.evaluator.mta.max_tangent_angle`, 2 px samples),
+POLIS (:func:`polytopo.evaluator.geometry.boundary.polis`), HD95 (:func:`~polytopo.evaluator.geometry.boundary.hd95`,
+2 px samples) and MTA (:func:`polytopo.evaluator.geometry.mta.max_tangent_angle`, 2 px samples),
 and with ``--full`` the whole ``paper`` evaluation of the polygon against itself (GEOS
 bands, matching, corners included). It prints CPU seconds of this process (the work is
 single-threaded, so a busy machine does not inflate them as it does wall time) per
@@ -26,9 +26,9 @@ import time
 import numpy as np
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.boundary import hd95, polis
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.mta import max_tangent_angle
+from polytopo.evaluator.geometry.boundary import hd95, polis
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.geometry.mta import max_tangent_angle
 
 __all__ = ["wavy_ring", "pair", "time_kernels", "growth", "main"]
 

@@ -12,25 +12,25 @@ loading.
 import sys
 import types
 
-from .errors import ClusterError, EvaluatorError, InputFormatError, InvalidParameterError, MissingDependencyError
-from .lazy_names import lazy_namespace
+from ..core.errors import ClusterError, EvaluatorError, InputFormatError, InvalidParameterError, MissingDependencyError
+from ..core.lazy_names import lazy_namespace
 
 #: Where each name of the package namespace is defined. The names are imported on first
-#: use (PEP 562), so that light modules (:mod:`.error_classes`, :mod:`.qml_styles`,
-#: :mod:`.errors`) import without shapely, numpy or scipy.
+#: use (PEP 562), so that light modules (:mod:`.tables.error_classes`, :mod:`.outputs.qml_styles`,
+#: :mod:`polytopo.core.errors`) import without shapely, numpy or scipy.
 _DEFINED_IN = {
-    **dict.fromkeys(("Evaluation", "evaluate", "load_inputs"), ".api"),
-    **dict.fromkeys(("map_partitions", "open_client"), ".cluster"),
+    **dict.fromkeys(("Evaluation", "evaluate", "load_inputs"), ".run.api"),
+    **dict.fromkeys(("map_partitions", "open_client"), "polytopo.core.cluster"),
     **dict.fromkeys(("Instance", "InstanceSet", "instances_from_geometries", "instances_from_geometry"),
-                    ".instances"),
-    **dict.fromkeys(("load_coco_ground_truth", "load_coco_predictions"), ".io_coco"),
-    **dict.fromkeys(("assign_images",), ".frame"),
+                    ".inputs.instances"),
+    **dict.fromkeys(("load_coco_ground_truth", "load_coco_predictions"), ".inputs.io_coco"),
+    **dict.fromkeys(("assign_images",), ".inputs.frame"),
     **dict.fromkeys(("SCORE_FIELD", "PixelFrame", "frame_for_bounds", "implied_score_field", "load_vector_layer"),
-                    ".io_vector"),
-    **dict.fromkeys(("boundary_iou", "hole_f1", "mta", "polis", "topo_em"), ".polygon_metrics"),
-    **dict.fromkeys(("PROFILES", "EvaluationParams", "params_for"), ".params"),
-    **dict.fromkeys(("format_table", "write_report"), ".report"),
-    **dict.fromkeys(("atomic_output", "error_layers", "write_geopackage", "write_summary_json"), ".writers"),
+                    ".inputs.io_vector"),
+    **dict.fromkeys(("boundary_iou", "hole_f1", "mta", "polis", "topo_em"), ".metrics.polygon_metrics"),
+    **dict.fromkeys(("PROFILES", "EvaluationParams", "params_for"), ".tables.params"),
+    **dict.fromkeys(("format_table", "write_report"), ".outputs.report"),
+    **dict.fromkeys(("atomic_output", "error_layers", "write_geopackage", "write_summary_json"), ".outputs.writers"),
 }
 
 __all__ = [
@@ -78,7 +78,7 @@ class _Namespace(types.ModuleType):
 
     Loading a submodule binds it as an attribute of the package; ``.mta`` would then hide
     the function ``mta`` of :data:`__all__` (``from polytopo.evaluator import mta`` would
-    give the module). ``from polytopo.evaluator.mta import ...`` is unaffected.
+    give the module). ``from polytopo.evaluator.geometry.mta import ...`` is unaffected.
     """
 
     def __setattr__(self, name, value):

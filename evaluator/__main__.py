@@ -1,8 +1,8 @@
-"""``python -m polytopo.evaluator``: see :mod:`polytopo.evaluator.cli`."""
+"""``python -m polytopo.evaluator``: see :mod:`polytopo.evaluator.cli.evaluate`."""
 
 import sys
 
-from .cli import main
+from .cli.evaluate import main
 
 __all__ = []
 

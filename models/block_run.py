@@ -4,7 +4,7 @@ The client plans the run exactly as a single-process run (a :class:`PreparedRun`
 that checks the card, the bands, the extent and the memory, and reads no tile),
 cuts the grid into :class:`~polytopo.models.grid_blocks.GridBlock` objects
 aligned to the tile grid and sends one task per block through
-:func:`polytopo.evaluator.cluster.map_partitions`. A worker loads the model once
+:func:`polytopo.core.cluster.map_partitions`. A worker loads the model once
 (:func:`~polytopo.models.worker_model.worker_model`), runs the block's tiles
 (those of the blending margin included) and returns the polygons inside the
 block's core, in map coordinates, and the pixel-edge pieces of the polygons
@@ -28,7 +28,7 @@ import time
 import warnings
 from dataclasses import dataclass
 
-from ..evaluator.cluster import map_partitions
+from ..core.cluster import map_partitions
 from .grid_blocks import grid_blocks
 from .pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, RunReport, empty_output_messages
 from .raster import GeoreferenceWarning
@@ -107,7 +107,7 @@ def run_blocks(model_path, raster_path, out_path, client, params=RunParams(), se
     out_path : str or os.PathLike
         ``.gpkg`` or ``.geojson``, written atomically when every block is done.
     client : distributed.Client or None
-        From :func:`polytopo.evaluator.cluster.open_client`; None runs the
+        From :func:`polytopo.core.cluster.open_client`; None runs the
         blocks one after the other in this process.
     params : RunParams
     session : SessionParams

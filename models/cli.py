@@ -34,8 +34,8 @@ import math
 import sys
 from pathlib import Path
 
-from ..evaluator.cluster import local_workers_option
-from ..evaluator.errors import EvaluatorError
+from ..core.cluster import local_workers_option
+from ..core.errors import EvaluatorError
 from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError

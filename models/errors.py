@@ -78,7 +78,7 @@ class OutputError(ModelsError, OSError):
 
 
 class InferenceCanceled(ModelsError, RuntimeError):
-    """The run's cancel check (:mod:`polytopo.evaluator.cancel`) said stop before a batch; no output was written."""
+    """The run's cancel check (:mod:`polytopo.core.cancel`) said stop before a batch; no output was written."""
 
 
 class PackDownloadError(ModelsError, OSError):

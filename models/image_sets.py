@@ -4,7 +4,7 @@ The images come from a folder, a glob pattern or a text file of paths
 (:func:`list_images`); each gets an image id (:func:`image_ids`): the id of
 its ``file_name`` in a COCO ground-truth file when one is given, else its file
 name. One task per image goes through
-:func:`polytopo.evaluator.cluster.map_partitions` (in this process when there
+:func:`polytopo.core.cluster.map_partitions` (in this process when there
 is no cluster); a worker loads the model once
 (:func:`~polytopo.models.worker_model.worker_model`) and returns the image's
 polygons in *pixel coordinates of that image* (x right, y down, from its
@@ -16,7 +16,7 @@ Output (:func:`write_predictions`): a ``.json`` list of
 ``{image_id, category_id, segmentation, score}`` records, ``segmentation``
 being flat rings ``[x0, y0, x1, y1, ...]``, exterior first, then the holes
 (the PolyTopoBench / HiSup format of
-:func:`polytopo.evaluator.io_coco.load_coco_predictions`); or a ``.gpkg`` /
+:func:`polytopo.evaluator.inputs.io_coco.load_coco_predictions`); or a ``.gpkg`` /
 ``.geojson`` layer in pixel coordinates with the fields ``image`` and
 ``image_id`` besides those of every output. Either is written atomically and
 only when every image succeeded; otherwise the finished images go to
@@ -36,9 +36,9 @@ import numpy as np
 import shapely
 from osgeo import ogr
 
-from ..evaluator.cluster import map_partitions
-from ..evaluator.output_safety import check_file_output, probe_folder
-from ..evaluator.writers import atomic_output
+from ..core.cluster import map_partitions
+from ..core.output_safety import check_file_output, probe_folder
+from ..evaluator.outputs.writers import atomic_output
 from .errors import ModelsError, OutputError, RasterError
 from .pipeline import PreparedRun, RunParams
 from .raster import GeoreferenceWarning
@@ -166,8 +166,8 @@ def image_ids(paths, gt_images=None):
 
 
 def _gt_ids_by_name(gt_images):
-    from ..evaluator.errors import InputFormatError
-    from ..evaluator.io_coco import read_json
+    from ..core.errors import InputFormatError
+    from ..evaluator.inputs.io_coco import read_json
 
     try:
         data = read_json(gt_images)
@@ -282,7 +282,7 @@ def failed_outputs(out_path):
 
 
 def _gt_categories(gt_images):
-    from ..evaluator.io_coco import read_json
+    from ..evaluator.inputs.io_coco import read_json
 
     categories = read_json(gt_images).get("categories") or []
     return {str(c.get("name")): c.get("id") for c in categories if isinstance(c, dict)}

@@ -14,8 +14,8 @@ whose data lives in other files (``external_data`` ``location``) without reading
 import os
 import stat
 
-from ..evaluator.errors import EvaluatorError
-from ..evaluator.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
+from ..core.errors import EvaluatorError
+from ..core.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
 from .errors import ModelFileError, OutputError
 
 __all__ = ["external_data_locations", "read_metadata_props", "write_metadata_props"]
@@ -300,7 +300,7 @@ def write_metadata_props(path, props, out_path=None, *, overwrite=False, inputs=
     entries are appended. The result is written to a temporary file in the
     destination folder and moved into place, so a failure never leaves a
     half-written model; the temporary of a killed run is removed by the next
-    write there (:mod:`polytopo.evaluator.output_safety`).
+    write there (:mod:`polytopo.core.output_safety`).
     """
     for key, value in props.items():
         if not isinstance(key, str) or not isinstance(value, str):

@@ -4,7 +4,7 @@
 (card against graph, bands, extent, tile size, memory) and then yields
 :class:`MapPolygon` objects strip by strip; :func:`run_to_file` writes them
 to a GeoPackage or GeoJSON atomically. The progress callback is called after
-every batch and the cancel check (:mod:`polytopo.evaluator.cancel`) is asked
+every batch and the cancel check (:mod:`polytopo.core.cancel`) is asked
 before every batch.
 
 Memory is bounded whatever the raster size: the grid is processed in column
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import shapely
 
-from ..evaluator.cancel import raise_if_canceled
+from ..core.cancel import raise_if_canceled
 from .column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
@@ -344,7 +344,7 @@ class PreparedRun:
     params : RunParams
     progress : callable(done_tiles, total_tiles) or None
     cancel : callable() -> bool or None
-        The cancel check (:mod:`polytopo.evaluator.cancel`), asked before every batch;
+        The cancel check (:mod:`polytopo.core.cancel`), asked before every batch;
         True stops with :class:`~polytopo.models.errors.InferenceCanceled`.
     block : GridBlock or None
         Run only this block of the grid (see :mod:`~polytopo.models.grid_blocks`);

@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
-from ..evaluator.cluster import open_client
-from ..evaluator.output_safety import check_file_output, probe_folder
+from ..core.cluster import open_client
+from ..core.output_safety import check_file_output, probe_folder
 from .block_run import run_blocks
 from .decoders.families import family_row
 from .errors import ModelCardError, ModelsError

@@ -1,6 +1,6 @@
 """Read geometries (areas of interest, prompts) from vector files into the raster's CRS.
 
-The reading is :func:`polytopo.evaluator.io_vector.read_map_geometries`, the one OGR
+The reading is :func:`polytopo.evaluator.inputs.io_vector.read_map_geometries`, the one OGR
 reader of the project; its errors come back as :class:`.errors.VectorInputError`.
 """
 
@@ -8,8 +8,8 @@ import os
 
 import shapely
 
-from ..evaluator.errors import EvaluatorError
-from ..evaluator.io_vector import read_map_geometries
+from ..core.errors import EvaluatorError
+from ..evaluator.inputs.io_vector import read_map_geometries
 from .errors import VectorInputError
 
 __all__ = ["read_aoi", "read_geometries"]

@@ -5,7 +5,7 @@ destination (same file system, so the final move is a rename); the file is
 moved into place only when every feature is written, the dataset is closed
 and the ``finish`` callback (e.g. metadata) has run, and removed on any error
 or cancellation. A reader therefore never sees a half-written output. The
-rules of :mod:`polytopo.evaluator.output_safety` apply: an input is never
+rules of :mod:`polytopo.core.output_safety` apply: an input is never
 written, an existing file only with ``overwrite``, a full disk is named, and
 the temporary folder of a killed run is removed by the next run there.
 """
@@ -16,8 +16,8 @@ import shutil
 
 from osgeo import gdal, ogr, osr
 
-from ..evaluator.geopackage_publish import check_layer_names, publish_file
-from ..evaluator.output_safety import check_file_output, partial_name, write_failure
+from ..core.geopackage_publish import check_layer_names, publish_file
+from ..core.output_safety import check_file_output, partial_name, write_failure
 from .errors import OutputError
 
 __all__ = ["FIELDS", "VectorWriter", "driver_for", "safety_errors"]
@@ -58,7 +58,7 @@ class VectorWriter:
         construction, before any work). An existing GeoPackage is not replaced: the
         layer is added to it, replacing only a layer of the same name that PolyTopo
         wrote; a user's layer of that name is an error raised at construction
-        (:mod:`polytopo.evaluator.geopackage_publish`).
+        (:mod:`polytopo.core.geopackage_publish`).
     extra_fields : sequence of (str, int)
         Fields (name, OGR field type) written before :data:`FIELDS`, whose
         values :meth:`write` takes as ``extra``.
@@ -176,7 +176,7 @@ def _write_error(exc, path, message):
 @contextlib.contextmanager
 def safety_errors(path):
     """Re-raise the output-safety rules' errors and OS errors while writing ``path`` as :class:`OutputError`."""
-    from ..evaluator.errors import EvaluatorError
+    from ..core.errors import EvaluatorError
 
     try:
         yield

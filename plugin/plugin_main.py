@@ -24,7 +24,7 @@ _LOG_TAG = "PolyTopo"
 
 
 def _remove_stale_temporaries():
-    """Remove the temporary folders of runs killed earlier (see ``polytopo.evaluator.output_safety``).
+    """Remove the temporary folders of runs killed earlier (see ``polytopo.core.output_safety``).
 
     Only folders of processes that no longer run, and only those holding nothing but
     unfinished temporaries: a finished temporary layer (maybe in a saved project) stays.
@@ -33,7 +33,7 @@ def _remove_stale_temporaries():
     """
     import tempfile
 
-    from ..evaluator.output_safety import clean_stale_partials
+    from ..core.output_safety import clean_stale_partials
 
     for path in clean_stale_partials(tempfile.gettempdir(), keep_finished=True):
         QgsMessageLog.logMessage(f"Removed the leftovers of an interrupted run: {path}", _LOG_TAG, Qgis.Info)

@@ -1,6 +1,6 @@
-"""The Examples sections of the docstrings of both pure packages run and give what they show.
+"""The Examples sections of the docstrings of the pure packages run and give what they show.
 
-Every module of ``polytopo.evaluator`` and ``polytopo.models`` (with their sub-packages)
+Every module of ``polytopo.core``, ``polytopo.evaluator`` and ``polytopo.models`` (with their sub-packages)
 runs its examples; the training code (``polytopo.training``, a package of its own) is not
 among them, since most of it needs PyTorch, which the inference engine does not install.
 """
@@ -13,6 +13,7 @@ import pytest
 
 #: Package -> (sub-packages left out, fewest examples expected in it).
 PACKAGES = {
+    "polytopo.core": ((), 5),
     "polytopo.evaluator": ((), 30),
     "polytopo.models": ((), 60),
 }

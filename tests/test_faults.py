@@ -21,7 +21,7 @@ from confined import needs_confinement, run_confined
 from polytopo_testing import semantic_band_model
 from reliability import case
 
-from polytopo.evaluator.output_safety import MARKER_NAME
+from polytopo.core.output_safety import MARKER_NAME
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 EVALUATE = [sys.executable, "-m", "polytopo.evaluator", "--quiet", "--bootstrap", "0"]

@@ -165,7 +165,7 @@ def computed_imports(source, filename):
 
 
 #: The package's lazy public names (PEP 562): the names and their modules are literals in evaluator/__init__.py.
-LAZY_NAMESPACE = "evaluator/lazy_names.py"
+LAZY_NAMESPACE = "core/lazy_names.py"
 
 
 def test_the_evaluator_imports_its_modules_by_name(repo_root):

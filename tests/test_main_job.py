@@ -21,8 +21,8 @@ import pytest
 from polytopo_testing import semantic_band_model
 
 from polytopo.evaluator import evaluate, load_inputs
-from polytopo.evaluator.cli import main as evaluator_main
-from polytopo.evaluator.records import PREDICTION_CLASSES
+from polytopo.evaluator.cli.evaluate import main as evaluator_main
+from polytopo.evaluator.outputs.records import PREDICTION_CLASSES
 
 #: Crop of the Atlanta tile: first column, first row, size (pixels).
 CROP_COL, CROP_ROW, CROP_PX = 640, 0, 256

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluator import InstanceSet, evaluate
-from ..evaluator.instances import instances_from_geometries
+from ..evaluator.inputs.instances import instances_from_geometries
 from ..models.card_io import write_card
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams

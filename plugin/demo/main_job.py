@@ -49,7 +49,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
 from .demo_data import fetch_demo_data
 from ..errors import PluginError
 

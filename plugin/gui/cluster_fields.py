@@ -3,7 +3,7 @@
 *Workers* starts a local Dask cluster of that many worker processes for the run (0: in the
 QGIS process); *Scheduler* names a running one (``tcp://HOST:PORT``) instead. Both are
 checked as they are typed, with the rule of the run itself
-(:func:`polytopo.evaluator.cluster.check_cluster_choice`), and remembered in
+(:func:`polytopo.core.cluster.check_cluster_choice`), and remembered in
 ``QgsSettings`` for the next session.
 """
 
@@ -13,8 +13,8 @@ from qgis.core import QgsSettings
 from qgis.gui import QgsCollapsibleGroupBox
 from qgis.PyQt.QtWidgets import QFormLayout, QLabel, QLineEdit, QSpinBox
 
-from ...evaluator.cluster import check_cluster_choice, max_local_workers, require_distributed
-from ...evaluator.errors import EvaluatorError
+from ...core.cluster import check_cluster_choice, max_local_workers, require_distributed
+from ...core.errors import EvaluatorError
 from ..errors import RunParameterError
 from .wrap_layout import gap_in_labels
 

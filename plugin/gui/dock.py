@@ -76,9 +76,9 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ...evaluator.error_classes import MATCHED_OK
-from ...evaluator.metric_table import KEY_METRICS, metric
-from ...evaluator.profiles import REGISTRY as PROFILE_REGISTRY
+from ...evaluator.tables.error_classes import MATCHED_OK
+from ...evaluator.tables.metric_table import KEY_METRICS, metric
+from ...evaluator.tables.profiles import REGISTRY as PROFILE_REGISTRY
 from ...models import ModelsError, read_card
 from ...models.pipeline import decoding_values
 from ...models.session import PROVIDER_CHOICES, import_onnxruntime

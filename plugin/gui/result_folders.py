@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ...evaluator.output_safety import process_alive
+from ...core.output_safety import process_alive
 
 __all__ = ["KEPT_MARKER", "PROJECT_RESULTS", "TEMPORARY_RESULTS", "mark_kept", "new_result_folder",
            "remove_unused_temporary_results", "temporary_result_folders", "temporary_results_root"]

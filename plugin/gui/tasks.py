@@ -250,7 +250,7 @@ class EvaluationRequest:
     pixel_size : float
         Size of one evaluation pixel, map units of the reference layer.
     profile : str
-        Evaluator profile, one of :data:`polytopo.evaluator.profiles.PROFILE_NAMES`.
+        Evaluator profile, one of :data:`polytopo.evaluator.tables.profiles.PROFILE_NAMES`.
     score_field : str or None
         Prediction attribute holding the confidence score.
     default_score : float or None

@@ -24,8 +24,8 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from ...evaluator.cluster import max_local_workers
-from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...core.cluster import max_local_workers
+from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import RunParameterError
 from ..runs.raster_pixel import raster_pixel_size
 
@@ -81,14 +81,14 @@ E-BIoU, Hole-F1 and Topo-EM (0–1).</p>"""
 
 
 def profiles():
-    """The evaluator's registered profile names (:data:`polytopo.evaluator.profiles.REGISTRY`).
+    """The evaluator's registered profile names (:data:`polytopo.evaluator.tables.profiles.REGISTRY`).
 
     The enum is declared when the provider loads. Without shapely the evaluator cannot be
     imported; the algorithm then offers only ``paper`` and refuses to run with the install
     instructions (:func:`~polytopo.plugin.processing.support.require_packages`).
     """
     try:
-        from ...evaluator import profiles as registry  # this form lets qgis.utils unload the subpackage
+        from ...evaluator.tables import profiles as registry  # this form lets qgis.utils unload the subpackage
     except ImportError:
         return ("paper",)
     return registry.PROFILE_NAMES
@@ -102,7 +102,7 @@ def number_outputs():
     imported, and the algorithm declares none and refuses to run (as for :func:`profiles`).
     """
     try:
-        from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+        from ...evaluator.tables import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
     except ImportError:
         return {}
     return metric_table.OUTPUT_NAMES

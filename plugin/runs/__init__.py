@@ -8,7 +8,7 @@ runs on the main thread only. ``feedback`` is any object with ``setProgress``,
 raises :class:`~polytopo.plugin.errors.RunCanceled` after removing partial outputs.
 """
 
-from ...evaluator.lazy_names import lazy_namespace
+from ...core.lazy_names import lazy_namespace
 
 #: Where each name of the run API is defined. The names are imported on first use
 #: (PEP 562): the Processing algorithms import light modules of this package at QGIS

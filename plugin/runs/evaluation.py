@@ -2,9 +2,9 @@
 
 The reference layer fixes the CRS and the pixel frame (origin at the top-left of its
 extent, ``pixel_size`` map units per pixel, see
-:func:`polytopo.evaluator.io_vector.frame_for_bounds`); the prediction layer is
+:func:`polytopo.evaluator.inputs.io_vector.frame_for_bounds`); the prediction layer is
 reprojected to it with QGIS's transformations. The features become instances in pixels
-through the evaluator's frame step (:func:`polytopo.evaluator.frame.instances_in_frame`),
+through the evaluator's frame step (:func:`polytopo.evaluator.inputs.frame.instances_in_frame`),
 and :func:`polytopo.evaluator.evaluate` does the rest. Safe to run in a worker thread.
 """
 
@@ -17,12 +17,12 @@ from qgis.core import Qgis, QgsCoordinateReferenceSystem, QgsCoordinateTransform
 
 from ...version import __version__
 from ...evaluator import EvaluatorError, InputFormatError, evaluate, params_for
-from ...evaluator.input_checks import DisjointInputsWarning
-from ...evaluator.cluster import ClusterAsker, check_cluster_choice, open_client, require_distributed
-from ...evaluator.errors import EvaluationCanceled
-from ...evaluator.frame import instances_in_frame
-from ...evaluator.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
-from ...evaluator.profiles import DEFAULT_PROFILE
+from ...evaluator.inputs.input_checks import DisjointInputsWarning
+from ...core.cluster import ClusterAsker, check_cluster_choice, open_client, require_distributed
+from ...core.errors import EvaluationCanceled
+from ...evaluator.inputs.frame import instances_in_frame
+from ...evaluator.inputs.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
+from ...evaluator.tables.profiles import DEFAULT_PROFILE
 from ..errors import LayerInputError, RunParameterError
 from ..setup.dependencies import SCALE_OUT
 from .layer_reading import LayerFeatures, describe_layer, layer_crs, read_polygon_features
@@ -42,7 +42,7 @@ class EvaluationRun:
     ----------
     evaluation : polytopo.evaluator.Evaluation
         Summary, per-feature records (geometry in pixels) and the full outcome.
-    frame : polytopo.evaluator.io_vector.PixelFrame
+    frame : polytopo.evaluator.inputs.io_vector.PixelFrame
         The pixel grid of the evaluation; ``frame.to_map`` turns record geometry back
         into map units of :attr:`crs`.
     crs : QgsCoordinateReferenceSystem
@@ -104,7 +104,7 @@ def evaluate_layers(prediction_layer, reference_layer, *, pixel_size, profile=DE
         they run the system Python, not the QGIS binary (same numbers either way).
     scheduler : str, optional
         Address ``tcp://HOST:PORT`` of a running Dask scheduler to evaluate on instead
-        (excludes ``workers``; see :func:`polytopo.evaluator.cluster.open_client`).
+        (excludes ``workers``; see :func:`polytopo.core.cluster.open_client`).
 
     Returns
     -------

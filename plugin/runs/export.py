@@ -7,12 +7,12 @@ its default style (so the styles travel with the file) and each layer's metadata
 ``provenance.json``, the per-feature CSV files and the PNG figures, written by
 :func:`polytopo.evaluator.write_report`.
 
-Both outputs follow :mod:`polytopo.evaluator.output_safety`: they are assembled under
+Both outputs follow :mod:`polytopo.core.output_safety`: they are assembled under
 temporary names next to their targets and moved into place only when complete (the
 GeoPackage after the report folder, each with its styles and metadata already written);
 a failure or a cancel removes them. Existing outputs are replaced only with
 ``overwrite=True``; an existing GeoPackage keeps every layer PolyTopo did not write (the
-new layers are added to it, :mod:`polytopo.evaluator.geopackage_publish`) and a user's
+new layers are added to it, :mod:`polytopo.core.geopackage_publish`) and a user's
 layer named like one of PolyTopo's stops the run; a report folder only when PolyTopo wrote
 it (its marker file), and then only the files it wrote; inputs never. Read-only folders and a full disk are
 reported before the work.
@@ -26,11 +26,11 @@ from pathlib import Path
 from qgis.core import QgsLayerMetadata, QgsProviderRegistry, QgsVectorLayer
 
 from ...evaluator import EvaluatorError, write_report
-from ...evaluator import output_safety
-from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
-from ...evaluator.geopackage_publish import check_layer_names
-from ...evaluator.records import FIELD_KINDS
-from ...evaluator.writers import atomic_output, error_layers, write_geopackage, write_summary_json
+from ...core import output_safety
+from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...core.geopackage_publish import check_layer_names
+from ...evaluator.outputs.records import FIELD_KINDS
+from ...evaluator.outputs.writers import atomic_output, error_layers, write_geopackage, write_summary_json
 from ..errors import OutputExistsError, RunFailedError, RunParameterError
 from .output_check import REPLACE_OPTION
 from .report_html import render_report_html

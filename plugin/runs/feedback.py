@@ -5,7 +5,7 @@ The runs accept any object with ``setProgress(float)`` (0–100), ``isCanceled()
 has them, and the dock's task passes an adapter. ``pushWarning(str)`` is used when the
 object has it (QgsProcessingFeedback does), else warnings go through ``pushInfo``.
 
-Cancellation follows the convention of :mod:`polytopo.evaluator.cancel`: the feedback
+Cancellation follows the convention of :mod:`polytopo.core.cancel`: the feedback
 object's ``isCanceled`` is the cancel check handed to the evaluator and the engine
 (:func:`cancel_check`), their canceled exceptions become :class:`RunCanceled`
 (:meth:`RunSteps.canceled`), and the plugin's own steps (reading layers, writing outputs)

@@ -7,8 +7,8 @@ when they write (the file may appear in between).
 import os
 from pathlib import Path
 
-from ...evaluator.geopackage_publish import check_layer_names
-from ...evaluator.output_safety import OutputExistsError as ExistingLayerError
+from ...core.geopackage_publish import check_layer_names
+from ...core.output_safety import OutputExistsError as ExistingLayerError
 from ..errors import OutputExistsError, RunParameterError
 
 __all__ = ["REPLACE_LABEL", "REPLACE_OPTION", "check_output", "report_folder"]

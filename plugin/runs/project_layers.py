@@ -4,7 +4,7 @@ from pathlib import Path
 
 from qgis.core import QgsVectorLayer
 
-from ...evaluator.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ..errors import LayerInputError
 from .styles import ERROR_LAYERS, SUMMARY_LAYER, apply_style, legend_of_what_is_drawn
 

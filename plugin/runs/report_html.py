@@ -9,7 +9,7 @@ import html
 import math
 from string import Template
 
-from ...evaluator.metric_table import HEADLINE, metric
+from ...evaluator.tables.metric_table import HEADLINE, metric
 from ..resource_paths import REPORT_TEMPLATE_PATH
 
 __all__ = ["render_report_html", "FIGURE_TITLES"]

@@ -1,7 +1,7 @@
 """Styles and field aliases of the evaluation layers.
 
 Each output layer of an evaluation has a rule-based QML style generated from the error
-class table (:mod:`polytopo.evaluator.qml_styles`); docs/plugin.md shows the legend.
+class table (:mod:`polytopo.evaluator.outputs.qml_styles`); docs/plugin.md shows the legend.
 Field aliases live here, not in the styles, so that every layer shares one table.
 """
 
@@ -9,8 +9,8 @@ from qgis.core import QgsEditorWidgetSetup, QgsFeatureRequest
 from qgis.PyQt.QtCore import QVariant
 from qgis.PyQt.QtXml import QDomDocument
 
-from ...evaluator.error_classes import layers_top_to_bottom
-from ...evaluator.qml_styles import HOLE_RING_RULE, qml_style
+from ...evaluator.tables.error_classes import layers_top_to_bottom
+from ...evaluator.outputs.qml_styles import HOLE_RING_RULE, qml_style
 from ..errors import PluginError
 
 __all__ = ["DISPLAY_DECIMALS", "ERROR_LAYERS", "SUMMARY_LAYER", "FIELD_ALIASES",  # noqa: F822 - from __getattr__
@@ -62,7 +62,7 @@ def field_aliases():
     -------
     dict
     """
-    from ...evaluator import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
+    from ...evaluator.tables import metric_table  # this form lets qgis.utils unload the subpackage with the plugin
 
     return {**_RECORD_ALIASES, **{field: row.label for field, row in metric_table.FEATURE_FIELDS.items()}}
 

@@ -6,7 +6,7 @@ exported to a file first. The output is a polygon layer with ``class_id``,
 ``class_name`` and ``score`` fields, in the raster's CRS; a GeoPackage output also
 carries the run's provenance (model, card, provider used) in its layer metadata, written
 into the finished file before it moves into place. The rules of
-:mod:`polytopo.evaluator.output_safety` apply (never an input, never replaced without
+:mod:`polytopo.core.output_safety` apply (never an input, never replaced without
 ``overwrite``, read-only folder and full disk reported before the inference).
 Safe to run in a worker thread.
 """
@@ -23,8 +23,8 @@ import shapely
 from qgis.core import Qgis, QgsLayerMetadata, QgsProviderRegistry, QgsRaster, QgsRectangle
 
 from ...version import __version__
-from ...evaluator.geopackage_publish import check_layer_names
-from ...evaluator.output_safety import (
+from ...core.geopackage_publish import check_layer_names
+from ...core.output_safety import (
     OutputWriteError,
     UnsafeOutputError,
     check_file_output,

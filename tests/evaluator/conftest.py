@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from polytopo_testing import COCO_GT, COCO_PRED
 
-from polytopo.evaluator.instances import Instance, InstanceSet
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
 
 __all__ = ["square", "make_set", "fixtures_dir", "coco_files"]
 

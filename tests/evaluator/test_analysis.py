@@ -1,4 +1,4 @@
-"""Analyses of one evaluation (``evaluator/analysis.py``): the image-level bootstrap."""
+"""Analyses of one evaluation (``evaluator/metrics/analysis.py``): the image-level bootstrap."""
 
 import math
 
@@ -7,7 +7,7 @@ from polytopo.evaluator import evaluate
 
 def test_one_image_has_no_bootstrap_interval(square, make_set):
     """Resampling one image always gives the evaluation itself: the interval is undefined, not [x, x]."""
-    from polytopo.evaluator.report import format_table
+    from polytopo.evaluator.outputs.report import format_table
 
     polygons = [(square(0, 0, 20), []), (square(40, 0, 20), [])]
     one = evaluate(make_set(polygons), make_set(polygons[:1]), bootstrap_resamples=20).summary

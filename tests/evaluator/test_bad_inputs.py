@@ -8,7 +8,7 @@ import pytest
 from polytopo_testing import COCO_GT, COCO_PRED
 from reliability import case
 
-from polytopo.evaluator.cli import main
+from polytopo.evaluator.cli.evaluate import main
 
 FAST = ("--quiet", "--no-plots", "--no-gpkg", "--bootstrap", "0")
 

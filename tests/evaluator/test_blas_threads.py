@@ -2,8 +2,8 @@
 
 import threadpoolctl
 
-from polytopo.evaluator.blas_threads import single_blas_thread
-from polytopo.evaluator.cli_shared import run_guarded
+from polytopo.core.blas_threads import single_blas_thread
+from polytopo.evaluator.cli.shared import run_guarded
 
 
 def blas_threads():

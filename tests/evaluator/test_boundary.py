@@ -1,10 +1,10 @@
-"""Boundary metrics between ring sets (``evaluator/boundary.py``): POLIS vertex sets."""
+"""Boundary metrics between ring sets (``evaluator/geometry/boundary.py``): POLIS vertex sets."""
 
 import numpy as np
 import pytest
 from ring_literals import box
 
-from polytopo.evaluator.boundary import polis
+from polytopo.evaluator.geometry.boundary import polis
 
 
 def test_polis_counts_a_repeated_vertex_once():

@@ -7,7 +7,7 @@ import sys
 import pytest
 from polytopo_testing import COCO_GT, COCO_PRED
 
-from polytopo.evaluator.cli import main
+from polytopo.evaluator.cli.evaluate import main
 
 GT, PRED = COCO_GT, COCO_PRED
 
@@ -119,7 +119,7 @@ def test_profile_reference_code_from_the_command_line(files, tmp_path, capsys):
 
 
 def test_a_failure_while_writing_leaves_no_output(files, tmp_path, capsys, monkeypatch):
-    import polytopo.evaluator.writers as writers
+    import polytopo.evaluator.outputs.writers as writers
 
     def broken(*args, **kwargs):
         raise OSError("disk full")

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from polytopo.evaluator.cluster import map_partitions, open_client, worker_python
-from polytopo.evaluator.errors import ClusterError, InvalidParameterError
+from polytopo.core.cluster import map_partitions, open_client, worker_python
+from polytopo.core.errors import ClusterError, InvalidParameterError
 
 
 def square(x):
@@ -77,7 +77,7 @@ def test_worker_python_is_an_interpreter():
 
 def test_a_worker_with_another_version_is_refused():
     from polytopo import __version__
-    from polytopo.evaluator.cluster import _check_versions
+    from polytopo.core.cluster import _check_versions
 
     with open_client(workers=1) as client:
         client.run(pretend_other_version)

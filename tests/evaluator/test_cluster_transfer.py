@@ -8,12 +8,12 @@ import warnings
 import numpy as np
 import pytest
 
-from polytopo.evaluator.analysis import resample_weights
-from polytopo.evaluator.cluster import client_starting, map_partitions
-from polytopo.evaluator.distributed import _filtered, resample_metrics_on
-from polytopo.evaluator.errors import ClusterError
-from polytopo.evaluator.instances import Instance, InstanceSet, PackedInstances
-from polytopo.evaluator.ordering import canonical_order
+from polytopo.evaluator.metrics.analysis import resample_weights
+from polytopo.core.cluster import client_starting, map_partitions
+from polytopo.evaluator.run.distributed import _filtered, resample_metrics_on
+from polytopo.core.errors import ClusterError
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet, PackedInstances
+from polytopo.evaluator.inputs.ordering import canonical_order
 
 
 def ring_count(rings):

@@ -20,10 +20,10 @@ from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from polytopo.evaluator.coco import coco_match, evaluate_coco
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.paper import prepare
-from polytopo.evaluator.params import params_for
+from polytopo.evaluator.profiles.coco import coco_match, evaluate_coco
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.profiles.paper import prepare
+from polytopo.evaluator.tables.params import params_for
 
 CANVAS_PX = 256
 STAT_KEYS = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR@1", "AR@10", "AR@100",

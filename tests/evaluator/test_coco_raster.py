@@ -17,13 +17,13 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.coco import evaluate_coco
-from polytopo.evaluator.errors import InputFormatError
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
-from polytopo.evaluator.paper import prepare
-from polytopo.evaluator.params import params_for
-from polytopo.evaluator.raster_iou import PIXEL_COLUMN, ring_mask
+from polytopo.evaluator.profiles.coco import evaluate_coco
+from polytopo.core.errors import InputFormatError
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions
+from polytopo.evaluator.profiles.paper import prepare
+from polytopo.evaluator.tables.params import params_for
+from polytopo.evaluator.geometry.raster_iou import PIXEL_COLUMN, ring_mask
 
 CANVAS_PX = 320
 # Position in COCOeval.stats of each key of _stats, in its insertion order.

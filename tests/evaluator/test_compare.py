@@ -7,8 +7,8 @@ import re
 import pytest
 
 from polytopo.evaluator import evaluate, load_inputs
-from polytopo.evaluator.cli import main
-from polytopo.evaluator.compare import TABLE_COLUMNS
+from polytopo.evaluator.cli.evaluate import main
+from polytopo.evaluator.run.compare import TABLE_COLUMNS
 
 
 @pytest.fixture(scope="module")

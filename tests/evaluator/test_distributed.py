@@ -18,12 +18,12 @@ import pytest
 import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
-from polytopo.evaluator.cluster import map_partitions, open_client
-from polytopo.evaluator.distributed import BOUNDARY_PX_PER_INSTANCE, instance_costs, merge_matches, partition_images
-from polytopo.evaluator.errors import ClusterError
-from polytopo.evaluator.instances import InstanceSet, instances_from_geometry
-from polytopo.evaluator.paper import match_paper, prepare
-from polytopo.evaluator.params import params_for
+from polytopo.core.cluster import map_partitions, open_client
+from polytopo.evaluator.run.distributed import BOUNDARY_PX_PER_INSTANCE, instance_costs, merge_matches, partition_images
+from polytopo.core.errors import ClusterError
+from polytopo.evaluator.inputs.instances import InstanceSet, instances_from_geometry
+from polytopo.evaluator.profiles.paper import match_paper, prepare
+from polytopo.evaluator.tables.params import params_for
 
 from evaluation_equality import assert_same, assert_same_evaluation
 
@@ -162,7 +162,7 @@ def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_o
 
     from distributed import Client, LocalCluster
 
-    from polytopo.evaluator.distributed import PARTITIONS_PER_THREAD, task_slots
+    from polytopo.evaluator.run.distributed import PARTITIONS_PER_THREAD, task_slots
 
     with pytest.warns(UserWarning, match="appear only in the predictions"):
         one = evaluate(*inputs, bootstrap_resamples=40)
@@ -215,7 +215,7 @@ def test_a_partition_that_kills_every_worker_fails_by_name():
 
 
 def test_cli_with_workers_writes_the_single_process_summary(tmp_path, fixtures_dir, capsys):
-    from polytopo.evaluator.cli import main
+    from polytopo.evaluator.cli.evaluate import main
 
     folder = fixtures_dir / "ptb_small"
     common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
@@ -232,8 +232,8 @@ def test_cli_with_workers_writes_the_single_process_summary(tmp_path, fixtures_d
 def test_cli_reports_an_unanswering_scheduler_in_one_line(tmp_path, fixtures_dir, capsys, monkeypatch):
     from functools import partial
 
-    from polytopo.evaluator import cluster
-    from polytopo.evaluator.cli import main
+    from polytopo.core import cluster
+    from polytopo.evaluator.cli.evaluate import main
 
     monkeypatch.setattr(cluster, "open_client", partial(cluster.open_client, timeout_s=1))
     folder = fixtures_dir / "ptb_small"
@@ -279,7 +279,7 @@ def test_cli_against_dask_scheduler_and_worker_processes(tmp_path, fixtures_dir,
     import distributed
 
     from polytopo import __version__
-    from polytopo.evaluator.cli import main
+    from polytopo.evaluator.cli.evaluate import main
 
     address = f"tcp://127.0.0.1:{_free_port()}"
     processes = [_dask("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard")]
@@ -317,7 +317,7 @@ def test_the_single_process_path_never_imports_dask(tmp_path, fixtures_dir):
     import sys
 
     folder = fixtures_dir / "ptb_small"
-    code = ("import sys\nfrom polytopo.evaluator.cli import main\n"
+    code = ("import sys\nfrom polytopo.evaluator.cli.evaluate import main\n"
             f"status = main(['--gt', {str(folder / 'gt.json')!r}, '--pred', {str(folder / 'pred.json')!r}, "
             f"'--drop-degenerate-rings', '--out', {str(tmp_path / 'out')!r}, '--no-plots', '--no-gpkg', '--quiet', "
             "'--bootstrap', '10'])\n"
@@ -329,7 +329,7 @@ def test_the_single_process_path_never_imports_dask(tmp_path, fixtures_dir):
 
 
 def test_a_comparison_on_the_cluster_gives_the_same_numbers(client, few_images):
-    from polytopo.evaluator.compare import compare_methods
+    from polytopo.evaluator.run.compare import compare_methods
 
     gt, pred = few_images
     no_holes = replace(pred, instances=tuple(i.with_holes(()) for i in pred.instances))

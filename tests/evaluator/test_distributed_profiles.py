@@ -17,14 +17,14 @@ import pytest
 import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
-from polytopo.evaluator.cluster import open_client
-from polytopo.evaluator.distributed import merge_reference_matches, partition_images
-from polytopo.evaluator.instances import Instance
-from polytopo.evaluator.p3_code import merge_p3_code_parts, p3_code_parts
-from polytopo.evaluator.paper import match_paper, prepare
-from polytopo.evaluator.params import params_for
-from polytopo.evaluator.profiles import profile_named
-from polytopo.evaluator.reference_code import match_reference_code
+from polytopo.core.cluster import open_client
+from polytopo.evaluator.run.distributed import merge_reference_matches, partition_images
+from polytopo.evaluator.inputs.instances import Instance
+from polytopo.evaluator.profiles.p3_code import merge_p3_code_parts, p3_code_parts
+from polytopo.evaluator.profiles.paper import match_paper, prepare
+from polytopo.evaluator.tables.params import params_for
+from polytopo.evaluator.tables.profiles import profile_named
+from polytopo.evaluator.profiles.reference_code import match_reference_code
 
 from evaluation_equality import assert_same, assert_same_evaluation
 

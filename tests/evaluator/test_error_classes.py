@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from polytopo.evaluator.error_classes import (
+from polytopo.evaluator.tables.error_classes import (
     ERROR_CLASSES,
     ERROR_LAYERS,
     FILL_PATTERNS,
@@ -17,7 +17,7 @@ from polytopo.evaluator.error_classes import (
     error_layer,
     layers_top_to_bottom,
 )
-from polytopo.evaluator.errors import InvalidParameterError
+from polytopo.core.errors import InvalidParameterError
 
 PLUGIN_DOC = Path(__file__).resolve().parents[2] / "docs" / "plugin.md"
 

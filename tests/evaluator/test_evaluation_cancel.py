@@ -3,8 +3,8 @@
 import pytest
 
 from polytopo.evaluator import evaluate, load_inputs, open_client, write_report
-from polytopo.evaluator.cancel import CancelToken
-from polytopo.evaluator.errors import EvaluationCanceled
+from polytopo.core.cancel import CancelToken
+from polytopo.core.errors import EvaluationCanceled
 
 
 @pytest.fixture(scope="module")

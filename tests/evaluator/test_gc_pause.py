@@ -6,8 +6,8 @@ import pytest
 from polytopo_testing import COCO_GT
 
 from polytopo.evaluator import load_inputs
-from polytopo.evaluator.errors import InputFormatError
-from polytopo.evaluator.gc_pause import paused_gc
+from polytopo.core.errors import InputFormatError
+from polytopo.core.gc_pause import paused_gc
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def collections():
 def test_no_automatic_collection_while_reading(coco_files, monkeypatch):
     """While the files are read (here: while each one is parsed) the collector is off;
     afterwards it is on again."""
-    import polytopo.evaluator.api as api
+    import polytopo.evaluator.run.api as api
 
     states = []
     parse = api._coco_data
@@ -75,7 +75,7 @@ def test_paused_gc_holds_off_collections_that_would_run(collections):
 def test_evaluation_and_writing_run_with_the_collector_off(coco_files, tmp_path, monkeypatch):
     """Every phase of ``evaluate`` and the writing of the report see the collector off; it is
     on again after each."""
-    import polytopo.evaluator.report as report
+    import polytopo.evaluator.outputs.report as report
     from polytopo.evaluator import evaluate, write_report
 
     gt, pred, frame = load_inputs(*coco_files)
@@ -99,7 +99,7 @@ def gc_state(_):
 def test_worker_tasks_run_with_the_collector_off():
     """On real Dask workers a packed partition runs with the collector off; the workers get
     it back on afterwards."""
-    from polytopo.evaluator.cluster import client_starting, map_partitions
+    from polytopo.core.cluster import client_starting, map_partitions
 
     with client_starting(workers=2) as started:
         client = started()

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.params import PROFILES
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.tables.params import PROFILES
 
 SCALE = float(os.environ.get("POLYTOPO_GENERATED_CASES", "1"))
 SEED = int(os.environ.get("POLYTOPO_GENERATED_SEED", "2026"))

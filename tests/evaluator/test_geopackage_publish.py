@@ -5,11 +5,11 @@ import sqlite3
 import pytest
 import shapely
 
-from polytopo.evaluator import geopackage_publish
-from polytopo.evaluator.geopackage_publish import PRODUCER_URI, layer_owners
-from polytopo.evaluator.io_vector import PixelFrame, ogr_exceptions
-from polytopo.evaluator.output_safety import OutputExistsError
-from polytopo.evaluator.writers import write_geopackage
+from polytopo.core import geopackage_publish
+from polytopo.core.geopackage_publish import PRODUCER_URI, layer_owners
+from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.core.output_safety import OutputExistsError
+from polytopo.evaluator.outputs.writers import write_geopackage
 from reliability import case
 
 pytest.importorskip("osgeo", reason="GDAL's Python bindings are needed to write and read GeoPackages")

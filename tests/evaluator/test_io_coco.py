@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polytopo.evaluator.errors import InputFormatError
-from polytopo.evaluator.instances import ring_from_flat, rings_from_flat_lists
-from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
+from polytopo.core.errors import InputFormatError
+from polytopo.evaluator.inputs.instances import ring_from_flat, rings_from_flat_lists
+from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions
 
 coordinate = st.one_of(st.integers(-5, 5), st.floats(-5, 5), st.sampled_from([0.0, 1e-7, 2.0**31, np.nan]))
 flat_ring = st.lists(coordinate, min_size=0, max_size=6).flatmap(

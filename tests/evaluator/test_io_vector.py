@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator.errors import InputFormatError, InvalidParameterError
-from polytopo.evaluator.io_vector import (
+from polytopo.core.errors import InputFormatError, InvalidParameterError
+from polytopo.evaluator.inputs.io_vector import (
     PixelFrame,
     frame_for_bounds,
     load_vector_layer,
@@ -369,7 +369,7 @@ def test_evaluator_modules_import_without_gdal(tmp_path):
     """io_vector, writers and plots import when osgeo is missing; reading then explains how to install it."""
     script = (
         "import sys; sys.modules['osgeo'] = None\n"
-        "import polytopo.evaluator.io_vector as m, polytopo.evaluator.writers, polytopo.evaluator.plots\n"
+        "import polytopo.evaluator.inputs.io_vector as m, polytopo.evaluator.outputs.writers, polytopo.evaluator.outputs.plots\n"
         "try:\n    m.load_vector_layer('x.gpkg', pixel_size=1.0)\n"
         "except ImportError as exc:\n    print(exc)\n"
     )

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator import kernels
-from polytopo.evaluator.kernels import SMALL_CALL, SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
+from polytopo.evaluator.geometry import kernels
+from polytopo.evaluator.geometry.kernels import SMALL_CALL, SMALL_GROUP, nearest_points, nearest_segments, reporting, ring_perimeters
 
 
 def _brute_force(points, point_owner, a, b, target_owner):

@@ -1,10 +1,10 @@
-"""Instance matching (``evaluator/matching.py``): Definition 3's greedy match by score, through :func:`evaluate`."""
+"""Instance matching (``evaluator/metrics/matching.py``): Definition 3's greedy match by score, through :func:`evaluate`."""
 
 import numpy as np
 import pytest
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.matching import greedy_match
+from polytopo.evaluator.metrics.matching import greedy_match
 
 
 def test_greedy_matching_goes_by_score(square, make_set):

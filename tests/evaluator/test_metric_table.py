@@ -3,7 +3,7 @@
 Each profile runs on a small hand-made scene (two images, holes matched, missed and
 hallucinated, an unmatched prediction and a missed reference), and its summary,
 report, comparison table, bootstrap, sweeps and written records are checked against
-:mod:`polytopo.evaluator.metric_table`: a metric added, renamed or dropped on one side
+:mod:`polytopo.evaluator.tables.metric_table`: a metric added, renamed or dropped on one side
 only fails here.
 """
 
@@ -13,15 +13,15 @@ import math
 import numpy as np
 import pytest
 
-from polytopo.evaluator.api import evaluate
-from polytopo.evaluator.compare import compare_methods, format_markdown
-from polytopo.evaluator.errors import InvalidParameterError
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.metric_table import (FEATURE_FIELDS, HEADLINE, KEY_METRICS, METRICS, OUTPUT_NAMES, SWEPT,
+from polytopo.evaluator.run.api import evaluate
+from polytopo.evaluator.run.compare import compare_methods, format_markdown
+from polytopo.core.errors import InvalidParameterError
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.tables.metric_table import (FEATURE_FIELDS, HEADLINE, KEY_METRICS, METRICS, OUTPUT_NAMES, SWEPT,
                                              TABLE3_COLUMNS, Metric, metric)
-from polytopo.evaluator.params import PROFILES
-from polytopo.evaluator.records import FIELD_KINDS
-from polytopo.evaluator.report import format_table, write_report
+from polytopo.evaluator.tables.params import PROFILES
+from polytopo.evaluator.outputs.records import FIELD_KINDS
+from polytopo.evaluator.outputs.report import format_table, write_report
 
 _BOUNDED = {"ratio 0..1": (0.0, 1.0), "ratio >= 0": (0.0, math.inf), "px": (0.0, math.inf),
             "degrees": (0.0, 180.0), "count": (0.0, math.inf)}
@@ -158,7 +158,7 @@ def test_pair_means_equal_the_mean_of_their_feature_field(evaluations):
 
 def test_unknown_names_and_bad_rows_are_refused():
     """A name outside the table, and a row with an unknown unit, raise with the fix in the message."""
-    with pytest.raises(InvalidParameterError, match="add a row to evaluator/metric_table.py"):
+    with pytest.raises(InvalidParameterError, match="add a row to evaluator/tables/metric_table.py"):
         metric("Hole-F2")
     with pytest.raises(InvalidParameterError, match="Expected the unit of metric 'X'"):
         Metric("X", "dataset", "metres", True, "x")

@@ -1,10 +1,10 @@
-"""Maximum tangent angle (``evaluator/mta.py``): the precision filter, on its own and in the paper profile."""
+"""Maximum tangent angle (``evaluator/geometry/mta.py``): the precision filter, on its own and in the paper profile."""
 
 import numpy as np
 from ring_literals import box
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.mta import max_tangent_angle
+from polytopo.evaluator.geometry.mta import max_tangent_angle
 
 
 def test_mta_precision_filter_is_strict_in_the_paper_profile():

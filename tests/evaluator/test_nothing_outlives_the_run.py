@@ -23,7 +23,7 @@ def _child_report(fixtures_dir, tmp_path, pred, extra=()):
     """Run ``main`` in a fresh Python; return (exit status, children still there after it returned)."""
     script = textwrap.dedent(f"""
         import json, psutil
-        from polytopo.evaluator.cli import main
+        from polytopo.evaluator.cli.evaluate import main
         if __name__ == "__main__":
             code = main({json.dumps([
                 "--gt", str(fixtures_dir / "ptb_small" / "gt.json"), "--pred", str(pred),

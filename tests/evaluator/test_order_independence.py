@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.writers import write_summary_json
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.outputs.writers import write_summary_json
 
 from .test_properties import _rect
 

@@ -11,8 +11,8 @@ from polytopo_testing import COCO_GT, COCO_PRED
 from confined import needs_confinement, run_confined
 from reliability import case
 
-from polytopo.evaluator import output_safety
-from polytopo.evaluator.cli import main
+from polytopo.core import output_safety
+from polytopo.evaluator.cli.evaluate import main
 
 GT, PRED = COCO_GT, COCO_PRED
 FAST = ("--quiet", "--no-plots", "--bootstrap", "0")

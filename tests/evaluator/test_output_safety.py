@@ -1,6 +1,6 @@
 """The output-path rules of every writer, checked on the rules themselves (no export runs).
 
-Each test below is one rule of :mod:`polytopo.evaluator.output_safety` on small files
+Each test below is one rule of :mod:`polytopo.core.output_safety` on small files
 made in the test; the command-line, export and main-job tests check only that their
 entry point applies the rule.
 """
@@ -14,8 +14,8 @@ import sys
 import pytest
 from reliability import case
 
-from polytopo.evaluator import output_safety
-from polytopo.evaluator.output_safety import (
+from polytopo.core import output_safety
+from polytopo.core.output_safety import (
     MARKER_NAME,
     OutputExistsError,
     UnsafeOutputError,

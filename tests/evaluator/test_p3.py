@@ -14,10 +14,10 @@ import pytest
 import shapely
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.mta import max_tangent_angle, region_precision
-from polytopo.evaluator.p3 import evaluate_p3, hausdorff_chamfer, tile_iou
-from polytopo.evaluator.params import params_for
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.geometry.mta import max_tangent_angle, region_precision
+from polytopo.evaluator.profiles.p3 import evaluate_p3, hausdorff_chamfer, tile_iou
+from polytopo.evaluator.tables.params import params_for
 
 
 def _square(x, y, side=10.0):

@@ -5,8 +5,8 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.p3_code import hausdorff_chamfer_points
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.profiles.p3_code import hausdorff_chamfer_points
 
 
 def _box(x0, y0, x1, y1):

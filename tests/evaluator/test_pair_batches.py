@@ -10,12 +10,13 @@ import shapely
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polytopo.evaluator import evaluate, kernels
-from polytopo.evaluator.boundary import hd95, polis
-from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
-from polytopo.evaluator.kernels import (flatten_rings, map_pair_batches, pair_batches, reporting, sample_counts,
+from polytopo.evaluator import evaluate
+from polytopo.evaluator.geometry import kernels
+from polytopo.evaluator.geometry.boundary import hd95, polis
+from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions
+from polytopo.evaluator.geometry.kernels import (flatten_rings, map_pair_batches, pair_batches, reporting, sample_counts,
                                         sample_flat_rings, vertex_counts)
-from polytopo.evaluator.mta import max_tangent_angle
+from polytopo.evaluator.geometry.mta import max_tangent_angle
 
 #: One pair per batch, a few pairs per batch (of vertices, then of samples), all pairs in one batch.
 BUDGETS = (1, 40, 400, math.inf)

@@ -1,4 +1,4 @@
-"""Hole matching and hole-scope metrics of matched pairs (``evaluator/pairs.py``), through :func:`evaluate`."""
+"""Hole matching and hole-scope metrics of matched pairs (``evaluator/metrics/pairs.py``), through :func:`evaluate`."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The paper profile (``evaluator/paper.py``) on hand-made polygons whose metrics are computed by hand below."""
+"""The paper profile (``evaluator/profiles/paper.py``) on hand-made polygons whose metrics are computed by hand below."""
 
 import math
 

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from polytopo.evaluator.errors import InvalidParameterError
-from polytopo.evaluator.plots import (
+from polytopo.core.errors import InvalidParameterError
+from polytopo.evaluator.outputs.plots import (
     plot_precision_recall,
     plot_simple_to_complex,
     plot_sweep,
@@ -166,7 +166,7 @@ def test_plots_never_import_pyplot(tmp_path):
     """Drawing uses the object API only, so a host application's pyplot state is untouched."""
     script = (
         "import sys\n"
-        "from polytopo.evaluator.plots import plot_sweep\n"
+        "from polytopo.evaluator.outputs.plots import plot_sweep\n"
         f"plot_sweep([{{'x_px': 1, 'y': 2}}], 'x_px', ['y'], {str(tmp_path / 's.png')!r}, 'Sweep')\n"
         "print('matplotlib.pyplot' in sys.modules)\n"
     )

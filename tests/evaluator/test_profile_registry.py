@@ -5,12 +5,12 @@ import math
 import pytest
 
 from polytopo.evaluator import InvalidParameterError, evaluate, load_inputs, params_for
-from polytopo.evaluator.api import run_profile
-from polytopo.evaluator.cli import build_parser
-from polytopo.evaluator.cluster import map_partitions
-from polytopo.evaluator.distributed import merge_partitions, partition_images, partition_task
-from polytopo.evaluator.params import IOU_MODES, PROFILES, EvaluationParams
-from polytopo.evaluator.profiles import PER_IMAGE_PHASES, PROFILE_NAMES, REGISTRY, profile_named
+from polytopo.evaluator.run.api import run_profile
+from polytopo.evaluator.cli.evaluate import build_parser
+from polytopo.core.cluster import map_partitions
+from polytopo.evaluator.run.distributed import merge_partitions, partition_images, partition_task
+from polytopo.evaluator.tables.params import IOU_MODES, PROFILES, EvaluationParams
+from polytopo.evaluator.tables.profiles import PER_IMAGE_PHASES, PROFILE_NAMES, REGISTRY, profile_named
 
 FIXTURE_IMAGES = 4
 """Images of the ``ptb_small`` fixture used (enough for several partitions, cheap for p3)."""

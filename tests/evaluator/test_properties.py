@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
 
 KEYS = ("AP50", "AP", "O-BIoU", "E-BIoU", "H-BIoU", "O-POLIS", "E-POLIS", "H-POLIS", "O-MTA", "E-MTA",
         "H-MTA", "Hole-F1", "Topo-EM", "E-F1")

@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from polytopo.evaluator.error_classes import ERROR_CLASSES, ERROR_LAYERS, error_class, rgb
-from polytopo.evaluator.errors import InvalidParameterError
-from polytopo.evaluator.qml_styles import (
+from polytopo.evaluator.tables.error_classes import ERROR_CLASSES, ERROR_LAYERS, error_class, rgb
+from polytopo.core.errors import InvalidParameterError
+from polytopo.evaluator.outputs.qml_styles import (
     HOLE_RING_DASH_MM,
     HOLE_RING_HALO_MM,
     HOLE_RING_LABEL,
@@ -100,7 +100,7 @@ def test_an_unknown_layer_is_refused():
 
 
 def test_the_module_writes_one_file_per_layer(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "polytopo.evaluator.qml_styles", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "polytopo.evaluator.outputs.qml_styles", str(tmp_path)],
                             capture_output=True, text=True, check=True)
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(f"{layer.name}.qml" for layer in ERROR_LAYERS)
     assert len(result.stdout.splitlines()) == len(ERROR_LAYERS)

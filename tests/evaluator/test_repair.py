@@ -1,4 +1,4 @@
-"""The paper's region rule for invalid polygons (``evaluator/repair.py``'s :func:`occupied_region`)."""
+"""The paper's region rule for invalid polygons (``evaluator/inputs/repair.py``'s :func:`occupied_region`)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import shapely
 from ring_literals import box
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance, InstanceSet
-from polytopo.evaluator.repair import occupied_region
+from polytopo.evaluator.inputs.instances import Instance, InstanceSet
+from polytopo.evaluator.inputs.repair import occupied_region
 
 
 def _iou(gt_polygon, pred_polygon, profile="paper"):

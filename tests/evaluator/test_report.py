@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator.api import evaluate, load_inputs
-from polytopo.evaluator.geopackage_publish import mark_layers
-from polytopo.evaluator.io_vector import PixelFrame, ogr_exceptions
-from polytopo.evaluator.records import FIELD_KINDS
-from polytopo.evaluator.report import write_report
-from polytopo.evaluator.writers import RecordTable, error_layers, write_csv, write_geopackage
+from polytopo.evaluator.run.api import evaluate, load_inputs
+from polytopo.core.geopackage_publish import mark_layers
+from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.evaluator.outputs.records import FIELD_KINDS
+from polytopo.evaluator.outputs.report import write_report
+from polytopo.evaluator.outputs.writers import RecordTable, error_layers, write_csv, write_geopackage
 
 pytest.importorskip("osgeo", reason="GDAL's Python bindings are needed to write and read GeoPackages")
 
@@ -255,7 +255,7 @@ def test_csv_equals_the_record_by_record_writer(tmp_path):
 
 def test_declared_kinds_fix_the_field_type_and_are_checked(tmp_path):
     """A declared float field is Real even when every value is an integer; a string in it is refused."""
-    from polytopo.evaluator.errors import InvalidParameterError
+    from polytopo.core.errors import InvalidParameterError
 
     path = write_geopackage(tmp_path / "t.gpkg", [("layer", [{"score": 1}, {"score": 2}], None)],
                             field_kinds={"score": "float"})
@@ -280,7 +280,7 @@ def test_summary_json_and_marker_are_written_with_the_tables(fixture_evaluation,
 
 def test_plots_equal_savefig_byte_for_byte(fixture_evaluation, tmp_path):
     """Each PNG drawn once on its canvas has the bytes Matplotlib's savefig gives for the same figure."""
-    from polytopo.evaluator import plots
+    from polytopo.evaluator.outputs import plots
 
     evaluation, _ = fixture_evaluation
     files = write_report(evaluation, tmp_path / "out", plots=True, geopackage=False)
@@ -303,7 +303,7 @@ def test_no_plots_leaves_matplotlib_unimported(fixtures_dir, tmp_path):
     import sys
 
     folder = fixtures_dir / "ptb_small"
-    script = ("import sys\nfrom polytopo.evaluator.cli import main\n"
+    script = ("import sys\nfrom polytopo.evaluator.cli.evaluate import main\n"
               f"status = main(['--gt', {str(folder / 'gt.json')!r}, '--pred', {str(folder / 'pred.json')!r}, "
               f"'--out', {str(tmp_path / 'out')!r}, '--no-plots', '--quiet', '--bootstrap', '0'])\n"
               "print(status, 'matplotlib' in sys.modules)")

@@ -7,11 +7,11 @@ import pytest
 import shapely
 import shapely.affinity
 
-from polytopo.evaluator.heap import return_freed_heap
-from polytopo.evaluator.instances import InstanceSet, instances_from_geometry
-from polytopo.evaluator.paper import match_paper, prepare
-from polytopo.evaluator.params import params_for
-from polytopo.evaluator.rings import _DERIVED, RingTable
+from polytopo.core.heap import return_freed_heap
+from polytopo.evaluator.inputs.instances import InstanceSet, instances_from_geometry
+from polytopo.evaluator.profiles.paper import match_paper, prepare
+from polytopo.evaluator.tables.params import params_for
+from polytopo.evaluator.geometry.rings import _DERIVED, RingTable
 
 COURTYARD = shapely.Polygon([(0, 0), (40, 0), (40, 30), (0, 30)], [[(10, 10), (20, 10), (20, 20), (10, 20)],
                                                                   [(25, 5), (35, 5), (35, 12), (25, 12)]])

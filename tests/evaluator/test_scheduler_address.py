@@ -2,8 +2,8 @@
 
 import pytest
 
-from polytopo.evaluator.cluster import check_cluster_choice, check_scheduler_address, open_client
-from polytopo.evaluator.errors import InvalidParameterError
+from polytopo.core.cluster import check_cluster_choice, check_scheduler_address, open_client
+from polytopo.core.errors import InvalidParameterError
 
 
 @pytest.mark.parametrize(("address", "expected"), [

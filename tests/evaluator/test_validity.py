@@ -5,8 +5,8 @@ import pytest
 from ring_literals import box
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.instances import Instance
-from polytopo.evaluator.validity import validity_reasons
+from polytopo.evaluator.inputs.instances import Instance
+from polytopo.evaluator.inputs.validity import validity_reasons
 
 
 def _instance(exterior, holes=()):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from polytopo.evaluator.cluster import worker_python
+from polytopo.core.cluster import worker_python
 
 
 def executable(path):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import shapely
 
-from polytopo.evaluator.errors import InvalidParameterError
-from polytopo.evaluator.io_vector import PixelFrame, ogr_exceptions
-from polytopo.evaluator.writers import (
+from polytopo.core.errors import InvalidParameterError
+from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.evaluator.outputs.writers import (
     atomic_output,
     error_layers,
     write_csv,
@@ -167,7 +167,7 @@ def test_summary_json_float_lists_keep_null_for_non_finite_and_other_lists_name_
 def test_record_table_columns_follow_the_field_order_for_any_number_of_fields():
     """Records are read into one column per field, in the order asked for, with or without
     geometry, for one field, several or none."""
-    from polytopo.evaluator.writers import RecordTable
+    from polytopo.evaluator.outputs.writers import RecordTable
 
     rows = [{"a": 1, "b": 2.5, "geometry": None}, {"b": float("nan"), "a": 3}]
     table = RecordTable.from_records(rows, fields=["b", "a"])
@@ -273,8 +273,8 @@ def test_all_null_fields_take_their_hinted_type(tmp_path):
     """A float field that is NULL in every record stays Real, not String, when hinted."""
     from osgeo import ogr
 
-    from polytopo.evaluator.records import FIELD_KINDS
-    from polytopo.evaluator.writers import write_geopackage
+    from polytopo.evaluator.outputs.records import FIELD_KINDS
+    from polytopo.evaluator.outputs.writers import write_geopackage
 
     records = [{"iou": None, "hole_f1": None, "geometry": shapely.box(0, 0, 1, 1)}]
     path = write_geopackage(tmp_path / "t.gpkg", [("layer", records, "Polygon")], field_kinds=FIELD_KINDS)

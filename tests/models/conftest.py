@@ -347,7 +347,7 @@ def tiny():
 @pytest.fixture(scope="module")
 def dask_client():
     """A real Dask LocalCluster of 2 worker processes, shared by the tests of one module (closed after it)."""
-    from polytopo.evaluator.cluster import open_client
+    from polytopo.core.cluster import open_client
 
     with open_client(2) as client:
         yield client

@@ -8,7 +8,7 @@ import shapely
 from osgeo import gdal, ogr
 
 from polytopo.evaluator import evaluate
-from polytopo.evaluator.io_coco import load_coco_ground_truth, load_coco_predictions
+from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions
 from polytopo.models.cli import main
 from polytopo.models import SessionParams
 from polytopo.models.image_sets import image_ids, list_images, run_image_set

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from polytopo.evaluator.cancel import CancelToken
+from polytopo.core.cancel import CancelToken
 from polytopo.models import InferenceCanceled, SessionParams, load_model, run_to_file
 
 

@@ -178,7 +178,7 @@ def test_prompts_for_a_model_without_prompts_are_refused(scene, capsys, tmp_path
       "exit 2 (usage): Expected at most 8 local workers (4 per core of the 2 cores here) but got 1000 ...; pass "
       "--scheduler for more")
 def test_more_local_workers_than_the_machine_holds_are_refused(scene, capsys, tmp_path):
-    from polytopo.evaluator.cluster import max_local_workers
+    from polytopo.core.cluster import max_local_workers
 
     raster, model, _ = scene
     with pytest.raises(SystemExit) as stop:

@@ -16,8 +16,8 @@ from dock_testing import make_dock, set_up_evaluation
 from polytopo_testing import wait_until
 from stand_ins import real_core
 
-from polytopo.evaluator.cluster import COMMAND_LINE, open_client, require_distributed
-from polytopo.evaluator.errors import MissingDependencyError
+from polytopo.core.cluster import COMMAND_LINE, open_client, require_distributed
+from polytopo.core.errors import MissingDependencyError
 from polytopo.plugin.setup.dependencies import (
     SCALE_OUT,
     check_dependencies,

@@ -174,8 +174,8 @@ def test_the_legend_lists_only_the_classes_and_hole_rings_drawn(run, exported):
     fallback) and, when a feature has a hole, the black-and-white dashed hole ring."""
     from qgis.core import QgsProject
 
-    from polytopo.evaluator.error_classes import ERROR_CLASSES
-    from polytopo.evaluator.qml_styles import HOLE_RING_LABEL
+    from polytopo.evaluator.tables.error_classes import ERROR_CLASSES
+    from polytopo.evaluator.outputs.qml_styles import HOLE_RING_LABEL
 
     project = QgsProject()
     add_run_to_project(exported["geopackage"], project, "Evaluation 1")

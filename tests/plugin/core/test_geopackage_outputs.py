@@ -7,7 +7,7 @@ import pytest
 from polytopo_testing import qgis_process
 from reliability import case
 
-from polytopo.evaluator.geopackage_publish import layer_owners
+from polytopo.core.geopackage_publish import layer_owners
 from polytopo.plugin.errors import OutputExistsError
 from polytopo.plugin.runs import vectorize
 

@@ -8,7 +8,7 @@ import pytest
 from confined import needs_confinement, run_confined
 from reliability import case
 
-from polytopo.evaluator import output_safety
+from polytopo.core import output_safety
 from polytopo.plugin.runs import vectorize
 from polytopo.plugin.errors import OutputExistsError
 from polytopo.plugin.runs.evaluation import evaluate_layers

@@ -8,9 +8,9 @@ it, and the evaluator's GeoPackage (no saved styles) with the generated style ap
 
 import pytest
 
-from polytopo.evaluator.error_classes import ERROR_CLASSES, error_class, error_layer, rgb
-from polytopo.evaluator.error_classes import ERROR_LAYERS as TABLE_LAYERS
-from polytopo.evaluator.qml_styles import write_styles
+from polytopo.evaluator.tables.error_classes import ERROR_CLASSES, error_class, error_layer, rgb
+from polytopo.evaluator.tables.error_classes import ERROR_LAYERS as TABLE_LAYERS
+from polytopo.evaluator.outputs.qml_styles import write_styles
 from polytopo.plugin.runs import evaluate_layers, export_run
 from polytopo.plugin.runs.styles import ERROR_LAYERS, load_style
 

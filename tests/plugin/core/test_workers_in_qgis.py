@@ -54,7 +54,7 @@ def test_evaluate_with_two_workers_gives_the_in_process_numbers(qgis_processing,
 
 
 def test_local_workers_run_python_not_the_qgis_binary(qgis_app, qgis_binary):
-    from polytopo.evaluator.cluster import open_client
+    from polytopo.core.cluster import open_client
 
     with open_client(workers=1) as client:
         (executable,) = client.run(lambda: sys.executable).values()

@@ -1,0 +1,3 @@
+"""The evaluator's command lines: ``python -m polytopo.evaluator`` and ``... compare``."""
+
+__all__ = []

@@ -1,0 +1,94 @@
+"""Command line: ``python -m polytopo.evaluator compare --gt GT --pred NAME=FILE [...] --out DIR``.
+
+Scores every method against the same ground truth with the same profile and parameters
+and writes the comparison (:func:`.compare.write_comparison`). Exit statuses as for a
+single evaluation (:mod:`.cli`).
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from .shared import add_cluster_options, run_guarded
+from ...core.errors import InvalidParameterError
+from ..tables.profiles import PROFILE_NAMES, profiles_help
+
+__all__ = ["build_parser", "main", "run"]
+
+
+def _method(text):
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=FILE (e.g. HiSup=hisup.json) but got {text!r}")
+    return name, Path(path)
+
+
+def build_parser():
+    """The argument parser of ``compare``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m polytopo.evaluator compare",
+        description="Score several methods against one ground truth and write the paper's Table 3 for them "
+                    "(table.csv/md/tex), 95%% image-level bootstrap intervals, a paired bootstrap against the best "
+                    "method per headline metric, the simple-to-complex and WrongTopo figures with one curve per "
+                    "method, and each method's full output in OUT/NAME/.")
+    parser.add_argument("--gt", required=True, type=Path, help="reference (ground truth): COCO JSON or vector layer")
+    parser.add_argument("--pred", required=True, action="append", type=_method, metavar="NAME=FILE",
+                        help="a method's predictions (repeat for each method); NAME also names its output folder")
+    parser.add_argument("--out", type=Path, default=Path("polytopo-comparison"),
+                        help="output folder (default: ./polytopo-comparison), moved into place when complete")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default=PROFILE_NAMES[0],
+                        help="metric definitions; " + profiles_help("; "))
+    parser.add_argument("--bootstrap", type=int, dest="bootstrap_resamples",
+                        help="image-level bootstrap resamples, also of the paired bootstrap (default 500, 0 = off)")
+    parser.add_argument("--seed", type=int, dest="bootstrap_seed", help="bootstrap random seed (default 0)")
+    parser.add_argument("--pixel-size", type=float, help="map units per pixel (vector layers only)")
+    parser.add_argument("--default-score", type=float, help="score given to predictions that have none")
+    parser.add_argument("--score-field", help="prediction attribute holding the score (vector layers)")
+    parser.add_argument("--image-field", help="attribute that groups features into images (vector layers)")
+    parser.add_argument("--drop-degenerate-rings", action="store_true",
+                        help="skip COCO records with fewer than 3 distinct points (as the public evaluator does)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    parser.add_argument("--no-gpkg", action="store_true", help="skip each method's GeoPackage")
+    parser.add_argument("--quiet", action="store_true", help="no table on stdout")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on failure")
+    add_cluster_options(parser)
+    return parser
+
+
+def run(args):
+    """Run one comparison from parsed arguments; returns the output folder."""
+    from ..run.api import load_inputs
+    from ...core.cluster import client_starting
+    from ..run.compare import check_method_name, compare_methods, format_markdown, write_comparison
+
+    names = [check_method_name(name) for name, _ in args.pred]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InvalidParameterError(f"Expected each method name once but got {repeated[0]!r} "
+                                    f"{names.count(repeated[0])} times; give every --pred its own NAME")
+    gt_set, pred_sets, frame = None, {}, None
+    with client_starting(args.workers, args.scheduler) as started_client:  # the cluster starts while loading
+        for name, path in args.pred:  # the ground truth is read with the first method only
+            gt_set, pred_sets[name], frame = load_inputs(
+                args.gt, path, default_score=args.default_score, score_field=args.score_field,
+                image_field=args.image_field, pixel_size=args.pixel_size,
+                drop_degenerate=args.drop_degenerate_rings, reference=None if gt_set is None else (gt_set, frame))
+        overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
+                     if getattr(args, key) is not None}
+        progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))
+        comparison = compare_methods(gt_set, pred_sets, profile=args.profile, client=started_client(),
+                                     progress=progress, **overrides)
+    write_comparison(comparison, args.out, overwrite=args.overwrite, frame=frame, plots=not args.no_plots,
+                     geopackage=not args.no_gpkg, inputs=[args.gt, *(path for _, path in args.pred)])
+    if not args.quiet:
+        print(format_markdown(comparison))
+        print(f"wrote {args.out}/ (table.csv, table.md, table.tex, paired_bootstrap.json, figures, one folder "
+              "per method)")
+    return args.out
+
+
+def main(argv=None):
+    """Entry point of ``compare``; returns the process exit status."""
+    args = build_parser().parse_args(sys.argv[2:] if argv is None else argv)
+    return run_guarded(run, args)

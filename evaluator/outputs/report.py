@@ -1,0 +1,176 @@
+"""Writing an evaluation to a folder: summary, per-feature tables, GeoPackage, plots.
+
+The folder is assembled under a temporary name next to the target and moved into place
+only when every file is complete, so a failed or interrupted run never leaves a folder
+that looks finished. The rules of :mod:`.output_safety` apply: an existing target is
+replaced only with ``overwrite=True``, only when it is empty or a previous PolyTopo
+output (its marker file lists what PolyTopo wrote, and only that is removed), and never
+when it holds one of the inputs.
+"""
+
+import contextlib
+import math
+import os
+import shutil
+from pathlib import Path
+
+from ..tables.error_classes import RECORD_TABLES
+from ...core.errors import EvaluatorError
+from ...core.gc_pause import paused_gc
+from ..tables.metric_table import HEADLINE, SWEEP_PLOTTED, metric, suffixes
+from ..tables.profiles import profile_named
+from ...core.output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
+
+__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
+
+
+
+def _fmt(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def format_table(summary):
+    """A readable text table of the headline metrics (and the profile's own, e.g. ``P3-*``), intervals and counts."""
+    metrics, counts = summary["metrics"], summary["counts"]
+    boot = summary.get("bootstrap", {})
+    lines = [f"PolyTopo evaluation — profile {summary['profile']}",
+             f"  images {counts['images']}   GT {counts['gt_instances']} ({counts['gt_holes']} holes)   "
+             f"pred {counts['pred_instances']} ({counts['pred_holes']} holes, "
+             f"{counts['invalid_predictions']} invalid)", ""]
+    prefix = profile_named(summary["profile"]).metric_prefix
+    shown = HEADLINE + (tuple(f"{prefix}-{suffix}" for suffix in suffixes(prefix)) if prefix else ())
+    width = max(len(name) for name in shown) + 2
+    for name in shown:
+        interval = boot.get(name)
+        ci = ("   [undefined]" if boot.get("undefined") else
+              f"   [{_fmt(interval['low'])}, {_fmt(interval['high'])}]") if interval else ""
+        lines.append(f"  {name:<{width}}{_fmt(metrics.get(name)):>8}{metric(name).suffix}{ci}")
+    if boot.get("undefined"):
+        lines.append(f"  (no bootstrap interval: {boot['undefined']})")
+    elif boot:
+        lines.append(f"  (95% image-level bootstrap intervals, {boot['resamples']} resamples)"
+                     if boot.get("level") == 0.95 else
+                     f"  ({boot['level']:.0%} bootstrap intervals, {boot['resamples']} resamples)")
+    return "\n".join(lines)
+
+
+def check_report_folder(out_dir, *, inputs=(), overwrite=False):
+    """Check, before any work, that :func:`write_report` may write ``out_dir``.
+
+    Applies :func:`.output_safety.check_folder_output` (never an input or a folder holding
+    one; an existing folder only when empty or a previous PolyTopo output, and then only
+    with ``overwrite``), creates the parent folder and probes it for writing (read-only
+    folder, full disk). Stale temporaries of killed runs there are removed.
+
+    Raises
+    ------
+    UnsafeOutputError, OutputExistsError, OutputWriteError
+    """
+    out_dir = Path(out_dir)
+    check_folder_output(out_dir, inputs=inputs, overwrite=overwrite)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_failure(exc, out_dir) from exc
+    probe_folder(out_dir.parent)
+
+
+@paused_gc()
+def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True):
+    """Write every output of ``evaluation`` into ``out_dir``.
+
+    Files: ``summary.json``; ``predictions.csv``, ``references.csv``, ``missed_holes.csv``,
+    ``hallucinated_holes.csv``; ``evaluation.gpkg`` with layers ``predictions``,
+    ``references``, ``missed_holes``, ``hallucinated_holes``, ``unmatched_predictions``,
+    ``missed_references`` (geometry in map units when ``frame`` is given, else pixels); PNG
+    plots ``precision_recall.png``, ``simple_to_complex.png``, ``wrong_topo.png`` and, when
+    sweeps ran, ``min_hole_area_sweep.png`` and ``ring_threshold_sweep.png``; and the
+    marker :data:`~.output_safety.MARKER_NAME` that lists them.
+
+    Each record list is turned into columns once (:class:`~.writers.RecordTable`) and
+    its CSV table and GeoPackage layers are written from them. Matplotlib is imported
+    only when ``plots`` is true. The cyclic garbage collector is held off meanwhile
+    (:mod:`.gc_pause`).
+
+    The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
+    folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
+    previous output removes only the files it lists.
+
+    Returns
+    -------
+    dict
+        Output name → final path.
+
+    Raises
+    ------
+    UnsafeOutputError, OutputExistsError, OutputWriteError
+        See :func:`check_report_folder`; a full disk while writing is named as such.
+    """
+    from .records import FIELD_KINDS
+    from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
+
+    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
+        files = {"summary": staging / "summary.json"}
+        write_summary_json(evaluation.summary, files["summary"])
+        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in RECORD_TABLES}
+        for name, table in tables.items():
+            files[f"{name}_csv"] = staging / f"{name}.csv"
+            write_csv(table, files[f"{name}_csv"])
+        if geopackage:
+            files["geopackage"] = staging / "evaluation.gpkg"
+            write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
+                             field_kinds=FIELD_KINDS)
+        if plots:
+            files.update(_plots(evaluation.summary, staging))
+    return {name: Path(out_dir) / path.name for name, path in files.items()}
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir, *, overwrite=False, inputs=()):
+    """Yield a temporary folder next to ``out_dir`` whose files move into ``out_dir`` when the block succeeds.
+
+    The rules of :func:`check_report_folder` apply before the block runs; on success the
+    files are published with :func:`.output_safety.publish_folder` (``summary.json``
+    last; a previous output loses only the files its marker lists). On any failure the
+    temporary folder is removed and ``out_dir`` is left as it was.
+    """
+    out_dir = Path(out_dir)
+    check_report_folder(out_dir, inputs=inputs, overwrite=overwrite)
+    staging = out_dir.parent / partial_name(out_dir.name)
+    try:
+        staging.mkdir()
+        yield staging
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)
+        publish_folder(staging, out_dir, order=("summary.json",))
+    except OSError as exc:
+        if isinstance(exc, EvaluatorError):
+            raise
+        raise write_failure(exc, out_dir) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _plots(summary, folder):
+    from .plots import plot_precision_recall, plot_simple_to_complex, plot_sweep, plot_wrong_topo
+
+    files = {}
+    curve = summary["pr_curve"]
+    files["precision_recall"] = folder / "precision_recall.png"
+    plot_precision_recall({f"IoU {curve['iou_threshold']:g}": (curve["precision"], curve["recall"])},
+                          files["precision_recall"])
+    files["simple_to_complex"] = folder / "simple_to_complex.png"
+    plot_simple_to_complex(summary["simple_to_complex"], files["simple_to_complex"])
+    files["wrong_topo"] = folder / "wrong_topo.png"
+    plot_wrong_topo(summary["wrong_topo"], files["wrong_topo"])
+    for key, x_key, title in (("min_hole_area_sweep", "min_hole_area_px2", "Minimum hole area A_min (px²)"),
+                              ("ring_threshold_sweep", "ring_match_threshold", "Ring match threshold γ")):
+        if key in summary:
+            files[key] = folder / f"{key}.png"
+            plot_sweep(summary[key], x_key, SWEEP_PLOTTED, files[key], title)
+    return files

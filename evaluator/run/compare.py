@@ -1,0 +1,362 @@
+"""Method comparison: several methods scored against one ground truth, as in the paper's Table 3.
+
+:func:`compare_methods` evaluates each method exactly as a single evaluation does (each
+method's numbers equal its own ``evaluate``), then runs a *paired* image-level bootstrap:
+every resample draws the images once and scores every method on the same draw, so the
+interval of the difference between a method and the best one on a metric measures
+whether the gap could be resampling noise. :func:`write_comparison` writes the table
+(CSV, Markdown, LaTeX), the paired bootstrap, the simple-to-complex and WrongTopo figures
+with one curve per method, and every method's full evaluation output in its own folder.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics.analysis import BOOTSTRAP_METRICS, per_image_statistics, resample_weights
+from ...core.errors import InvalidParameterError
+from ..tables.metric_table import TABLE3_COLUMNS, metric as metric_row
+from .outcome import DetectionRanking
+from ..tables.profiles import profile_named
+
+__all__ = ["TABLE_COLUMNS", "LOWER_IS_BETTER", "Comparison", "compare_methods", "paired_bootstrap",
+           "best_methods", "format_markdown", "format_latex", "table_rows", "write_comparison",
+           "check_method_name"]
+
+TABLE_COLUMNS = TABLE3_COLUMNS
+"""Columns of the paper's Table 3, in its order (:data:`.metric_table.TABLE3_COLUMNS`)."""
+
+LOWER_IS_BETTER = frozenset(column for column in TABLE_COLUMNS if not metric_row(column).higher_is_better)
+"""Table 3 columns where a smaller value is better (distances in px, angles in degrees)."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_UNDEFINED = "–"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Evaluations of several methods on one ground truth.
+
+    Attributes
+    ----------
+    evaluations : dict
+        ``{method name: Evaluation}`` in the order given.
+    paired : dict
+        :func:`paired_bootstrap` of the evaluations (empty without resamples).
+    """
+
+    evaluations: dict
+    paired: dict
+
+
+def check_method_name(name):
+    """Return ``name`` when it can name a method (and its output folder); raise otherwise.
+
+    Examples
+    --------
+    >>> check_method_name("HiSup")
+    'HiSup'
+    """
+    if not isinstance(name, str) or not _NAME.match(name) or name in ("table", "figures"):
+        raise InvalidParameterError(
+            f"Expected a method name of letters, digits, '.', '_', '+' or '-' (starting with a letter or digit, "
+            f"not 'table' or 'figures') but got {name!r}; write --pred NAME=FILE, e.g. --pred HiSup=hisup.json")
+    return name
+
+
+def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, **overrides):
+    """Evaluate every method against ``gt_set`` and run the paired bootstrap.
+
+    Parameters
+    ----------
+    gt_set : InstanceSet
+    pred_sets : dict
+        ``{method name: InstanceSet}`` (at least one).
+    params : EvaluationParams, optional
+        With ``overrides`` as in :func:`.api.evaluate`; the same for every method.
+    client : distributed.Client, optional
+        Run every evaluation and the paired resamples on this Dask cluster.
+    progress : callable, optional
+        ``progress(method name)`` as each method's evaluation starts.
+
+    Returns
+    -------
+    Comparison
+    """
+    from .api import evaluate
+
+    if not pred_sets:
+        raise InvalidParameterError("Expected at least one method to compare but got none; pass --pred NAME=FILE")
+    for name in pred_sets:
+        check_method_name(name)
+    evaluations = {}
+    for name, pred_set in pred_sets.items():
+        if progress is not None:
+            progress(name)
+        evaluations[name] = evaluate(gt_set, pred_set, params, client=client, **overrides)
+    first = next(iter(evaluations.values())).params
+    paired = {}
+    if first.bootstrap_resamples and profile_named(first.profile).bootstrap:
+        paired = paired_bootstrap({name: e.outcome for name, e in evaluations.items()}, first.bootstrap_resamples,
+                                  first.bootstrap_seed, first.bootstrap_level, client=client)
+    return Comparison(evaluations, paired)
+
+
+def _on_images(outcome, code_of):
+    """Per-image statistics and ranking of ``outcome`` on a shared image list."""
+    position = np.array([code_of[image] for image in outcome.image_ids], dtype=np.int64)
+    stats = {}
+    for key, values in per_image_statistics(outcome).items():
+        stats[key] = np.zeros(len(code_of))
+        stats[key][position] = values
+    ranking = outcome.ranking
+    gt_per_image = np.zeros(len(code_of), dtype=ranking.gt_per_image.dtype)
+    gt_per_image[position] = ranking.gt_per_image
+    shared = DetectionRanking(ranking.iou_threshold, ranking.scores, ranking.tp, position[ranking.image],
+                              gt_per_image)
+    return stats, shared
+
+
+def best_methods(values):
+    """The best method of each Table 3 column (None where no method has a value).
+
+    Parameters
+    ----------
+    values : dict
+        ``{method: {column: value}}``.
+
+    Returns
+    -------
+    dict
+        ``{column: [method, ...]}``: every method whose value equals the best (ties share).
+
+    Examples
+    --------
+    >>> best_methods({"A": {"AP50": 0.5, "O-POLIS": 3.0}, "B": {"AP50": 0.7, "O-POLIS": float("nan")}})["AP50"]
+    ['B']
+    >>> best_methods({"A": {"O-POLIS": 3.0}, "B": {"O-POLIS": 2.0}})["O-POLIS"]
+    ['B']
+    """
+    best = {}
+    for column in TABLE_COLUMNS:
+        present = {m: float(v[column]) for m, v in values.items() if _defined(v.get(column))}
+        if not present:
+            best[column] = []
+            continue
+        target = min(present.values()) if column in LOWER_IS_BETTER else max(present.values())
+        best[column] = [m for m, v in present.items() if v == target]
+    return best
+
+
+def _defined(value):
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def paired_bootstrap(outcomes, resamples, seed=0, level=0.95, *, client=None):
+    """Paired image-level bootstrap of every method against the best one, per bootstrap metric.
+
+    The images of all methods (the ground-truth images and any image only some method
+    predicted on) are resampled together; every resample scores every method on the
+    same draw (:func:`.analysis.resample_weights`, one ``seed`` stream).
+
+    Parameters
+    ----------
+    outcomes : dict
+        ``{method: Outcome}`` of the same ground truth.
+    resamples : int
+    seed : int
+    level : float
+        Coverage of the intervals (0.95: the 2.5 and 97.5 percentiles).
+    client : distributed.Client, optional
+        Compute the resamples on this Dask cluster (same numbers).
+
+    Returns
+    -------
+    dict
+        ``{"resamples", "seed", "level", metric: {"best": method, "methods": {method:
+        {"difference", "low", "high", "excludes_zero"}}}}`` for each metric of
+        :data:`.analysis.BOOTSTRAP_METRICS` (all higher-is-better); ``difference`` is the
+        method's value minus the best method's, ``low``/``high`` the interval of the
+        resampled differences; the best method itself is not listed.
+    """
+    from .distributed import resample_metrics_on
+
+    code_of = {}
+    for outcome in outcomes.values():
+        for image in outcome.image_ids:
+            code_of.setdefault(image, len(code_of))
+    # one image: every resample is the evaluation itself, so no interval exists (NaN bounds)
+    chunks = list(resample_weights(len(code_of), resamples, seed)) if len(code_of) >= 2 else []
+    samples = {}
+    for name, outcome in outcomes.items():
+        stats, ranking = _on_images(outcome, code_of)
+        found = resample_metrics_on(client, stats, ranking, chunks)
+        samples[name] = {m: np.array([v for chunk in found for v in chunk[m]], dtype=float)
+                         for m in BOOTSTRAP_METRICS}
+    tail = (1.0 - level) / 2.0 * 100.0
+    result = {"resamples": int(resamples), "seed": int(seed), "level": float(level),
+              "undefined": None if chunks else f"{len(code_of)} image(s): a paired bootstrap needs at least two"}
+    for metric in BOOTSTRAP_METRICS:
+        point = {name: outcome.metrics.get(metric) for name, outcome in outcomes.items()}
+        ranked = [name for name in outcomes if _defined(point[name])]
+        if not ranked:
+            result[metric] = {"best": None, "methods": {}}
+            continue
+        best = max(ranked, key=lambda name: point[name])
+        rows = {}
+        for name in outcomes:
+            if name == best:
+                continue
+            difference = samples[name][metric] - samples[best][metric]
+            difference = difference[~np.isnan(difference)]
+            low, high = (np.percentile(difference, [tail, 100.0 - tail]) if difference.size
+                         else (float("nan"), float("nan")))
+            rows[name] = {"difference": float(point[name] - point[best]) if _defined(point[name]) else float("nan"),
+                          "low": float(low), "high": float(high),
+                          "excludes_zero": bool(difference.size and (low > 0.0 or high < 0.0))}
+        result[metric] = {"best": best, "methods": rows}
+    return result
+
+
+def table_rows(comparison):
+    """One dict per method: ``method``, the Table 3 columns and the bootstrap/paired columns.
+
+    Interval columns are ``"<metric> low"`` / ``"<metric> high"`` (each method's own 95 %
+    bootstrap) and ``"<metric> diff"``, ``"<metric> diff low"``, ``"<metric> diff high"``,
+    ``"<metric> differs"`` (paired against the best method; empty for the best itself).
+    """
+    rows = []
+    for name, evaluation in comparison.evaluations.items():
+        row = {"method": name, **{c: evaluation.summary["metrics"].get(c) for c in TABLE_COLUMNS}}
+        boot = evaluation.summary.get("bootstrap", {})
+        for metric in BOOTSTRAP_METRICS:
+            interval = boot.get(metric, {})
+            row[f"{metric} low"], row[f"{metric} high"] = interval.get("low"), interval.get("high")
+            paired = comparison.paired.get(metric, {}).get("methods", {}).get(name, {})
+            row[f"{metric} diff"] = paired.get("difference")
+            row[f"{metric} diff low"], row[f"{metric} diff high"] = paired.get("low"), paired.get("high")
+            row[f"{metric} differs"] = paired.get("excludes_zero")
+        rows.append(row)
+    return rows
+
+
+def _cell(value, column):
+    if not _defined(value):
+        return _UNDEFINED
+    return f"{value:.2f}" if column in LOWER_IS_BETTER else f"{value:.3f}"
+
+
+def format_markdown(comparison):
+    """Table 3 as Markdown (best per column in bold, "–" where undefined), then the bootstrap table."""
+    values = {name: e.summary["metrics"] for name, e in comparison.evaluations.items()}
+    best = best_methods(values)
+    lines = ["| Method | " + " | ".join(TABLE_COLUMNS) + " |", "|---|" + "---:|" * len(TABLE_COLUMNS)]
+    for name, metrics in values.items():
+        cells = [f"**{_cell(metrics.get(c), c)}**" if name in best[c] else _cell(metrics.get(c), c)
+                 for c in TABLE_COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "AP50, BIoU, Hole-F1 and Topo-EM: higher is better; POLIS (px) and MTA (°): lower is better.", ""]
+    lines += _markdown_intervals(comparison)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_intervals(comparison):
+    paired = comparison.paired
+    level = paired.get("level") or next(iter(comparison.evaluations.values())).summary.get("bootstrap", {}).get(
+        "level")
+    if not level:
+        return ["No bootstrap intervals (bootstrap off or the reference-code profile)."]
+    lines = [f"{level:.0%} image-level bootstrap intervals; paired difference to the best method of each metric "
+             f"({paired.get('resamples', 0)} paired resamples, seed {paired.get('seed', 0)}; * = interval excludes 0).",
+             "", "| Method | " + " | ".join(f"{m} [interval] | Δ best [interval]" for m in BOOTSTRAP_METRICS) + " |",
+             "|---|" + "---:|---:|" * len(BOOTSTRAP_METRICS)]
+    for row in table_rows(comparison):
+        cells = []
+        for m in BOOTSTRAP_METRICS:
+            cells.append(f"{_cell(row[m], m)} [{_cell(row[f'{m} low'], m)}, {_cell(row[f'{m} high'], m)}]")
+            if paired.get(m, {}).get("best") == row["method"]:
+                cells.append("best")
+            elif row[f"{m} diff"] is None:
+                cells.append(_UNDEFINED)
+            else:
+                star = "*" if row[f"{m} differs"] else ""
+                cells.append(f"{_cell(row[f'{m} diff'], m)} [{_cell(row[f'{m} diff low'], m)}, "
+                             f"{_cell(row[f'{m} diff high'], m)}]{star}")
+        lines.append(f"| {row['method']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+_TEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex(text):
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def format_latex(comparison):
+    """Table 3 as a LaTeX ``tabular`` (booktabs rules; best per column in bold; ``--`` where undefined)."""
+    values = {name: e.summary["metrics"] for name, e in comparison.evaluations.items()}
+    best = best_methods(values)
+    header = " & ".join(["Method", *(_tex(c) for c in TABLE_COLUMNS)])
+    lines = [r"\begin{tabular}{l" + "c" * len(TABLE_COLUMNS) + "}", r"\toprule", header + r" \\", r"\midrule"]
+    for name, metrics in values.items():
+        cells = []
+        for c in TABLE_COLUMNS:
+            text = _cell(metrics.get(c), c).replace(_UNDEFINED, "--")
+            cells.append(rf"\textbf{{{text}}}" if name in best[c] else text)
+        lines.append(" & ".join([_tex(name), *cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def _write_csv(rows, path):
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if not _defined(v) else repr(v) if isinstance(v, float) else v)
+                             for k, v in row.items()})
+
+
+def write_comparison(comparison, out_dir, *, overwrite=False, inputs=(), frame=None, plots=True, geopackage=True):
+    """Write a comparison into ``out_dir``.
+
+    Files: ``table.csv`` (full precision; empty cell where undefined), ``table.md``,
+    ``table.tex``, ``paired_bootstrap.json``, ``simple_to_complex.png`` and
+    ``wrong_topo.png`` (one curve per method), and ``NAME/`` with each method's full
+    evaluation output (:func:`.report.write_report`). The folder is assembled under a
+    temporary name and moved into place when complete.
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+    """
+    from ..outputs.report import staged_folder, write_report
+    from ..outputs.writers import write_summary_json
+
+    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
+        for name, evaluation in comparison.evaluations.items():
+            write_report(evaluation, staging / name, frame=frame, plots=plots, geopackage=geopackage)
+        _write_csv(table_rows(comparison), staging / "table.csv")
+        (staging / "table.md").write_text(format_markdown(comparison), encoding="utf-8")
+        (staging / "table.tex").write_text(format_latex(comparison), encoding="utf-8")
+        write_summary_json(comparison.paired, staging / "paired_bootstrap.json")
+        if plots:
+            _figures(comparison, staging)
+    return Path(out_dir)
+
+
+def _figures(comparison, folder):
+    from ..outputs.plots import plot_simple_to_complex, plot_wrong_topo
+
+    summaries = {name: e.summary for name, e in comparison.evaluations.items()}
+    plot_simple_to_complex({n: s["simple_to_complex"] for n, s in summaries.items()}, folder / "simple_to_complex.png")
+    plot_wrong_topo(None, folder / "wrong_topo.png", methods={n: s["wrong_topo"] for n, s in summaries.items()})
+

@@ -1,0 +1,522 @@
+"""Evaluation on a Dask cluster: work partitioned by image, merged on the client.
+
+Every profile matches instances inside an image only, so the per-image work of an
+evaluation (ring bands, validity, IoU, matching, pair and hole metrics, corners) of a
+set of images is the concatenation of the work of its parts. :func:`run_profile_on`
+splits the inputs into groups of consecutive images of about equal estimated
+work (:func:`partition_images`: instances and outline lengths), runs the filters and
+:func:`.paper.match_paper` on each group on a worker, and merges the partial matches on the
+client back into the order of a single-process run (:func:`merge_matches`); the dataset-wide phase (AP/AR over the global
+score ranking, means, Topo-EM, the ``p3`` tile averages) then runs on the client with
+the same code as in one process, so the numbers are the same. Each profile's entry in
+:data:`.profiles.REGISTRY` names its per-image phase and its dataset-wide phase.
+``reference-code`` runs its own per-image phase (:func:`.reference_code.match_reference_code`)
+on the groups, merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
+(:func:`.p3_code.p3_code_parts`), merged by :func:`.p3_code.merge_p3_code_parts`.
+
+Sweep points are whole evaluations and run one per task; bootstrap resamples run in
+chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
+in one process.
+"""
+
+from dataclasses import fields, replace
+
+import numpy as np
+
+from ..metrics.analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
+from ...core.cluster import map_partitions
+from ...core.gc_pause import paused_gc
+from ..inputs.instances import InstanceSet, PackedInstances
+from ..geometry.kernels import ring_perimeters
+from ..metrics.matching import Candidates
+from ..inputs.ordering import image_rank, image_sort_key, instance_sort_key
+from ..profiles.paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
+from ..tables.profiles import PER_IMAGE_PHASES, profile_named, sweep_point
+from ..profiles.reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
+from ..geometry.rings import RingTable
+
+__all__ = ["PARTITIONS_PER_THREAD", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
+           "merge_matches", "merge_reference_matches", "run_profile_on", "partition_task", "merge_partitions",
+           "sweep_on", "bootstrap_on", "resample_metrics_on", "task_slots"]
+
+PARTITIONS_PER_THREAD = 4
+"""Image groups per worker thread of the cluster: enough for the scheduler to balance uneven images.
+
+A worker runs as many partitions at once as it has threads (``dask worker`` starts one
+thread per core unless told ``--nthreads``), so the groups are counted per thread."""
+
+BOUNDARY_PX_PER_INSTANCE = 100.0
+"""Pixels of outline that cost as much per-image work as one more instance.
+
+Measured on the 4x scale-out benchmark set (``benchmarks/bench_evaluator_scale_out.py``):
+fitting each partition's work to ``a * instances + b * boundary pixels`` gives ``a / b``
+of about 100 px; it only balances the partitions, the numbers do not depend on it.
+"""
+
+
+class Partition:
+    """A group of consecutive images of an evaluation and the positions of its instances.
+
+    Attributes
+    ----------
+    gt_set, pred_set : InstanceSet
+        The group's instances, in their order in the whole sets.
+    gt_index, pred_index : numpy.ndarray
+        Position of each of them in the whole sets.
+    """
+
+    __slots__ = ("gt_set", "pred_set", "gt_index", "pred_index")
+
+    def __init__(self, gt_set, pred_set, gt_index, pred_index):
+        self.gt_set, self.pred_set = gt_set, pred_set
+        self.gt_index, self.pred_index = gt_index, pred_index
+
+
+def partition_images(gt_set, pred_set, n_parts):
+    """Split both sets into at most ``n_parts`` groups of consecutive images.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        In pixels.
+    n_parts : int
+        Wanted number of groups; groups hold about equal work, estimated by
+        :func:`instance_costs` (each image counts one instance more, so images without
+        instances spread too).
+
+    Returns
+    -------
+    list of Partition
+        Non-empty groups, in image order (the order of :func:`.paper.image_codes`).
+    """
+    gt, pred = gt_set.instances, pred_set.instances
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    weight = (1 + np.bincount(gt_image, weights=instance_costs(gt), minlength=len(ids))
+              + np.bincount(pred_image, weights=instance_costs(pred), minlength=len(ids)))
+    before = np.cumsum(weight) - weight
+    n_parts = max(1, int(n_parts))
+    group = np.minimum((before * n_parts / weight.sum()).astype(np.int64), n_parts - 1)
+    parts = []
+    for k in np.unique(group):
+        images = np.flatnonzero(group == k)
+        gi = np.flatnonzero(group[gt_image] == k)
+        pi = np.flatnonzero(group[pred_image] == k)
+        parts.append(Partition(
+            InstanceSet(tuple(gt[i] for i in gi), tuple(ids[c] for c in images), {}, gt_set.source,
+                        {ids[c]: gt_set.image_sizes[ids[c]] for c in images if ids[c] in gt_set.image_sizes}),
+            InstanceSet(tuple(pred[i] for i in pi), (), {}, pred_set.source), gi, pi))
+    return parts
+
+
+def instance_costs(instances):
+    """Estimated per-image work of each instance, in instances of average outline.
+
+    The pair metrics sample every boundary at 1 px steps, so their work grows with the
+    length of the outlines; the rest of the per-image work grows with the number of
+    instances. Each instance costs ``1 + boundary / BOUNDARY_PX_PER_INSTANCE``.
+
+    Parameters
+    ----------
+    instances : sequence of Instance
+        In pixels.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one cost per instance.
+    """
+    if not instances:
+        return np.zeros(0)
+    ring_counts = np.fromiter((len(inst.rings) for inst in instances), np.int64, len(instances))
+    ring_length = ring_perimeters([ring for inst in instances for ring in inst.rings])
+    boundary = np.bincount(np.repeat(np.arange(len(instances)), ring_counts), weights=ring_length,
+                           minlength=len(instances))
+    return 1.0 + boundary / BOUNDARY_PX_PER_INSTANCE
+
+
+def _take(record, order):
+    """A dataclass of equally long arrays with every array reordered."""
+    return replace(record, **{f.name: getattr(record, f.name)[order] for f in fields(record)
+                              if isinstance(getattr(record, f.name), np.ndarray)})
+
+
+def _merge_pairs(matches, parts, gt_holes, pred_holes, by="pred_index"):
+    """Pair metrics of the whole set: pairs sorted by ``by`` (an index field), hole matches by pair."""
+    pairs = [m.pairs for m in matches]
+    arrays = {f.name: np.concatenate([getattr(p, f.name) for p in pairs]) for f in fields(pairs[0])
+              if f.name != "holes"}
+    arrays["gt_index"] = np.concatenate([part.gt_index[p.gt_index] for part, p in zip(parts, pairs)])
+    arrays["pred_index"] = np.concatenate([part.pred_index[p.pred_index] for part, p in zip(parts, pairs)])
+    order = np.argsort(arrays[by], kind="stable")
+    new_pair = np.empty(len(order), dtype=np.int64)
+    new_pair[order] = np.arange(len(order))
+    offsets = np.cumsum([0] + [len(p.gt_index) for p in pairs])
+    holes = [p.holes for p in pairs]
+    hole_arrays = {f.name: np.concatenate([getattr(h, f.name) for h in holes]) for f in fields(holes[0])}
+    hole_arrays["pair"] = new_pair[np.concatenate([h.pair + o for h, o in zip(holes, offsets)])]
+    hole_arrays["gt_hole"] = np.concatenate([g[h.gt_hole] for h, g in zip(holes, gt_holes)])
+    hole_arrays["pred_hole"] = np.concatenate([p[h.pred_hole] for h, p in zip(holes, pred_holes)])
+    merged_holes = _take(replace(holes[0], **hole_arrays), np.argsort(hole_arrays["pair"], kind="stable"))
+    return _take(replace(pairs[0], holes=merged_holes, **arrays), order)
+
+
+def _merge_candidates(parts, matches, n_gt):
+    """The candidates of the whole set, sorted by prediction then ground truth as :func:`.matching.iou_candidates`."""
+    cand_gt = np.concatenate([p.gt_index[m.cand.gt_index] for p, m in zip(parts, matches)])
+    cand_pred = np.concatenate([p.pred_index[m.cand.pred_index] for p, m in zip(parts, matches)])
+    order = np.lexsort((cand_gt, cand_pred))
+    return Candidates(cand_gt[order], cand_pred[order], np.concatenate([m.cand.iou for m in matches])[order],
+                      np.concatenate([m.cand.intersection for m in matches])[order], n_gt)
+
+
+def _by_position(parts, values, index, size):
+    """An object array of ``size`` holding each part's values at its ``gt_index`` / ``pred_index``."""
+    out = np.empty(size, dtype=object)
+    for part, value in zip(parts, values):
+        out[getattr(part, index)] = value
+    return out
+
+
+def merge_matches(gt_set, pred_set, parts, matches):
+    """The :class:`.paper.PaperMatch` of the whole sets from the matches of their partitions.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole filtered sets (:func:`.paper.prepare`).
+    parts : list of Partition
+        ``gt_index`` / ``pred_index``: positions in ``gt_set`` / ``pred_set`` of each
+        partition's instances.
+    matches : list of PaperMatch
+        ``match_paper`` of each partition's instances, in the order of ``parts``.
+
+    Returns
+    -------
+    PaperMatch
+        Equal to ``match_paper(gt_set, pred_set, params)``: instances, rings, holes, pairs and
+        candidates in the same order.
+    """
+    gt, pred = list(gt_set.instances), list(pred_set.instances)
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], [p.gt_index for p in parts])
+    pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], [p.pred_index for p in parts])
+    cand = _merge_candidates(parts, matches, len(gt))
+    return PaperMatch(
+        gt, pred, ids, gt_image, pred_image, gt_table, pred_table,
+        list(_by_position(parts, [m.gt_reasons for m in matches], "gt_index", len(gt))),
+        list(_by_position(parts, [m.pred_reasons for m in matches], "pred_index", len(pred))),
+        _by_position(parts, [m.gt_regions for m in matches], "gt_index", len(gt)),
+        _by_position(parts, [m.pred_regions for m in matches], "pred_index", len(pred)),
+        cand, _merge_pairs(matches, parts, gt_holes, pred_holes),
+        np.sum([m.corner_counts for m in matches], axis=0))
+
+
+def _reference_order(parts, matches, side):
+    """The kept instances of one side in the order of one process, and where they come from.
+
+    Ground truth stays in input order; predictions are grouped by image in order of first
+    appearance (:func:`.reference_code.image_grouped_order`), as one process groups them.
+    Returns the instances, their indices in the whole input set, and each part's
+    positions in that order.
+    """
+    source = np.concatenate([getattr(part, f"{side}_index")[getattr(m, f"{side}_source")]
+                             for part, m in zip(parts, matches)])
+    local = [instance for m in matches for instance in getattr(m, side)]
+    order = np.argsort(source, kind="stable")
+    if side == "pred":
+        order = order[image_grouped_order([local[n] for n in order])]
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    bounds = np.cumsum([0] + [len(getattr(m, side)) for m in matches])
+    return [local[n] for n in order], source[order], [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _merge_roles(roles, codes):
+    """One :class:`.reference_code.RoleMatches` from those of the parts, in the order of image codes.
+
+    ``codes[k]`` maps part ``k``'s image codes to the whole set's.
+    """
+    image = np.concatenate([code[role.image] for role, code in zip(roles, codes)])
+    order = np.argsort(image, kind="stable")
+    corners = None if roles[0].corner_counts is None else np.sum([r.corner_counts for r in roles], axis=0)
+    return RoleMatches(image[order], *(np.concatenate([getattr(r, name) for r in roles])[order]
+                                       for name in ("biou", "polis", "hd95", "mta")),
+                       sum(r.gt_rings for r in roles), sum(r.pred_rings for r in roles), corners)
+
+
+def _summed_counts(dicts):
+    """Hole-filter counts of the whole set: the parts' counts added, the filter's area kept."""
+    return {key: dicts[0][key] if key == "min_hole_area" else sum(d[key] for d in dicts) for key in dicts[0]}
+
+
+def merge_reference_matches(gt_set, pred_set, parts, matches):
+    """The :class:`.reference_code.ReferenceMatch` of the whole sets from those of their partitions.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole unfiltered sets.
+    parts : list of Partition
+        ``gt_index`` / ``pred_index``: positions in ``gt_set`` / ``pred_set`` of each
+        partition's instances.
+    matches : list of ReferenceMatch
+        ``match_reference_code`` of each partition's instances, in the order of ``parts``.
+
+    Returns
+    -------
+    ReferenceMatch
+        Equal to ``match_reference_code(gt_set, pred_set, params)``: instances, rings,
+        pairs, candidates and ring matches in the same order.
+    """
+    gt, gt_source, gt_at = _reference_order(parts, matches, "gt")
+    pred, pred_source, pred_at = _reference_order(parts, matches, "pred")
+    gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
+    code_of = {image: code for code, image in enumerate(ids)}
+    codes = [np.array([code_of.get(image, -1) for image in m.image_ids], dtype=np.int64) for m in matches]
+    placed = [Partition(None, None, g, p) for g, p in zip(gt_at, pred_at)]
+    gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], gt_at)
+    pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], pred_at)
+    return ReferenceMatch(
+        gt, pred, gt_source, pred_source,
+        list(_by_position(placed, [m.gt_reasons for m in matches], "gt_index", len(gt))),
+        list(_by_position(placed, [m.pred_reasons for m in matches], "pred_index", len(pred))),
+        _by_position(placed, [m.gt_regions for m in matches], "gt_index", len(gt)),
+        _by_position(placed, [m.pred_regions for m in matches], "pred_index", len(pred)),
+        ids, gt_image, pred_image, _merge_candidates(placed, matches, len(gt)), gt_table, pred_table,
+        _merge_pairs(matches, placed, gt_holes, pred_holes, by="gt_index"),
+        _merge_roles([m.exterior for m in matches], codes), _merge_roles([m.hole for m in matches], codes),
+        tuple(sum(m.input_counts[k] for m in matches) for k in range(2)),
+        tuple(_summed_counts([m.hole_filter[k] for m in matches]) for k in range(2)))
+
+
+def task_slots(client):
+    """Tasks the cluster of ``client`` runs at once: the threads of all its workers (at least 1)."""
+    return max(1, sum(worker.get("nthreads", 1) for worker in client.scheduler_info()["workers"].values()))
+
+
+def _match_task(task):
+    """Worker side: filters and per-image work of one partition of the unfiltered sets.
+
+    Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
+    order of :mod:`.ordering` within the partition, as :func:`_for_transport` sends it, and
+    the profile's :attr:`.profiles.Profile.image_parts` of the partition (None when it has
+    none).
+    """
+    gt_raw, pred_raw, params = task
+    gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params,
+                                        profile_named(params.profile).canonical_rings)
+    match = match_paper(gt_set, pred_set, params)
+    image_parts = profile_named(params.profile).image_parts
+    extra = image_parts(match, gt_set.image_sizes) if image_parts is not None else None
+    return _for_transport(match), extra
+
+
+def _for_transport(match):
+    """A match as a worker sends it: instances packed, ring tables reduced to their hole index.
+
+    The tables' geometry (bands, polygons, regions) costs more to send than the client
+    spends making the little of it that it reads; their rings are the instances' own, sent
+    once in :class:`.instances.PackedInstances`. :func:`_received` undoes the packing.
+    """
+    return replace(match, gt=PackedInstances.pack(match.gt), pred=PackedInstances.pack(match.pred),
+                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index())
+
+
+def _received(match):
+    """A match from :func:`_for_transport` with its instances unpacked (the tables stay hole indexes)."""
+    return replace(match, gt=match.gt.unpack(), pred=match.pred.unpack())
+
+
+def _filtered(whole, matches, side):
+    """The filtered whole set, in canonical order, from the partitions' filtered instances.
+
+    Each partition's instances are already in canonical order, which sorts by image first
+    (:func:`.ordering.instance_sort_key`), and every image lies in one partition: sorting
+    by image (:func:`.ordering.image_sort_key`) and then by position in the partition
+    gives the order of one process without comparing geometry. Only when two distinct
+    image ids share a sort key (``True`` and ``"True"``) does it sort by the whole key.
+    Returns the set and, per partition, the positions of its instances in it.
+    """
+    local = [list(getattr(match, side)) for match in matches]
+    flat = [instance for instances in local for instance in instances]
+    images = list(dict.fromkeys(instance.image_id for instance in flat))
+    if len({image_sort_key(image) for image in images}) == len(images):
+        rank_of = dict(zip(images, image_rank(images)))
+        image = np.array([rank_of[instance.image_id] for instance in flat], dtype=np.int64)
+        within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
+        order = np.lexsort((within, image))
+    else:
+        by_score = side == "pred"
+        order = sorted(range(len(flat)), key=lambda n: instance_sort_key(flat[n], by_score))
+    rank = np.empty(len(flat), dtype=np.int64)
+    rank[order] = np.arange(len(flat))
+    bounds = np.cumsum([0] + [len(instances) for instances in local])
+    instances = tuple(flat[n] for n in order)
+    image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
+    merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
+    return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _reference_task(task):
+    """Worker side: the per-image work of the ``reference-code`` profile on one partition."""
+    gt_set, pred_set, params = task
+    return _for_transport(match_reference_code(gt_set, pred_set, params))
+
+
+def run_profile_on(client, gt_set, pred_set, params, progress=None):
+    """:func:`.profiles.run_profile` with the per-image work on the cluster of ``client``.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    gt_set, pred_set : InstanceSet
+        Unfiltered inputs in pixels.
+    params : EvaluationParams
+    progress : callable, optional
+        Called with a phase name as each phase starts.
+
+    Returns
+    -------
+    Outcome
+        The same outcome as in one process.
+
+    Raises
+    ------
+    ClusterError
+        A partition failed on its worker; the message names its first image.
+    """
+    step = progress or (lambda name: None)
+    parts = partition_images(gt_set, pred_set, PARTITIONS_PER_THREAD * task_slots(client))
+    step("partitions")
+    results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
+                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"),
+                             packed=True)
+    return merge_partitions(gt_set, pred_set, params, parts, results, progress)
+
+
+def partition_task(params):
+    """The worker function of one partition ``(gt_set, pred_set, params)`` for the profile of ``params``."""
+    return _PER_IMAGE_PHASES[profile_named(params.profile).per_image][0]
+
+
+def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
+    """The client side of :func:`run_profile_on`: merge the partitions' results, then the dataset-wide phase.
+
+    Parameters
+    ----------
+    gt_set, pred_set : InstanceSet
+        The whole unfiltered inputs.
+    params : EvaluationParams
+    parts : list of Partition
+        From :func:`partition_images`.
+    results : list
+        :func:`partition_task` of each partition, in the order of ``parts``. Emptied
+        once merged: the merged arrays are copies, so the parts' own would otherwise stay
+        in memory through the dataset-wide phase.
+    progress : callable, optional
+        Called with ``"merge"`` and ``"summary"`` as those phases start.
+
+    Returns
+    -------
+    Outcome
+    """
+    step = progress or (lambda name: None)
+    step("merge")
+    profile = profile_named(params.profile)
+    merged = _PER_IMAGE_PHASES[profile.per_image][1](gt_set, pred_set, parts, results)
+    results.clear()
+    step("summary")
+    return profile.finish(*merged, params, progress)
+
+
+def _merge_paper_partitions(gt_set, pred_set, parts, results):
+    """``(match, gt, pred, image parts)`` of the whole run from the results of :func:`_match_task`."""
+    matches = [_received(match) for match, _ in results]
+    gt, gt_positions = _filtered(gt_set, matches, "gt")
+    pred, pred_positions = _filtered(pred_set, matches, "pred")
+    placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
+    return merge_matches(gt, pred, placed, matches), gt, pred, [extra for _, extra in results]
+
+
+def _merge_reference_partitions(gt_set, pred_set, parts, results):
+    """``(match, None, None, None)`` of the whole run from the results of :func:`_reference_task`."""
+    return merge_reference_matches(gt_set, pred_set, parts, [_received(match) for match in results]), None, None, None
+
+
+_PER_IMAGE_PHASES = dict(zip(PER_IMAGE_PHASES, ((_match_task, _merge_paper_partitions),
+                                                 (_reference_task, _merge_reference_partitions)), strict=True))
+"""The worker function and the client-side merge of each of :data:`.profiles.PER_IMAGE_PHASES`, in its order."""
+
+
+def _counting(step, what):
+    """A ``map_partitions`` progress callback that reports ``"<what> k of n"`` as a phase name.
+
+    The phase callback asks the run's cancel check (:mod:`.cancel`); when it raises, the
+    tasks still queued or running are canceled.
+    """
+    return lambda done, total: step(f"{what} {done} of {total}")
+
+
+def _partition_name(part):
+    images = part.gt_set.image_ids
+    return f"the partition of images {images[0]!r}..{images[-1]!r}" if images else "a partition"
+
+
+@paused_gc()
+def _sweep_task(task):
+    """Worker side: the metrics of one sweep point (cyclic garbage collector held off, :mod:`.gc_pause`)."""
+    return sweep_point(*task)
+
+
+def sweep_on(client, gt_set, pred_set, params_list, names, progress=None):
+    """The metrics ``names`` of one whole evaluation per parameter set, one task each.
+
+    The inputs are sent to the workers once; each task returns only its metrics.
+    ``progress`` is called with a phase name as each point finishes; when it raises (a cancel
+    check, :mod:`.cancel`), the points still running are canceled.
+    """
+    gt_future, pred_future = client.scatter([gt_set, pred_set], broadcast=True, hash=False)
+    try:
+        return map_partitions(client, _sweep_task, [(gt_future, pred_future, p, names) for p in params_list],
+                              names=[f"the sweep point {p.as_dict()}" for p in params_list],
+                              progress=_counting(progress or (lambda name: None), "sweep point"))
+    finally:
+        client.cancel([gt_future, pred_future])
+
+
+def _bootstrap_task(task):
+    weights, stats, ranking = task
+    return resample_metrics(weights, stats, ranking)
+
+
+def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
+    """:func:`.analysis.resample_metrics` of every chunk of weights, one task per chunk.
+
+    ``client`` None computes them in this process. Returns the chunks' samples in order.
+    ``progress`` is called with a phase name as each chunk finishes; when it raises (a cancel
+    check, :mod:`.cancel`), the chunks still running are canceled.
+    """
+    weight_chunks = list(weight_chunks)
+    if client is None:
+        return [resample_metrics(weights, stats, ranking) for weights in weight_chunks]
+    shared = client.scatter([stats, ranking], broadcast=True, hash=False)
+    weights = []
+    try:
+        # The weights (8 bytes per image and resample) go to the workers as data: inside the
+        # task graph they would make the graph as large (21 MiB at 5,632 images, 500 resamples).
+        weights = client.scatter(weight_chunks, hash=False)
+        return map_partitions(client, _bootstrap_task, [(w, *shared) for w in weights],
+                              names=[f"bootstrap chunk {k}" for k in range(len(weight_chunks))],
+                              progress=_counting(progress or (lambda name: None), "bootstrap chunk"))
+    finally:
+        client.cancel([*shared, *weights])
+
+
+def bootstrap_on(client, outcome, resamples, seed, level, progress=None):
+    """:func:`.analysis.bootstrap_intervals` with the resamples computed on the cluster."""
+    n_images = len(outcome.image_ids)
+    if n_images < 2:
+        return percentile_intervals([], resamples, seed, level, n_images)
+    chunks = resample_metrics_on(client, per_image_statistics(outcome), outcome.ranking,
+                                 resample_weights(n_images, resamples, seed), progress)
+    return percentile_intervals(chunks, resamples, seed, level, n_images)
