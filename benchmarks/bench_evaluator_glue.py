@@ -281,7 +281,8 @@ def _baseline_input_checks(gt_set, pred_set, params):
 
 
 def _baseline_load_inputs(gt_path, pred_path):
-    from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+    from polytopo.core.json_files import read_json
+    from polytopo.evaluator.inputs.io_coco import load_coco_ground_truth, load_coco_predictions
 
     for path in (gt_path, pred_path):  # the format probe, which parsed each file once more
         data = read_json(path)

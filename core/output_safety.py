@@ -28,7 +28,7 @@ through these functions, so the rules hold for all of them:
 
 Errors::
 
-    EvaluatorError
+    PolytopoError
     ├── UnsafeOutputError (an InvalidParameterError) the output is an input or holds one
     ├── OutputExistsError (also FileExistsError)  output exists and overwrite is off, or PolyTopo did not write it
     └── OutputWriteError (also OSError)           read-only folder, disk full (``disk_full`` is True)
@@ -45,7 +45,7 @@ import socket
 import zlib
 from pathlib import Path
 
-from .errors import EvaluatorError, InvalidParameterError
+from .errors import PolytopoError, InvalidParameterError
 
 __all__ = [
     "MARKER_NAME",
@@ -85,11 +85,11 @@ class UnsafeOutputError(InvalidParameterError):
     """The output is one of the inputs or a folder holding one."""
 
 
-class OutputExistsError(EvaluatorError, FileExistsError):
+class OutputExistsError(PolytopoError, FileExistsError):
     """The output exists and ``overwrite`` was not given, or it is a folder PolyTopo did not write."""
 
 
-class OutputWriteError(EvaluatorError, OSError):
+class OutputWriteError(PolytopoError, OSError):
     """The output cannot be written: read-only folder, permissions, or a full disk.
 
     Attributes

@@ -25,12 +25,13 @@ _DEFINED_IN = {
                     ".inputs.instances"),
     **dict.fromkeys(("load_coco_ground_truth", "load_coco_predictions"), ".inputs.io_coco"),
     **dict.fromkeys(("assign_images",), ".inputs.frame"),
-    **dict.fromkeys(("SCORE_FIELD", "PixelFrame", "frame_for_bounds", "implied_score_field", "load_vector_layer"),
-                    ".inputs.io_vector"),
+    **dict.fromkeys(("PixelFrame", "frame_for_bounds"), "polytopo.core.vector_files"),
+    **dict.fromkeys(("SCORE_FIELD", "implied_score_field", "load_vector_layer"), ".inputs.io_vector"),
     **dict.fromkeys(("boundary_iou", "hole_f1", "mta", "polis", "topo_em"), ".metrics.polygon_metrics"),
     **dict.fromkeys(("PROFILES", "EvaluationParams", "params_for"), ".tables.params"),
     **dict.fromkeys(("format_table", "write_report"), ".outputs.report"),
-    **dict.fromkeys(("atomic_output", "error_layers", "write_geopackage", "write_summary_json"), ".outputs.writers"),
+    **dict.fromkeys(("atomic_output",), "polytopo.core.atomic_output"),
+    **dict.fromkeys(("error_layers", "write_geopackage", "write_summary_json"), ".outputs.writers"),
 }
 
 __all__ = [

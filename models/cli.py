@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 from ..core.cluster import local_workers_option
-from ..core.errors import EvaluatorError
+from ..core.errors import PolytopoError
 from .card import FAMILIES, example_card
 from .card_io import describe_model, format_description, write_card
 from .errors import ModelsError
@@ -294,7 +294,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (ModelsError, EvaluatorError) as exc:
+    except PolytopoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

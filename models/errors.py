@@ -21,8 +21,13 @@ either::
 (``polytopo.models.zoo.ZooError(ModelsError, LookupError)``: the zoo index is unreadable or
 names no such model.)
 
-Messages follow the form "Expected X but got Y" followed by how to fix it.
+Messages follow the form "Expected X but got Y" followed by how to fix it. ``ModelsError``
+derives from :class:`polytopo.core.errors.PolytopoError`, the root of every PolyTopo error,
+so errors of the shared core (unreadable JSON or vector inputs, unsafe outputs, cluster
+failures) and of the engine are caught together with ``except PolytopoError``.
 """
+
+from ..core.errors import PolytopoError
 
 __all__ = [
     "InferenceCanceled",
@@ -41,8 +46,8 @@ __all__ = [
 ]
 
 
-class ModelsError(Exception):
-    """Root of every error raised by :mod:`polytopo.models`."""
+class ModelsError(PolytopoError):
+    """Root of every error raised by :mod:`polytopo.models` (a :class:`~polytopo.core.errors.PolytopoError`)."""
 
 
 class ModelFileError(ModelsError, OSError):

@@ -38,7 +38,7 @@ from osgeo import ogr
 
 from ..core.cluster import map_partitions
 from ..core.output_safety import check_file_output, probe_folder
-from ..evaluator.outputs.writers import atomic_output
+from ..core.atomic_output import atomic_output
 from .errors import ModelsError, OutputError, RasterError
 from .pipeline import PreparedRun, RunParams
 from .raster import GeoreferenceWarning
@@ -167,7 +167,7 @@ def image_ids(paths, gt_images=None):
 
 def _gt_ids_by_name(gt_images):
     from ..core.errors import InputFormatError
-    from ..evaluator.inputs.io_coco import read_json
+    from ..core.json_files import read_json
 
     try:
         data = read_json(gt_images)
@@ -282,7 +282,7 @@ def failed_outputs(out_path):
 
 
 def _gt_categories(gt_images):
-    from ..evaluator.inputs.io_coco import read_json
+    from ..core.json_files import read_json
 
     categories = read_json(gt_images).get("categories") or []
     return {str(c.get("name")): c.get("id") for c in categories if isinstance(c, dict)}

@@ -14,7 +14,7 @@ whose data lives in other files (``external_data`` ``location``) without reading
 import os
 import stat
 
-from ..core.errors import EvaluatorError
+from ..core.errors import PolytopoError
 from ..core.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
 from .errors import ModelFileError, OutputError
 
@@ -313,7 +313,7 @@ def write_metadata_props(path, props, out_path=None, *, overwrite=False, inputs=
     folder = os.path.dirname(os.path.abspath(out_path))
     try:
         check_file_output(out_path, inputs=list(inputs) + ([] if in_place else [path]), overwrite=overwrite or in_place)
-    except EvaluatorError as exc:
+    except PolytopoError as exc:
         raise OutputError(str(exc)) from None
     clean_stale_partials(folder)
     with _open_model(path) as stream:

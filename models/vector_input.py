@@ -1,6 +1,6 @@
 """Read geometries (areas of interest, prompts) from vector files into the raster's CRS.
 
-The reading is :func:`polytopo.evaluator.inputs.io_vector.read_map_geometries`, the one OGR
+The reading is :func:`polytopo.core.vector_files.read_map_geometries`, the one OGR
 reader of the project; its errors come back as :class:`.errors.VectorInputError`.
 """
 
@@ -8,8 +8,8 @@ import os
 
 import shapely
 
-from ..core.errors import EvaluatorError
-from ..evaluator.inputs.io_vector import read_map_geometries
+from ..core.errors import PolytopoError
+from ..core.vector_files import read_map_geometries
 from .errors import VectorInputError
 
 __all__ = ["read_aoi", "read_geometries"]
@@ -41,7 +41,7 @@ def read_geometries(path, crs_wkt="", purpose="vector"):
     """
     try:
         return read_map_geometries(os.fspath(path), crs_wkt=crs_wkt or None, purpose=purpose)
-    except EvaluatorError as exc:
+    except PolytopoError as exc:
         raise VectorInputError(str(exc)) from exc
 
 

@@ -176,13 +176,13 @@ def _write_error(exc, path, message):
 @contextlib.contextmanager
 def safety_errors(path):
     """Re-raise the output-safety rules' errors and OS errors while writing ``path`` as :class:`OutputError`."""
-    from ..core.errors import EvaluatorError
+    from ..core.errors import PolytopoError
 
     try:
         yield
     except OutputError:
         raise
-    except EvaluatorError as exc:
+    except PolytopoError as exc:
         raise OutputError(str(exc)) from exc
     except OSError as exc:
         raise OutputError(str(write_failure(exc, path))) from exc

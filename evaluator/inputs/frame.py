@@ -2,7 +2,7 @@
 
 Every reader of map layers (OGR files in :mod:`.io_vector`, QGIS layers in the plugin,
 the vectorizer's polygons) ends here: geometry goes to the pixels of a
-:class:`.io_vector.PixelFrame`, features are assigned to images
+:class:`polytopo.core.vector_files.PixelFrame`, features are assigned to images
 (:func:`assign_images`), features of other classes are left out, scores are
 read (a NULL score takes the default score or is an error), and the instances are built
 by :func:`.instances.instances_from_geometries`.
@@ -68,7 +68,7 @@ def instances_in_frame(frame, geometries, *, source_ids, source, values=None, im
     Examples
     --------
     >>> import shapely
-    >>> from polytopo.evaluator.inputs.io_vector import PixelFrame
+    >>> from polytopo.core.vector_files import PixelFrame
     >>> frame = PixelFrame(None, origin_x=0.0, origin_y=4.0, pixel_size=0.5)
     >>> pred = instances_in_frame(frame, [shapely.box(0, 2, 2, 4), None], source_ids=[1, 2], source="p",
     ...                           values={"s": [0.8, None]}, score_field="s", scored=True)

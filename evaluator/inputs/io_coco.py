@@ -7,33 +7,14 @@ exterior and the rest holes. Predictions are a list of
 Annotations with ``iscrowd`` = 1 are skipped and counted (``"crowd"``).
 """
 
-import json
 import math
-import sys
 import warnings
-from pathlib import Path
 
 from ...core.errors import InputFormatError
+from ...core.json_files import read_json
 from .instances import Instance, InstanceSet, ring_from_flat, rings_from_flat_lists
 
-__all__ = ["read_json", "load_coco_ground_truth", "load_coco_predictions"]
-
-
-def read_json(path):
-    """Parse a JSON file, turning every failure into an :class:`InputFormatError`."""
-    path = Path(path)
-    try:
-        with path.open("r", encoding="utf-8") as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        raise InputFormatError(f"{path}: file not found; check the path") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"{path}: expected JSON but it cannot be parsed ({exc})") from None
-    except RecursionError:
-        raise InputFormatError(f"{path}: expected COCO JSON but it nests deeper than Python can parse "
-                               f"({sys.getrecursionlimit()} levels); check the file") from None
-    except OSError as exc:
-        raise InputFormatError(f"{path}: cannot be read ({exc.strerror})") from None
+__all__ = ["load_coco_ground_truth", "load_coco_predictions"]
 
 
 def _parsed_segmentations(records):

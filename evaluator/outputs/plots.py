@@ -1,7 +1,7 @@
 """PNG figures of an evaluation, drawn from plain data (dicts, lists, arrays).
 
 Each ``*_figure`` function returns a Matplotlib figure (for notebooks and reports), and
-each ``plot_*`` function writes it as one PNG through :func:`.writers.atomic_output` (same
+each ``plot_*`` function writes it as one PNG through :func:`polytopo.core.atomic_output.atomic_output` (same
 ``overwrite`` and ``protect`` rules as the other writers). Matplotlib is imported only
 when a figure is drawn, and only its object API is used (``Figure`` with the Agg canvas),
 so the global ``pyplot`` state of a host application such as QGIS is never touched. NaN
@@ -15,7 +15,7 @@ import numpy as np
 
 from ...core.errors import InvalidParameterError, MissingDependencyError
 from ..tables.metric_table import metric
-from .writers import atomic_output
+from ...core.atomic_output import atomic_output
 
 __all__ = [
     "plot_precision_recall",
@@ -323,7 +323,7 @@ def _new_figure(columns, size_in, *, suptitle=None):
 
 
 def save_png(figure, path, *, overwrite=False, protect=()):
-    """Write a figure as a PNG file through :func:`.writers.atomic_output`.
+    """Write a figure as a PNG file through :func:`polytopo.core.atomic_output.atomic_output`.
 
     Parameters
     ----------

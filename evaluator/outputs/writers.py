@@ -1,11 +1,11 @@
 """Write evaluation records and summaries: CSV, GeoPackage layers and JSON.
 
-Every writer goes through :func:`atomic_output` and so follows the rules of
-:mod:`.output_safety`: the file is written under a temporary name in the target's folder
+Every writer goes through :func:`polytopo.core.atomic_output.atomic_output` and so follows
+the rules of :mod:`polytopo.core.output_safety`: the file is written under a temporary name in the target's folder
 and renamed into place (``os.replace``) only once complete, so a reader never sees half
 a file and a failure leaves nothing behind. An existing target is replaced only with
 ``overwrite=True``, and an input (``protect``) is never written to. A full disk is named
-as such (:class:`~.output_safety.OutputWriteError`).
+as such (:class:`~polytopo.core.output_safety.OutputWriteError`).
 
 Records are lists of flat dicts with the same keys. Values may be ``int``, ``float``,
 ``str``, ``bool``, None or their NumPy scalar types; NaN and None are written as empty
@@ -13,7 +13,7 @@ Records are lists of flat dicts with the same keys. Values may be ``int``, ``flo
 columns, built once and shared by the CSV table and the GeoPackage layers of the same
 records. A record's ``"geometry"`` is a shapely
 geometry in pixels; the GeoPackage writer converts it to map units with a
-:class:`~.io_vector.PixelFrame`.
+:class:`~polytopo.core.vector_files.PixelFrame`.
 """
 
 import contextlib
@@ -31,15 +31,15 @@ import numpy as np
 import shapely
 
 from ..tables.error_classes import ERROR_LAYERS, RECORD_TABLES
-from ...core.errors import EvaluatorError, InvalidParameterError
-from ..inputs.io_vector import ogr_exceptions
-from ...core.geopackage_publish import check_layer_names, publish_file
-from ...core.output_safety import check_file_output, partial_name, write_failure
+from ...core.atomic_output import atomic_output
+from ...core.errors import InvalidParameterError
+from ...core.vector_files import ogr_exceptions
+from ...core.geopackage_publish import check_layer_names
+from ...core.output_safety import write_failure
 
 __all__ = [
     "GEOMETRY_TYPES",
     "RecordTable",
-    "atomic_output",
     "write_csv",
     "write_geopackage",
     "write_summary_json",
@@ -49,77 +49,10 @@ __all__ = [
 GEOMETRY_TYPES = ("Polygon", "MultiPolygon", "Point", "MultiPoint", "LineString", "MultiLineString")
 _GEOMETRY_KEY = "geometry"
 _RESERVED_GPKG_FIELDS = ("fid",)
-_SIDE_SUFFIXES = ("", "-journal", "-wal", "-shm")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _GPKG_HEADER = struct.Struct("<2sBBi")  # magic, version, flags, srs_id (GeoPackage 1.2, clause 2.1.3)
 _ENVELOPE = struct.Struct("<4d")  # min_x, max_x, min_y, max_y
 _FLAG_LITTLE_ENDIAN, _FLAG_XY_ENVELOPE, _FLAG_EMPTY = 0x01, 0x02, 0x10
-
-
-@contextlib.contextmanager
-def atomic_output(path, *, overwrite=False, protect=()):
-    """Write a file under a temporary name and put it in place as ``path`` when the block succeeds.
-
-    The rules are those of :mod:`.output_safety`: inputs are never written, an existing
-    file only with ``overwrite``, and the temporary name is one a later run recognises
-    and removes if this process dies. A GeoPackage written over an existing GeoPackage
-    does not replace it: its layers are added to it, PolyTopo's earlier layers of the
-    same names replaced and every other layer kept (:mod:`.geopackage_publish`).
-
-    Parameters
-    ----------
-    path : str or Path
-        The final file; its folder must exist.
-    overwrite : bool
-        Replace an existing ``path`` (add to an existing GeoPackage); without it an
-        existing file is an error.
-    protect : iterable of str or Path
-        Input dataset names that must never be written (see
-        :func:`.output_safety.input_files`: sidecars and ``/vsizip/`` archives count).
-
-    Yields
-    ------
-    Path
-        The temporary file to write, in the same folder and with the same suffix as
-        ``path``; it does not exist yet.
-
-    Raises
-    ------
-    OutputExistsError
-        ``path`` exists and ``overwrite`` is False (also a FileExistsError).
-    FileNotFoundError
-        The folder of ``path`` does not exist.
-    UnsafeOutputError
-        ``path`` is one of the ``protect`` inputs.
-    OutputWriteError
-        Writing failed: read-only folder, disk full (named as such).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     with atomic_output(Path(folder) / "notes.txt") as temporary:
-    ...         _ = temporary.write_text("done")
-    ...     sorted(p.name for p in Path(folder).iterdir())
-    ['notes.txt']
-    """
-    target = Path(path)
-    check_file_output(target, inputs=protect, overwrite=overwrite, option="overwrite=True (--overwrite)")
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"Expected an existing folder for {target} but {target.parent} does not exist")
-    temporary = target.with_name(partial_name(target.name))
-    try:
-        yield temporary
-        publish_file(temporary, target)
-    except OSError as exc:
-        if isinstance(exc, EvaluatorError):
-            raise
-        raise write_failure(exc, target) from exc
-    finally:
-        for suffix in _SIDE_SUFFIXES:
-            side = temporary.with_name(temporary.name + suffix)
-            if side.exists():
-                side.unlink()
 
 
 class RecordTable:

@@ -24,7 +24,8 @@ from ..inputs.input_checks import (
     warn_no_overlap,
     warn_questionable_run,
 )
-from ..inputs.io_coco import load_coco_ground_truth, load_coco_predictions, read_json
+from ...core.json_files import read_json
+from ..inputs.io_coco import load_coco_ground_truth, load_coco_predictions
 from ..tables.metric_table import SWEPT
 from ..inputs.ordering import in_input_order
 from ..tables.pair_rules import invalid_count

@@ -2,7 +2,7 @@
 
 The reference layer fixes the CRS and the pixel frame (origin at the top-left of its
 extent, ``pixel_size`` map units per pixel, see
-:func:`polytopo.evaluator.inputs.io_vector.frame_for_bounds`); the prediction layer is
+:func:`polytopo.core.vector_files.frame_for_bounds`); the prediction layer is
 reprojected to it with QGIS's transformations. The features become instances in pixels
 through the evaluator's frame step (:func:`polytopo.evaluator.inputs.frame.instances_in_frame`),
 and :func:`polytopo.evaluator.evaluate` does the rest. Safe to run in a worker thread.
@@ -21,7 +21,8 @@ from ...evaluator.inputs.input_checks import DisjointInputsWarning
 from ...core.cluster import ClusterAsker, check_cluster_choice, open_client, require_distributed
 from ...core.errors import EvaluationCanceled
 from ...evaluator.inputs.frame import instances_in_frame
-from ...evaluator.inputs.io_vector import SCORE_FIELD, frame_for_bounds, implied_score_field
+from ...core.vector_files import frame_for_bounds
+from ...evaluator.inputs.io_vector import SCORE_FIELD, implied_score_field
 from ...evaluator.tables.profiles import DEFAULT_PROFILE
 from ..errors import LayerInputError, RunParameterError
 from ..setup.dependencies import SCALE_OUT
@@ -42,7 +43,7 @@ class EvaluationRun:
     ----------
     evaluation : polytopo.evaluator.Evaluation
         Summary, per-feature records (geometry in pixels) and the full outcome.
-    frame : polytopo.evaluator.inputs.io_vector.PixelFrame
+    frame : polytopo.core.vector_files.PixelFrame
         The pixel grid of the evaluation; ``frame.to_map`` turns record geometry back
         into map units of :attr:`crs`.
     crs : QgsCoordinateReferenceSystem

@@ -30,7 +30,8 @@ from ...core import output_safety
 from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
 from ...core.geopackage_publish import check_layer_names
 from ...evaluator.outputs.records import FIELD_KINDS
-from ...evaluator.outputs.writers import atomic_output, error_layers, write_geopackage, write_summary_json
+from ...core.atomic_output import atomic_output
+from ...evaluator.outputs.writers import error_layers, write_geopackage, write_summary_json
 from ..errors import OutputExistsError, RunFailedError, RunParameterError
 from .output_check import REPLACE_OPTION
 from .report_html import render_report_html

@@ -5,7 +5,7 @@ import shapely
 
 from polytopo.core.errors import InputFormatError
 from polytopo.evaluator.inputs.frame import instances_in_frame
-from polytopo.evaluator.inputs.io_vector import PixelFrame
+from polytopo.core.vector_files import PixelFrame
 
 FRAME = PixelFrame(None, origin_x=100.0, origin_y=50.0, pixel_size=0.5)
 BOXES = [shapely.box(100, 46, 102, 50), None, shapely.box(104, 46, 106, 48)]

@@ -7,7 +7,7 @@ import shapely
 
 from polytopo.core import geopackage_publish
 from polytopo.core.geopackage_publish import PRODUCER_URI, layer_owners
-from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.core.vector_files import PixelFrame, ogr_exceptions
 from polytopo.core.output_safety import OutputExistsError
 from polytopo.evaluator.outputs.writers import write_geopackage
 from reliability import case

@@ -10,13 +10,8 @@ import pytest
 import shapely
 
 from polytopo.core.errors import InputFormatError, InvalidParameterError
-from polytopo.evaluator.inputs.io_vector import (
-    PixelFrame,
-    frame_for_bounds,
-    load_vector_layer,
-    ogr_exceptions,
-    require_osgeo,
-)
+from polytopo.core.vector_files import PixelFrame, frame_for_bounds, ogr_exceptions, require_osgeo
+from polytopo.evaluator.inputs.io_vector import load_vector_layer
 
 pytest.importorskip("osgeo", reason="GDAL's Python bindings are needed to write the test layers")
 

@@ -25,7 +25,7 @@ import shapely
 
 from polytopo.evaluator.run.api import evaluate, load_inputs
 from polytopo.core.geopackage_publish import mark_layers
-from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.core.vector_files import PixelFrame, ogr_exceptions
 from polytopo.evaluator.outputs.records import FIELD_KINDS
 from polytopo.evaluator.outputs.report import write_report
 from polytopo.evaluator.outputs.writers import RecordTable, error_layers, write_csv, write_geopackage

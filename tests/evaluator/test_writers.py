@@ -10,7 +10,7 @@ import pytest
 import shapely
 
 from polytopo.core.errors import InvalidParameterError
-from polytopo.evaluator.inputs.io_vector import PixelFrame, ogr_exceptions
+from polytopo.core.vector_files import PixelFrame, ogr_exceptions
 from polytopo.evaluator.outputs.writers import (
     atomic_output,
     error_layers,

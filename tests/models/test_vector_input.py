@@ -3,7 +3,7 @@
 import pytest
 import shapely
 
-from polytopo.evaluator.inputs.io_vector import ogr_exceptions
+from polytopo.core.vector_files import ogr_exceptions
 from polytopo.models.errors import ModelsError, VectorInputError
 from polytopo.models.vector_input import read_aoi, read_geometries
 
