@@ -35,8 +35,8 @@ __all__ = ["bare_session_seconds", "main", "prepared_batches"]
 def prepared_batches(model, raster, params):
     """The input tensors of the batches the pipeline runs on ``raster`` (read and scaled as it does), and the tile count."""
     from polytopo.models import PreparedRun
-    from polytopo.models.normalize import to_model_input
-    from polytopo.models.tiling import Tile
+    from polytopo.models.raster.normalize import to_model_input
+    from polytopo.models.raster.tiling import Tile
 
     prepared = PreparedRun(model, raster, params)
     tile = prepared.tiling.tile_size_px

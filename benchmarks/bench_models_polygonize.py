@@ -1,7 +1,7 @@
 """Polygonizer throughput versus GDAL Polygonize alone on the same masks.
 
-Ours: :func:`polytopo.models.polygonize.polygonize_mask` (mask to valid shapely polygons
-with holes) and the strip-wise :class:`~polytopo.models.strip_polygonizer.StripPolygonizer`
+Ours: :func:`polytopo.models.polygons.polygonize.polygonize_mask` (mask to valid shapely polygons
+with holes) and the strip-wise :class:`~polytopo.models.polygons.strip_polygonizer.StripPolygonizer`
 (64-row strips, whole polygons across strips). GDAL: ``gdal.Polygonize``
 (4-connected) into an in-memory OGR layer, without any conversion to
 shapely, which favours GDAL; and GDAL followed by the conversion of its
@@ -47,14 +47,14 @@ def gdal_polygonize_to_shapely(mask):
 
 
 def ours(mask):
-    from polytopo.models.polygonize import polygonize_mask
+    from polytopo.models.polygons.polygonize import polygonize_mask
 
     return len(polygonize_mask(mask))
 
 
 def ours_strips(mask, rows=64):
-    from polytopo.models.strip_polygonizer import StripPolygonizer
-    from polytopo.models.strip_polygonizer import NO_CLASS
+    from polytopo.models.polygons.strip_polygonizer import StripPolygonizer
+    from polytopo.models.polygons.strip_polygonizer import NO_CLASS
 
     strips = StripPolygonizer(mask.shape[1], [0])
     scores = np.ones((rows, mask.shape[1]), np.float32)
@@ -68,7 +68,7 @@ def ours_strips(mask, rows=64):
 
 def normal_form(mask):
     """Time of the GEOS normal form alone (``shapely.normalize``), on the polygons ours returns, as part of ours."""
-    from polytopo.models.polygonize import polygonize_mask
+    from polytopo.models.polygons.polygonize import polygonize_mask
 
     geometries = polygonize_mask(mask).geometries
     start = time.perf_counter()

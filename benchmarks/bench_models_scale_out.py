@@ -74,7 +74,7 @@ def main(argv=None):
 
     from polytopo.core.cluster import open_client
     from polytopo.models import RunParams, SessionParams, load_model, run_to_file
-    from polytopo.models.block_run import run_blocks
+    from polytopo.models.raster.block_run import run_blocks
 
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     results = {"raster_px": args.size, "block_px": args.block_px, "tile_px": args.tile, "cpus": cpus,

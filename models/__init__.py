@@ -19,8 +19,8 @@ prompts, the results and the errors. The engine's parts (tiling, polygonization,
 checks against the graph, sessions, decoders) are imported from their own modules.
 """
 
-from .card import ModelCard, example_card
-from .card_io import describe_model, read_card, write_card
+from .card.model_card import ModelCard, example_card
+from .card.card_files import describe_model, read_card, write_card
 from .errors import (
     InferenceCanceled,
     InferenceError,
@@ -35,8 +35,12 @@ from .errors import (
 from .model import LoadedModel, load_model
 from .pipeline import MapPolygon, PreparedRun, RunParams, RunReport, run_to_file
 from .prompts import Prompt, prompts_from_geometries, prompts_from_vector
-from .raster import GeoreferenceWarning
+from .raster.reading import GeoreferenceWarning
 from .session import SessionParams
+
+# Hosts that unload a package by the modules its imports returned or named (QGIS's plugin
+# loader) see the sub-packages themselves here; each is only a docstring.
+from . import card, polygons, raster  # noqa: E402, F401  isort: skip
 
 __all__ = [
     "GeoreferenceWarning",

@@ -19,7 +19,7 @@ The ``run`` command is carried out by :mod:`~polytopo.models.run_command`.
         [--gt-images GT.json] [--workers N | --scheduler tcp://HOST:PORT] [--tile PX] [--overlap PX] [--batch N] [--threshold T] ...
 
 With ``--workers`` or ``--scheduler`` a raster is run in blocks on a Dask
-cluster (:mod:`~polytopo.models.block_run`) and an image set one task per
+cluster (:mod:`~polytopo.models.raster.block_run`) and an image set one task per
 image (:mod:`~polytopo.models.image_sets`); without them everything runs in
 this process (``--block-px`` alone runs the blocks here, one after the other).
 
@@ -36,8 +36,8 @@ from pathlib import Path
 
 from ..core.cluster import local_workers_option
 from ..core.errors import PolytopoError
-from .card import FAMILIES, example_card
-from .card_io import describe_model, format_description, write_card
+from .card.model_card import FAMILIES, example_card
+from .card.card_files import describe_model, format_description, write_card
 from .errors import ModelsError
 from .work_estimate import DEFAULT_MAX_PIXELS
 from .zoo import ZOO_DIR, format_zoo_table, user_model_dir, zoo_model, zoo_models

@@ -41,7 +41,7 @@ from ..core.output_safety import check_file_output, probe_folder
 from ..core.atomic_output import atomic_output
 from .errors import ModelsError, OutputError, RasterError
 from .pipeline import PreparedRun, RunParams
-from .raster import GeoreferenceWarning
+from .raster.reading import GeoreferenceWarning
 from .session import SessionParams
 from .worker_model import worker_model
 from .writer import VectorWriter, driver_for, safety_errors

@@ -3,12 +3,12 @@
 import os
 from dataclasses import dataclass
 
-from .card import parse_card
-from .card_validation import check_card
+from .card.model_card import parse_card
+from .card.validation import check_card
 from .confinement import inside_model_folder
 from .decoders.families import PROMPT_FEATURE_ROLES, PROMPT_INPUT_ROLES, PROMPT_OUTPUT_ROLES, family_row
 from .errors import ModelCardError
-from .onnx_metadata import read_metadata_props
+from .card.onnx_metadata import read_metadata_props
 from .session import SessionParams, open_session
 
 __all__ = ["LoadedModel", "PromptIO", "SequenceIO", "load_model", "model_from_session"]

@@ -15,9 +15,9 @@ rows are polygonized at once and only the rows of still-open polygons are
 carried to the next strip. Polygons cut at block seams are merged whole. See
 docs/models.md for the bound.
 
-A :class:`PreparedRun` can also run one :class:`~polytopo.models.grid_blocks.GridBlock`
+A :class:`PreparedRun` can also run one :class:`~polytopo.models.raster.grid_blocks.GridBlock`
 of a grid split in rows and columns (one worker task of a block run, see
-:mod:`~polytopo.models.block_run`): it then runs only the tiles of that block,
+:mod:`~polytopo.models.raster.block_run`): it then runs only the tiles of that block,
 yields the polygons inside its core and keeps the pieces of polygons that
 touch its seams in :attr:`PreparedRun.seam_pieces`.
 """
@@ -31,18 +31,18 @@ import numpy as np
 import shapely
 
 from ..core.cancel import raise_if_canceled
-from .column_blocks import column_blocks
+from .raster.column_blocks import column_blocks
 from .decoders import decoder_for
 from .decoders.base import DecodeContext
 from .decoders.families import SEG_THRESHOLD_FAMILIES
 from .errors import InferenceCanceled, InferenceError, ModelCardError, RasterError
-from .grid_blocks import whole_rows
+from .raster.grid_blocks import whole_rows
 from .memory import check_memory, estimate_memory
-from .normalize import input_scaling, to_model_input
-from .polygon_cleanup import to_map_coordinates, valid_polygons_only
+from .raster.normalize import input_scaling, to_model_input
+from .polygons.cleanup import to_map_coordinates, valid_polygons_only
 from .prefetch import Prefetcher
-from .raster import GeoreferenceWarning, GridReader, make_grid, open_raster
-from .tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
+from .raster.reading import GeoreferenceWarning, GridReader, make_grid, open_raster
+from .raster.tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
 from .work_estimate import DEFAULT_MAX_PIXELS, check_work
 from .writer import VectorWriter
 
@@ -171,7 +171,7 @@ def decoding_values(card):
 def decoding_summary(card):
     """:func:`decoding_values` in words (for run logs).
 
-    >>> from polytopo.models.card import ModelCard
+    >>> from polytopo.models.card.model_card import ModelCard
     >>> decoding_summary(ModelCard("semantic", seg_threshold=0.7, min_area_px2=4.0, min_hole_area_px2=0.0))
     'threshold 0.7, minimum area 4 px², minimum hole area 0 px²'
     """
@@ -347,7 +347,7 @@ class PreparedRun:
         The cancel check (:mod:`polytopo.core.cancel`), asked before every batch;
         True stops with :class:`~polytopo.models.errors.InferenceCanceled`.
     block : GridBlock or None
-        Run only this block of the grid (see :mod:`~polytopo.models.grid_blocks`);
+        Run only this block of the grid (see :mod:`~polytopo.models.raster.grid_blocks`);
         None runs the whole grid.
 
     Attributes
@@ -442,7 +442,7 @@ class PreparedRun:
         self._channels = None
 
     def require_grid_blocks(self):
-        """Raise :class:`ModelCardError` unless the decoder can run in grid blocks (see :mod:`~polytopo.models.grid_blocks`)."""
+        """Raise :class:`ModelCardError` unless the decoder can run in grid blocks (see :mod:`~polytopo.models.raster.grid_blocks`)."""
         if not self.decoder.supports_grid_blocks:
             raise ModelCardError(
                 f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) for "

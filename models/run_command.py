@@ -5,7 +5,7 @@ The parser of every command, and the ``info`` and ``write-card`` commands, are i
 
 One raster runs in this process (:func:`~polytopo.models.pipeline.run_to_file`),
 or in grid blocks on a Dask cluster with ``--workers``/``--scheduler``
-(:func:`~polytopo.models.block_run.run_blocks`); an image set runs one task
+(:func:`~polytopo.models.raster.block_run.run_blocks`); an image set runs one task
 per image (:mod:`~polytopo.models.image_sets`).
 """
 
@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from ..core.cluster import open_client
 from ..core.output_safety import check_file_output, probe_folder
-from .block_run import run_blocks
+from .raster.block_run import run_blocks
 from .decoders.families import family_row
 from .errors import ModelCardError, ModelsError
 from .image_sets import check_categories, check_outputs, image_ids, list_images, run_image_set, write_predictions
@@ -25,7 +25,7 @@ from .model import load_model
 from .worker_model import worker_model
 from .pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, decoding_summary, run_to_file
 from .prompts import prompts_from_geometries, prompts_from_vector
-from .raster import raster_crs_wkt
+from .raster.reading import raster_crs_wkt
 from .session import SessionParams
 from .vector_input import read_aoi
 from .writer import driver_for, safety_errors

@@ -13,10 +13,10 @@ works without it; a missing package raises with the install command.
 import os
 from dataclasses import dataclass
 
-from .card_validation import signature_from_session
+from .card.validation import signature_from_session
 from .confinement import inside_model_folder
 from .errors import ModelFileError, ProviderError
-from .onnx_metadata import external_data_locations
+from .card.onnx_metadata import external_data_locations
 
 __all__ = [
     "PROVIDER_CHOICES",

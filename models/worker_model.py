@@ -1,7 +1,7 @@
 """The model a worker process runs: loaded once per process, reused by every task.
 
 Tasks of an image-set or block run (see :mod:`~polytopo.models.image_sets` and
-:mod:`~polytopo.models.block_run`) name the model by path; creating an
+:mod:`~polytopo.models.raster.block_run`) name the model by path; creating an
 onnxruntime session for each task would cost more than many tasks take, so the
 last model loaded is kept, keyed by its path, size, modification time and
 session parameters (a changed file is loaded again). A worker with several

@@ -8,8 +8,11 @@ from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction, QPushButton
 
 # qgis.utils unloads exactly the modules its import hook saw returned or named; naming
-# every subpackage here hands it the packages themselves (each is only a docstring).
+# every subpackage here hands it the packages themselves (each is only a docstring;
+# polytopo.models names its own, as importing it here would need its dependencies).
 from . import demo, gui, processing, runs, setup  # noqa: F401
+from .. import core  # noqa: F401
+from ..evaluator import cli, geometry, inputs, metrics, outputs, profiles, run, tables  # noqa: F401
 from .setup import dependencies, geos_isolation
 from .errors import ProviderRegistrationError
 from .processing.provider import PROVIDER_ID, PolyTopoProvider

@@ -1,7 +1,7 @@
 """The model card of each bundled model: every Deepness key, our ``polytopo.*`` keys, data and licence.
 
 Entries that the engine reads are checked by
-:func:`polytopo.models.card_io.write_card` when the card is written. Three
+:func:`polytopo.models.card.card_files.write_card` when the card is written. Three
 descriptive keys are not engine keys and are kept as extra entries:
 ``polytopo.description`` (what the outputs are and how they map to the
 family's roles), ``polytopo.training`` (schedule, seed, wall time) and

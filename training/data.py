@@ -19,7 +19,7 @@ Atlanta (panchromatic, 16-bit)
     out, the left two thirds train.
 
 Everything is read through the inference engine's own raster reader
-(:mod:`polytopo.models.raster`), so a model is trained on exactly the
+(:mod:`polytopo.models.raster.reading`), so a model is trained on exactly the
 resampling it meets at inference time. Label polygons are returned in
 *model-grid pixels* (x = column, y = row, pixel (r, c) covers
 [c, c+1] x [r, r+1]).
@@ -34,7 +34,7 @@ import numpy as np
 import shapely
 from osgeo import gdal, ogr, osr
 
-from ..models.raster import GridReader, make_grid, open_raster
+from ..models.raster.reading import GridReader, make_grid, open_raster
 from .errors import TrainingError
 
 __all__ = [

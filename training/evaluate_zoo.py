@@ -19,7 +19,7 @@ import numpy as np
 
 from ..evaluator import InstanceSet, evaluate
 from ..evaluator.inputs.instances import instances_from_geometries
-from ..models.card_io import write_card
+from ..models.card.card_files import write_card
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams

@@ -5,7 +5,7 @@ Importing this module imports PyTorch (see :mod:`.torch_support`).
 The graph is exported with the TorchScript-based exporter of PyTorch (opset
 17, dynamic batch, height and width; input ``input`` in NCHW float32), its
 outputs are compared with PyTorch's on a random tile, and the card is
-written with :func:`polytopo.models.card_io.write_card`, which checks it
+written with :func:`polytopo.models.card.card_files.write_card`, which checks it
 against the graph. A file of :data:`MAX_MODEL_BYTES` or more is refused.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..models.card_io import write_card
+from ..models.card.card_files import write_card
 from ..models.session import import_onnxruntime
 from .cards import card_entries
 from .errors import TrainingError

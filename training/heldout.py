@@ -33,7 +33,7 @@ import numpy as np
 import shapely
 from osgeo import gdal
 
-from ..models.raster import open_raster
+from ..models.raster.reading import open_raster
 from ..models.scene_rendering import SCENE_LABEL, RenderParams, read_buildings, render_scene
 from . import data
 from .rendered import CITIES, HELD_OUT_CITY, city_frames

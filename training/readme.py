@@ -7,7 +7,7 @@ the README is written by hand.
 import json
 from pathlib import Path
 
-from ..models.onnx_metadata import read_metadata_props
+from ..models.card.onnx_metadata import read_metadata_props
 from .errors import TrainingError
 
 __all__ = ["BEGIN", "END", "SCORED_METRICS", "render_tables", "update_readme"]

@@ -17,7 +17,7 @@ import numpy as np
 import shapely
 from scipy import ndimage
 
-from ..models.raster import open_raster
+from ..models.raster.reading import open_raster
 from . import data
 from .augment import CropWindow, photometric, warp, window_polygons
 from .rendered import TRAIN_CITIES, rendered_samples

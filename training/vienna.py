@@ -23,7 +23,7 @@ import shapely
 
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
-from ..models.raster import open_raster
+from ..models.raster.reading import open_raster
 from ..models.session import SessionParams
 from ..models.zoo import zoo_models
 from .shared_data import find_shared_data

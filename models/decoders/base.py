@@ -15,13 +15,13 @@ the pipeline maps them to the raster's CRS, checks them and writes them.
 
 A dense decoder whose :attr:`Decoder.supports_column_blocks` is true gets
 the grid one column block at a time (see
-:mod:`~polytopo.models.column_blocks`): ``begin_column_block``, then the rows
+:mod:`~polytopo.models.raster.column_blocks`): ``begin_column_block``, then the rows
 of that block top to bottom, then ``end_column_block``. Such a decoder must
 not rely on ``decode_batch``, because the tiles on a seam run twice.
 
 A decoder whose :attr:`Decoder.supports_grid_blocks` is true can also run one
 block of a grid split in rows and columns (see
-:mod:`~polytopo.models.grid_blocks`): ``begin_grid_block`` says which rows
+:mod:`~polytopo.models.raster.grid_blocks`): ``begin_grid_block`` says which rows
 the block's core starts at and which of its edges are seams; every polygon
 touching a seam is then returned as a :class:`PolygonRecord` with
 ``on_seam=True`` (unfiltered, unsimplified pixel-edge piece), and

@@ -2,8 +2,8 @@
 
 :data:`FAMILY_TABLE` is the one place a family is declared (as Deepness'
 ``ModelDefinition`` declares its model types): card parsing
-(:mod:`polytopo.models.card`), the checks against the graph
-(:mod:`polytopo.models.card_validation`), model loading
+(:mod:`polytopo.models.card.model_card`), the checks against the graph
+(:mod:`polytopo.models.card.validation`), model loading
 (:mod:`polytopo.models.model`) and :func:`polytopo.models.decoders.decoder_for`
 read their family's row instead of branching on its name.
 """
@@ -284,7 +284,7 @@ FAMILIES = tuple(family.name for family in FAMILY_TABLE)
 
 SEG_THRESHOLD_FAMILIES = tuple(family.name for family in FAMILY_TABLE if family.seg_threshold)
 """The families whose decoders threshold a probability map at ``seg_thresh``
-(:attr:`~polytopo.models.card.ModelCard.seg_threshold`)."""
+(:attr:`~polytopo.models.card.model_card.ModelCard.seg_threshold`)."""
 
 _ROWS = {family.name: family for family in FAMILY_TABLE}
 

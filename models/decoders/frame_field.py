@@ -38,7 +38,7 @@ polygonized as FFL's corner-aware simplification does:
 A ring with fewer than 3 corners (no usable field, a round shape), or a
 result that is invalid, loses a hole or overlaps the mask polygon by an
 IoU under 0.5 falls back to the simplified mask contour
-(:func:`~polytopo.models.polygon_cleanup.simplify_keep_valid`), so every
+(:func:`~polytopo.models.polygons.cleanup.simplify_keep_valid`), so every
 polygon stays valid. FFL's active-contour optimisation of the contour
 before the corner detection is not done.
 """
@@ -49,8 +49,8 @@ import numpy as np
 import shapely
 
 from ..errors import InferenceError
-from ..polygon_cleanup import simplify_keep_valid
-from ..strip_polygonizer import NO_CLASS, StripPolygonizer
+from ..polygons.cleanup import simplify_keep_valid
+from ..polygons.strip_polygonizer import NO_CLASS, StripPolygonizer
 from .base import Decoder, PolygonRecord
 
 __all__ = ["FrameFieldDecoder", "align_polygon", "field_directions", "frame_corners"]

@@ -20,8 +20,8 @@ import shapely
 from scipy import ndimage
 
 from ..errors import InferenceError
-from ..polygon_cleanup import simplify_keep_valid
-from ..polygonize import polygonize_mask
+from ..polygons.cleanup import simplify_keep_valid
+from ..polygons.polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
 from .object_stitching import ObjectStitcher, core_owner, with_batch_axis
 

@@ -1,7 +1,7 @@
 """Stitching the objects of the per-tile decoders (instances, rings, prompted masks) across tiles.
 
 Which tile owns an object, and duplicate suppression among the objects of overlapping
-tiles; dense outputs are blended instead (:mod:`~polytopo.models.tiling`).
+tiles; dense outputs are blended instead (:mod:`~polytopo.models.raster.tiling`).
 
 An object seen by several overlapping tiles is kept from the tile whose
 *core* contains its centre (the cores are the cells of the tile grid cut

@@ -22,7 +22,7 @@ import numpy as np
 import shapely
 
 from ..errors import InferenceError
-from ..polygon_cleanup import simplify_keep_valid
+from ..polygons.cleanup import simplify_keep_valid
 from .base import Decoder, PolygonRecord
 from .instance import mask_to_polygon
 from .object_stitching import core_owner

@@ -26,8 +26,8 @@ import shapely
 from scipy.optimize import linear_sum_assignment
 
 from ..errors import InferenceError
-from ..polygon_cleanup import drop_small_holes, largest_polygon
-from ..polygonize import polygonize_mask
+from ..polygons.cleanup import drop_small_holes, largest_polygon
+from ..polygons.polygonize import polygonize_mask
 from .base import Decoder, PolygonRecord
 from .object_stitching import ObjectStitcher, core_owner, with_batch_axis
 

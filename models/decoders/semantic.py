@@ -17,10 +17,10 @@ blocks' results are collected.
 
 import numpy as np
 
-from ..column_blocks import SeamMerger
-from ..polygon_cleanup import simplify_keep_valid
-from ..row_filters import StreamingMedianFilter
-from ..strip_polygonizer import NO_CLASS, StripPolygonizer
+from ..raster.column_blocks import SeamMerger
+from ..polygons.cleanup import simplify_keep_valid
+from ..polygons.row_filters import StreamingMedianFilter
+from ..polygons.strip_polygonizer import NO_CLASS, StripPolygonizer
 from .base import Decoder, PolygonRecord
 
 __all__ = ["SemanticDecoder", "classify_probabilities"]
@@ -35,7 +35,7 @@ def classify_probabilities(probabilities, thresholds, background_class):
     thresholds : numpy.ndarray, shape (classes,)
         A pixel can only take a class whose probability reaches its threshold.
     background_class : int or None
-        Class that yields :data:`~polytopo.models.strip_polygonizer.NO_CLASS`.
+        Class that yields :data:`~polytopo.models.polygons.strip_polygonizer.NO_CLASS`.
 
     Returns
     -------

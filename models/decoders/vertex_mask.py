@@ -20,8 +20,8 @@ import numpy as np
 import shapely
 from scipy import ndimage
 
-from ..polygon_cleanup import simplify_keep_valid
-from ..strip_polygonizer import NO_CLASS, StripPolygonizer
+from ..polygons.cleanup import simplify_keep_valid
+from ..polygons.strip_polygonizer import NO_CLASS, StripPolygonizer
 from .base import Decoder, PolygonRecord
 
 __all__ = ["VertexMaskDecoder", "heatmap_peaks", "snap_to_peaks"]

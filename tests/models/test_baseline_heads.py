@@ -18,7 +18,7 @@ from polytopo_testing import BASELINE_CARDS as CARDS
 from polytopo_testing import baseline_card, build, constant, mask_box_nodes
 
 from polytopo.models import ModelCardError, PreparedRun, RunParams, SessionParams, load_model, prompts_from_geometries
-from polytopo.models.card_io import write_card
+from polytopo.models.card.card_files import write_card
 
 CPU = SessionParams(provider="cpu")
 FLOAT, INT64, INT32, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
@@ -26,7 +26,7 @@ GT = (500000.0, 0.5, 0.0, 4000000.0, 0.0, -0.5)
 PX2 = 0.25  # m² per pixel
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 def test_every_baseline_card_is_valid():
-    from polytopo.models.card import card_to_props, parse_card
+    from polytopo.models.card.model_card import card_to_props, parse_card
 
     names = sorted(path.stem for path in CARDS.glob("*.json"))
     assert names == ["ffl", "hisup", "maskrcnn_torchvision", "pix2poly", "polyworld", "sam", "sam2", "unet_smp"]

@@ -6,10 +6,10 @@ import shapely
 from osgeo import ogr
 
 from polytopo.models import RunParams, SessionParams, load_model, run_to_file
-from polytopo.models.block_run import run_blocks
+from polytopo.models.raster.block_run import run_blocks
 from polytopo.models.errors import ModelCardError
-from polytopo.models.grid_blocks import grid_blocks
-from polytopo.models.tiling import tile_origins
+from polytopo.models.raster.grid_blocks import grid_blocks
+from polytopo.models.raster.tiling import tile_origins
 
 CPU = SessionParams(provider="cpu")
 CPU1 = SessionParams(provider="cpu", intra_op_threads=1)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from polytopo.models.card import FAMILIES, card_to_props, example_card, parse_card
+from polytopo.models.card.model_card import FAMILIES, card_to_props, example_card, parse_card
 from polytopo.models.errors import ModelCardError
 
 

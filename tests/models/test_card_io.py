@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from polytopo.models.card_io import describe_model, read_card, write_card
+from polytopo.models.card.card_files import describe_model, read_card, write_card
 from polytopo.models.cli import main
 from polytopo.models.errors import ModelCardError
 

@@ -3,8 +3,8 @@
 import pytest
 from onnx import TensorProto, helper
 
-from polytopo.models.card import card_to_props, parse_card
-from polytopo.models.card_validation import GraphSignature, TensorSpec, check_card
+from polytopo.models.card.model_card import card_to_props, parse_card
+from polytopo.models.card.validation import GraphSignature, TensorSpec, check_card
 from polytopo.models.errors import ModelCardError
 from polytopo.models.model import load_model
 from polytopo.models.session import SessionParams

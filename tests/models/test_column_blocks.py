@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from polytopo.models import PreparedRun, RunParams, SessionParams, load_model, write_card
 from polytopo.models import pipeline
-from polytopo.models.column_blocks import SeamMerger, column_blocks
-from polytopo.models.polygonize import label_components, polygonize_mask
-from polytopo.models.strip_polygonizer import NO_CLASS, StripPolygonizer
-from polytopo.models.tiling import tile_origins
+from polytopo.models.raster.column_blocks import SeamMerger, column_blocks
+from polytopo.models.polygons.polygonize import label_components, polygonize_mask
+from polytopo.models.polygons.strip_polygonizer import NO_CLASS, StripPolygonizer
+from polytopo.models.raster.tiling import tile_origins
 
 CPU = SessionParams(provider="cpu")
 

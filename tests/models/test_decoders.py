@@ -222,7 +222,7 @@ def test_promptable_without_prompts_is_an_error(tmp_path, tiny):
 
 
 def test_every_family_has_a_decoder_and_an_example_card():
-    from polytopo.models.card import FAMILIES, example_card
+    from polytopo.models.card.model_card import FAMILIES, example_card
     from polytopo.models.decoders import DECODERS
 
     assert sorted(DECODERS) == sorted(FAMILIES)

@@ -4,8 +4,8 @@ import pytest
 
 from polytopo.models import SessionParams, load_model
 from polytopo.models import model as model_module
-from polytopo.models.card import card_to_props, parse_card
-from polytopo.models.card_validation import GraphSignature, TensorSpec, check_card
+from polytopo.models.card.model_card import card_to_props, parse_card
+from polytopo.models.card.validation import GraphSignature, TensorSpec, check_card
 from polytopo.models.decoders import DECODERS, FAMILY_TABLE
 from polytopo.models.errors import ModelCardError
 

@@ -12,11 +12,11 @@ from scipy import ndimage
 from shapely import affinity
 
 from polytopo.models import ModelCardError, PreparedRun, SessionParams, load_model
-from polytopo.models.card import parse_card
+from polytopo.models.card.model_card import parse_card
 from polytopo.models.decoders import frame_field
 from polytopo.models.decoders.frame_field import align_polygon, field_directions, frame_corners
-from polytopo.models.polygon_cleanup import simplify_keep_valid
-from polytopo.models.polygonize import polygonize_mask
+from polytopo.models.polygons.cleanup import simplify_keep_valid
+from polytopo.models.polygons.polygonize import polygonize_mask
 
 CPU = SessionParams(provider="cpu")
 PIXEL_M = 0.5

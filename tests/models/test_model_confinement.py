@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, save_model
 from polytopo.models.errors import ModelCardError, ModelFileError
 from polytopo.models.confinement import inside_model_folder
 from polytopo.models.model import load_model
-from polytopo.models.onnx_metadata import external_data_locations, write_metadata_props
+from polytopo.models.card.onnx_metadata import external_data_locations, write_metadata_props
 from polytopo.models.session import SessionParams, open_session
 from polytopo.models.zoo import zoo_model
 from reliability import case
@@ -96,7 +96,7 @@ def test_prompt_decoder_outside_the_model_folder_is_refused(tmp_path, tiny, deco
 
 
 def _card(path):
-    from polytopo.models.onnx_metadata import read_metadata_props
+    from polytopo.models.card.onnx_metadata import read_metadata_props
 
     return read_metadata_props(path)
 

@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 from polytopo.models.errors import ModelFileError
-from polytopo.models.onnx_metadata import read_metadata_props, write_metadata_props
+from polytopo.models.card.onnx_metadata import read_metadata_props, write_metadata_props
 
 
 def test_read_matches_onnx(tmp_path, tiny):

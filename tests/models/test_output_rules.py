@@ -201,7 +201,7 @@ def test_a_card_error_is_one_line_and_the_example_is_a_command_away(scene, capsy
 
 
 def test_example_card_prints_a_card_that_write_card_accepts(capsys, tmp_path):
-    from polytopo.models.card import example_card
+    from polytopo.models.card.model_card import example_card
 
     assert main(["example-card", "rings"]) == 0
     assert json.loads(capsys.readouterr().out) == example_card("rings")

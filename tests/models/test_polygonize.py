@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from osgeo import gdal, ogr
 
-from polytopo.models.polygonize import label_components, polygonize_mask
+from polytopo.models.polygons.polygonize import label_components, polygonize_mask
 
 
 def rasterize(polygons, shape):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from polytopo.models.card import card_to_props, parse_card
+from polytopo.models.card.model_card import card_to_props, parse_card
 from polytopo.models.errors import RasterError
-from polytopo.models.normalize import default_input_range, input_scaling
-from polytopo.models.raster import GeoreferenceWarning, GridReader, make_grid, open_raster
+from polytopo.models.raster.normalize import default_input_range, input_scaling
+from polytopo.models.raster.reading import GeoreferenceWarning, GridReader, make_grid, open_raster
 
 
 def reader(path, bands=(1,), resolution=None, extent=None):

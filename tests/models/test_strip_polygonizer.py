@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import ndimage
 
-from polytopo.models.polygonize import label_components, polygonize_mask
-from polytopo.models.strip_polygonizer import NO_CLASS, StripPolygonizer
+from polytopo.models.polygons.polygonize import label_components, polygonize_mask
+from polytopo.models.polygons.strip_polygonizer import NO_CLASS, StripPolygonizer
 
 
 def by_strips(classes, cuts, class_ids=(0,), scores=None, **kwargs):

@@ -5,7 +5,7 @@ import pytest
 
 from polytopo.models.errors import ModelCardError
 from polytopo.models.session import SessionParams, open_session
-from polytopo.models.tiling import StripAccumulator, Tile, TilingParams, blend_weights, tile_origins
+from polytopo.models.raster.tiling import StripAccumulator, Tile, TilingParams, blend_weights, tile_origins
 
 
 def test_tiles_cover_the_axis_with_a_uniform_stride():

@@ -13,7 +13,7 @@ import shapely
 from osgeo import gdal, osr
 
 from polytopo.models import PreparedRun, RunParams, SessionParams, load_model
-from polytopo.models.onnx_metadata import read_metadata_props
+from polytopo.models.card.onnx_metadata import read_metadata_props
 from polytopo.training.cards import required_keys
 from polytopo.training.shared_data import find_shared_data, shared_data_available
 from polytopo.models.zoo.pack import file_sha256

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from polytopo.models import SessionParams, load_model
-from polytopo.models.onnx_metadata import read_metadata_props
+from polytopo.models.card.onnx_metadata import read_metadata_props
 from polytopo.models.zoo import zoo_model, zoo_models
 from polytopo.training import data
 from polytopo.training.errors import TrainingError

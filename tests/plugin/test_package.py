@@ -23,7 +23,7 @@ import pytest
 
 LOADER_SCRIPT = Path(__file__).with_name("start_plugin_like_qgis.py")
 TIMEOUT_S = 120
-TOP_LEVEL = {"metadata.txt", "__init__.py", "version.py", "LICENSE", "README.md", "evaluator", "models", "plugin", "resources"}
+TOP_LEVEL = {"metadata.txt", "__init__.py", "version.py", "LICENSE", "README.md", "core", "evaluator", "models", "plugin", "resources"}
 FORBIDDEN_PARTS = {"tests", "benchmarks", "scripts", "docs", ".venv", ".git", ".ci", ".deps", "__pycache__", "dist"}
 REQUIRED_METADATA = ("name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
                      "repository", "tracker")
@@ -153,7 +153,7 @@ def test_the_zip_holds_every_module_and_resource(package, repo_root):
     """Each source and resource file of the plugin parts is in the ZIP; documentation-only files are not."""
     _, names = package
     expected, doc_only = set(), set()
-    for folder in ("evaluator", "models", "plugin", "resources"):
+    for folder in ("core", "evaluator", "models", "plugin", "resources"):
         for path in (repo_root / folder).rglob("*"):
             relative = path.relative_to(repo_root)
             if path.is_file() and not {"__pycache__", "tests"} & set(relative.parts) and path.suffix != ".pyc":
@@ -302,7 +302,7 @@ def copy_tree(repo_root, tree):
         (tree / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(repo_root / name, tree / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("evaluator", "models", "plugin", "resources", "scripts"):
+    for name in ("core", "evaluator", "models", "plugin", "resources", "scripts"):
         shutil.copytree(repo_root / name, tree / name, ignore=ignore)
 
 

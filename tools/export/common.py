@@ -40,7 +40,7 @@ def export_and_write_card(module, example, out, input_names, output_names, dynam
     """
     import torch
 
-    from polytopo.models.card_io import write_card
+    from polytopo.models.card.card_files import write_card
 
     module.train(batch_statistics)
     mode = torch.onnx.TrainingMode.TRAINING if batch_statistics else torch.onnx.TrainingMode.EVAL

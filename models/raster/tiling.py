@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelCardError
+from ..errors import ModelCardError
 
 __all__ = ["StripAccumulator", "Tile", "TilingParams", "blend_weights", "resolve_tiling", "tile_origins"]
 

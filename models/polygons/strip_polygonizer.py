@@ -9,16 +9,16 @@ component that reaches the last pushed row (or comes within
 ``closing_margin_rows`` of it) may continue in the next strip, so it is
 *open*: its runs are carried over. The others are closed: their boundary is
 traced from their runs into pixel-edge rings (the same rings
-:func:`~polytopo.models.polygonize.polygonize_mask` traces from pixels), so
+:func:`~polytopo.models.polygons.polygonize.polygonize_mask` traces from pixels), so
 polygons come out exactly as if the whole map had been polygonized at once,
 holes included (a ring-shaped building that straddles a strip boundary is
 one polygon with its courtyard).
 
 When the strips are one column block of a wider grid (see
-:mod:`~polytopo.models.column_blocks`), components touching a seam column
+:mod:`~polytopo.models.raster.column_blocks`), components touching a seam column
 are returned as unfiltered *seam pieces* for the
-:class:`~polytopo.models.column_blocks.SeamMerger` to complete. A block of a
-grid split in rows too (see :mod:`~polytopo.models.grid_blocks`) also has
+:class:`~polytopo.models.raster.column_blocks.SeamMerger` to complete. A block of a
+grid split in rows too (see :mod:`~polytopo.models.raster.grid_blocks`) also has
 seams on its first and last rows.
 
 Memory: the carried runs (four numbers per run of an open component) plus,
@@ -182,7 +182,7 @@ class StripPolygonizer:
         Classes to polygonize (every other value is ignored).
     min_area_px2, min_hole_area_px2 : float
         Components with fewer pixels are dropped and holes smaller than this
-        are filled, px² (as in :func:`~polytopo.models.polygonize.polygonize_mask`).
+        are filled, px² (as in :func:`~polytopo.models.polygons.polygonize.polygonize_mask`).
     closing_margin_rows : int
         A component counts as open while it comes within this many rows of
         the last pushed row (0: only when it touches it). Decoders that look

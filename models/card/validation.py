@@ -9,9 +9,9 @@ naming the key and showing a valid example.
 
 from dataclasses import dataclass
 
-from .card import example_hint
-from .decoders.families import family_row
-from .errors import ModelCardError
+from .model_card import example_hint
+from ..decoders.families import family_row
+from ..errors import ModelCardError
 
 __all__ = ["GraphSignature", "ModelIO", "TensorSpec", "check_card", "signature_from_session"]
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .errors import RasterError
+from ..errors import RasterError
 
 __all__ = ["InputScaling", "default_input_range", "input_scaling", "to_model_input"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from .polygon_cleanup import drop_small_holes
+from ..polygons.cleanup import drop_small_holes
 
 __all__ = ["ColumnBlock", "SeamMerger", "column_blocks"]
 
@@ -118,7 +118,7 @@ class SeamMerger:
     Parameters
     ----------
     min_area_px2, min_hole_area_px2 : float
-        Applied to merged polygons as :func:`~polytopo.models.polygonize.polygonize_mask`
+        Applied to merged polygons as :func:`~polytopo.models.polygons.polygonize.polygonize_mask`
         applies them to whole components, model px².
 
     Notes
@@ -160,7 +160,7 @@ class SeamMerger:
         list of (class_id, geometries, scores)
             Whole polygons, filtered by area and hole area, not simplified, in
             GEOS normal form like every traced polygon (see
-            :func:`~polytopo.models.polygonize.polygons_from_rings`).
+            :func:`~polytopo.models.polygons.polygonize.polygons_from_rings`).
         """
         out = []
         pieces, self._pieces = self._pieces, {}

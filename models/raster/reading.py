@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from osgeo import gdal, osr
 
-from .errors import RasterError
+from ..errors import RasterError
 
 __all__ = [
     "GeoreferenceWarning",

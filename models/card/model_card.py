@@ -12,7 +12,7 @@ Two sets of keys are read, every value being JSON text:
 :func:`parse_card` turns the raw entries into a :class:`ModelCard` and fails
 with a :class:`~polytopo.models.errors.ModelCardError` that names the key and
 shows a valid example. Checks against the graph live in
-:mod:`polytopo.models.card_validation`.
+:mod:`polytopo.models.card.validation`.
 """
 
 import ast
@@ -20,8 +20,8 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
-from .decoders.families import FAMILIES, SAM_PROMPT_INPUTS, SAM_PROMPT_OUTPUTS, family_row
-from .errors import ModelCardError
+from ..decoders.families import FAMILIES, SAM_PROMPT_INPUTS, SAM_PROMPT_OUTPUTS, family_row
+from ..errors import ModelCardError
 
 __all__ = [
     "DEEPNESS_KEYS",
@@ -98,7 +98,7 @@ def example_card(family="semantic"):
     -------
     dict
         Keys and values (values are Python objects; store them with
-        :func:`card_to_props` or :func:`polytopo.models.card_io.write_card`).
+        :func:`card_to_props` or :func:`polytopo.models.card.card_files.write_card`).
 
     Examples
     --------
@@ -418,7 +418,7 @@ def parse_card(props):
     Parameters
     ----------
     props : dict of str to str
-        Raw entries, e.g. from :func:`polytopo.models.onnx_metadata.read_metadata_props`.
+        Raw entries, e.g. from :func:`polytopo.models.card.onnx_metadata.read_metadata_props`.
 
     Returns
     -------

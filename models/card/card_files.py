@@ -4,17 +4,17 @@ import dataclasses
 import json
 import os
 
-from .card import card_to_props, parse_card
-from .card_validation import check_card
-from .errors import ModelsError
+from .model_card import card_to_props, parse_card
+from .validation import check_card
+from ..errors import ModelsError
 from .onnx_metadata import read_metadata_props, write_metadata_props
-from .session import SessionParams, open_session
+from ..session import SessionParams, open_session
 
 __all__ = ["describe_model", "format_description", "read_card", "write_card"]
 
 
 def read_card(path):
-    """Return the :class:`~polytopo.models.card.ModelCard` of an ONNX file.
+    """Return the :class:`~polytopo.models.card.model_card.ModelCard` of an ONNX file.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """Grid blocks: the model grid cut in rows and columns, each block run on its own (one per worker task).
 
 A block is one row band crossed with one column band. Both bands come from
-:func:`~polytopo.models.column_blocks.column_blocks` (the split is the same
+:func:`~polytopo.models.raster.column_blocks.column_blocks` (the split is the same
 along either axis): a band runs every tile that covers one of its *core*
 pixels, so the tile row / column on each seam runs in both neighbouring
 blocks and every core pixel is blended from exactly the tiles, in the order,
@@ -10,7 +10,7 @@ whatever the split, and the cores tile the grid without gap or overlap.
 
 Components of the class map that touch a block's seam come out of the block
 as unfiltered, unsimplified pixel-edge pieces; the pieces of all blocks are
-merged where they are collected (see :mod:`~polytopo.models.block_run`).
+merged where they are collected (see :mod:`~polytopo.models.raster.block_run`).
 """
 
 from dataclasses import dataclass

@@ -14,9 +14,9 @@ whose data lives in other files (``external_data`` ``location``) without reading
 import os
 import stat
 
-from ..core.errors import PolytopoError
-from ..core.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
-from .errors import ModelFileError, OutputError
+from ...core.errors import PolytopoError
+from ...core.output_safety import check_file_output, clean_stale_partials, partial_name, write_failure
+from ..errors import ModelFileError, OutputError
 
 __all__ = ["external_data_locations", "read_metadata_props", "write_metadata_props"]
 

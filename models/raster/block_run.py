@@ -2,7 +2,7 @@
 
 The client plans the run exactly as a single-process run (a :class:`PreparedRun`
 that checks the card, the bands, the extent and the memory, and reads no tile),
-cuts the grid into :class:`~polytopo.models.grid_blocks.GridBlock` objects
+cuts the grid into :class:`~polytopo.models.raster.grid_blocks.GridBlock` objects
 aligned to the tile grid and sends one task per block through
 :func:`polytopo.core.cluster.map_partitions`. A worker loads the model once
 (:func:`~polytopo.models.worker_model.worker_model`), runs the block's tiles
@@ -13,7 +13,7 @@ all blocks with the decoder's own seam merge (union of the pieces, then the
 minimum area, minimum hole area and simplification of the whole-grid run).
 
 The output equals the single-process run's: the blended maps are the same bit
-for bit (see :mod:`~polytopo.models.grid_blocks`), a polygon cut at seams is
+for bit (see :mod:`~polytopo.models.raster.grid_blocks`), a polygon cut at seams is
 the union of its pixel-edge pieces, and every pixel-edge polygon is in GEOS
 normal form before simplification, so the simplified rings do not depend on
 where the grid was cut. Scores are means over the same pixels, summed in
@@ -28,13 +28,13 @@ import time
 import warnings
 from dataclasses import dataclass
 
-from ..core.cluster import map_partitions
+from ...core.cluster import map_partitions
 from .grid_blocks import grid_blocks
-from .pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, RunReport, empty_output_messages
-from .raster import GeoreferenceWarning
-from .session import SessionParams
-from .worker_model import worker_model
-from .writer import VectorWriter
+from ..pipeline import COLUMN_BLOCK_PX, PreparedRun, RunParams, RunReport, empty_output_messages
+from .reading import GeoreferenceWarning
+from ..session import SessionParams
+from ..worker_model import worker_model
+from ..writer import VectorWriter
 
 __all__ = ["BlockResult", "BlockTask", "run_block", "run_blocks"]
 
