@@ -36,7 +36,8 @@ from pathlib import Path
 
 from ..core.cluster import local_workers_option
 from ..core.errors import PolytopoError
-from .card.model_card import FAMILIES, example_card
+from .card.model_card import example_card
+from .decoders.families import DEFAULT_FAMILY, FAMILIES
 from .card.card_files import describe_model, format_description, write_card
 from .errors import ModelsError
 from .work_estimate import DEFAULT_MAX_PIXELS
@@ -242,7 +243,7 @@ def build_parser():
     zoo.set_defaults(handler=_cmd_zoo)
 
     example = commands.add_parser("example-card", help="print a complete example card of a decoder family (JSON)")
-    example.add_argument("family", nargs="?", default="semantic", choices=FAMILIES)
+    example.add_argument("family", nargs="?", default=DEFAULT_FAMILY, choices=FAMILIES)
     example.set_defaults(handler=_cmd_example_card)
 
     card = commands.add_parser("write-card", help="write card entries into an ONNX file")

@@ -447,7 +447,7 @@ class PreparedRun:
             raise ModelCardError(
                 f"Expected a model whose decoder can run in blocks (semantic family without seg_small_segment) for "
                 f"--workers/--scheduler/--block-px on a raster but got family {self.model.card.family!r}"
-                f"{' with seg_small_segment' if self.model.card.family == 'semantic' else ''}; run it with 0 workers.")
+                f"{' with seg_small_segment' if self.model.card.seg_small_segment_px else ''}; run it with 0 workers.")
 
     def _read_tile(self, tile):
         data, valid = self.reader.read(tile.col0, tile.row0, tile.size_px, tile.size_px)

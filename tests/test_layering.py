@@ -164,14 +164,16 @@ def computed_imports(source, filename):
     return found
 
 
-#: The package's lazy public names (PEP 562): the names and their modules are literals in evaluator/__init__.py.
+#: The packages' lazy public names (PEP 562): the names and their modules are literals in each
+#: package's ``__init__.py``; this module only imports what those tables name.
 LAZY_NAMESPACE = "core/lazy_names.py"
 
 
-def test_the_evaluator_imports_its_modules_by_name(repo_root):
-    """The profile registry (and every evaluator module) imports what it runs with plain imports."""
+@pytest.mark.parametrize("package", ("core", "evaluator", "models"))
+def test_the_pure_packages_import_their_modules_by_name(repo_root, package):
+    """The profile registry (and every module of the pure packages) imports what it runs with plain imports."""
     found = []
-    for path in sorted((repo_root / "evaluator").rglob("*.py")):
+    for path in sorted((repo_root / package).rglob("*.py")):
         relative = str(path.relative_to(repo_root))
         if relative != LAZY_NAMESPACE:
             found += computed_imports(path.read_text(encoding="utf-8"), relative)
@@ -198,3 +200,47 @@ def test_the_plugins_run_api_imports_neither_front_end(repo_root):
                 if parts[:2] == ["polytopo", "plugin"] and len(parts) > 2 and parts[2] in forbidden:
                     found.append(f"{relative}:{line} imports {'.'.join(parts)}")
     assert found == [], "Expected the plugin's layers to point down only but got:\n" + "\n".join(sorted(set(found)))
+
+
+#: Package → the PolyTopo packages it may import (besides itself). ``core`` sits below both
+#: engines and imports only the version; the evaluator and the engine never import each other.
+PACKAGE_LAYERS = {
+    "core": ("version",),
+    "evaluator": ("core", "version"),
+    "models": ("core", "version"),
+}
+
+
+def upward_imports(repo_root, package, allowed):
+    """``"file:line imports name"`` for each import of a PolyTopo package outside ``allowed``."""
+    found = []
+    for path in sorted((repo_root / package).rglob("*.py")):
+        relative = path.relative_to(repo_root)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(relative))
+        for line, parts in imported_names(tree, list(relative.parent.parts)):
+            if parts[:1] == ["polytopo"] and len(parts) > 1 and parts[1] not in (package, *allowed):
+                found.append(f"{relative}:{line} imports {'.'.join(parts)}")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_LAYERS))
+def test_each_package_imports_only_the_layers_below_it(repo_root, package):
+    """core imports nothing of PolyTopo but the version; evaluator and models import core, not each other."""
+    found = upward_imports(repo_root, package, PACKAGE_LAYERS[package])
+    assert found == [], (
+        f"Expected {package}/ to import only {', '.join(PACKAGE_LAYERS[package])} of PolyTopo but got:\n"
+        + "\n".join(found) + "\nMove what both need into core/."
+    )
+
+
+def test_the_direction_scan_reports_an_upward_import(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "example.py").write_text("from ..evaluator.tables import metric_table\n", encoding="utf-8")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "example.py").write_text("from ..version import __version__\nfrom . import errors\n",
+                                                  encoding="utf-8")
+    assert upward_imports(tmp_path, "models", PACKAGE_LAYERS["models"]) == [
+        "models/example.py:1 imports polytopo.evaluator.tables",
+        "models/example.py:1 imports polytopo.evaluator.tables.metric_table",
+    ]
+    assert upward_imports(tmp_path, "core", PACKAGE_LAYERS["core"]) == []

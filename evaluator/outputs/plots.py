@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import InvalidParameterError, MissingDependencyError
-from ..tables.metric_table import metric
 from ...core.atomic_output import atomic_output
+from ..metrics.analysis import WRONG_TOPO_THRESHOLDS
+from ..tables.metric_table import metric, metric_names
 
 __all__ = [
     "plot_precision_recall",
@@ -32,8 +33,9 @@ __all__ = [
 _HOLE_BINS = ("0", "1", "2", ">=3")
 _SIMPLE_TO_COMPLEX_TITLE = "Simple-to-complex: ground truth grouped by hole count H"
 _WRONG_TOPO_TITLE = "WrongTopo of matched complex polygons under geometry filters"
-_WRONG_TOPO_FILTERS = (("IoU", "τ (IoU)"), ("E-BIoU", "τ (exterior BIoU)"), ("E-POLIS", "τ (exterior POLIS, px)"))
-_SIMPLE_TO_COMPLEX_PANELS = ("O-BIoU", "O-POLIS")
+_WRONG_TOPO_FILTERS = tuple(zip(WRONG_TOPO_THRESHOLDS, ("τ (IoU)", "τ (exterior BIoU)", "τ (exterior POLIS, px)")))
+"""(filter of :data:`~polytopo.evaluator.metrics.analysis.WRONG_TOPO_THRESHOLDS`, x-axis label), in its order."""
+_SIMPLE_TO_COMPLEX_PANELS = metric_names("O-BIoU", "O-POLIS")
 _UNIT_SUFFIXES = (("_px2", "px²"), ("_px", "px"))
 _MAX_MARKER_PT2 = 300.0
 _MIN_MARKER_PT2 = 4.0

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ...core.errors import InvalidParameterError
 
-__all__ = ["Metric", "METRICS", "SCOPES", "RINGS", "UNITS", "metric", "names", "suffixes", "HEADLINE", "TABLE3_COLUMNS",
+__all__ = ["Metric", "METRICS", "SCOPES", "RINGS", "UNITS", "metric", "metric_names", "names", "suffixes", "HEADLINE", "TABLE3_COLUMNS",
            "KEY_METRICS", "SWEPT", "SWEEP_PLOTTED", "OUTPUT_NAMES", "FEATURE_FIELDS"]
 
 SCOPES = {
@@ -241,6 +241,22 @@ def metric(name):
             return row
     raise InvalidParameterError(f"Expected a metric name of the metric table (e.g. {', '.join(HEADLINE[:4])}) "
                                 f"but got {name!r}; add a row to evaluator/tables/metric_table.py for a new metric")
+
+
+def metric_names(*chosen):
+    """The metric names ``chosen`` as a tuple, each checked against the table (:func:`metric`).
+
+    A consumer that shows a selection of metrics names it through here, so that a renamed
+    or removed row fails at import instead of leaving a stale copy.
+
+    Examples
+    --------
+    >>> metric_names("AP50", "Hole-F1")
+    ('AP50', 'Hole-F1')
+    """
+    for name in chosen:
+        metric(name)
+    return tuple(chosen)
 
 
 def names(rows):

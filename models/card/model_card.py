@@ -20,7 +20,7 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
-from ..decoders.families import FAMILIES, SAM_PROMPT_INPUTS, SAM_PROMPT_OUTPUTS, family_row
+from ..decoders.families import DEFAULT_FAMILY, FAMILIES, SAM_PROMPT_INPUTS, SAM_PROMPT_OUTPUTS, family_row
 from ..errors import ModelCardError
 
 __all__ = [
@@ -79,14 +79,14 @@ POLYTOPO_KEYS = (
 )
 """Keys of our own, all optional except where a family needs them."""
 
-_DEEPNESS_MODEL_TYPES = {"segmentor": "semantic", "segmentation": "semantic"}
+_DEEPNESS_MODEL_TYPES = {"segmentor": DEFAULT_FAMILY, "segmentation": DEFAULT_FAMILY}
 _ACTIVATIONS = ("none", "sigmoid", "softmax")
 _LAYOUTS = ("NCHW", "NHWC")
 _FIELD_AXES = ("ij", "xy")
 _TOKEN_ORDERS = ("yx", "xy")
 
 
-def example_card(family="semantic"):
+def example_card(family=DEFAULT_FAMILY):
     """Return a valid example card for ``family`` as a dict of key to Python value.
 
     Parameters
@@ -105,10 +105,10 @@ def example_card(family="semantic"):
     >>> example_card("rings")["polytopo.outputs"]
     {'rings': 'rings', 'scores': 'scores'}
     """
-    return json.loads(json.dumps(family_row(family if family in FAMILIES else "semantic").example))
+    return json.loads(json.dumps(family_row(family if family in FAMILIES else DEFAULT_FAMILY).example))
 
 
-def example_hint(family="semantic"):
+def example_hint(family=DEFAULT_FAMILY):
     """The end of a card error: the command that prints a complete card of ``family``.
 
     Examples
@@ -116,7 +116,7 @@ def example_hint(family="semantic"):
     >>> example_hint("rings")
     "'python -m polytopo.models example-card rings' prints a complete rings card"
     """
-    family = family if family in FAMILIES else "semantic"
+    family = family if family in FAMILIES else DEFAULT_FAMILY
     return f"'python -m polytopo.models example-card {family}' prints a complete {family} card"
 
 
@@ -283,7 +283,7 @@ class ModelCard:
         return f"class_{index}"
 
 
-def _fail(key, expected, got, family="semantic"):
+def _fail(key, expected, got, family=DEFAULT_FAMILY):
     raise ModelCardError(
         f"Expected card key {key!r} to be {expected} but got {got}. "
         f"Fix the entry (python -m polytopo.models write-card MODEL --set {key}=VALUE); {example_hint(family)}."
@@ -363,11 +363,11 @@ def _class_names(props, family):
 
 def _family(props):
     if "polytopo.family" in props:
-        family = _text(props, "polytopo.family", "semantic")
+        family = _text(props, "polytopo.family", DEFAULT_FAMILY)
         if family not in FAMILIES:
             _fail("polytopo.family", f"one of {list(FAMILIES)}", repr(family))
         return family
-    model_type = _text(props, "model_type", "semantic") if "model_type" in props else None
+    model_type = _text(props, "model_type", DEFAULT_FAMILY) if "model_type" in props else None
     if model_type is not None and model_type.lower() in _DEEPNESS_MODEL_TYPES:
         return _DEEPNESS_MODEL_TYPES[model_type.lower()]
     got = "no polytopo.family key" + (

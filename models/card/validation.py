@@ -170,31 +170,9 @@ def _tile_size(card, spec, layout):
     return height
 
 
-def _check_frame_field(card, signature, outputs):
-    seg = signature.output(dict(outputs)["seg"])
-    field = signature.output(dict(outputs)["frame_field"])
-    if len(seg.shape) != 4:
-        _fail("polytopo.outputs", f"output {seg.name!r} (seg) of shape (batch, interior[, edge], height, width)", f"shape {list(seg.shape)}", card.family)
-    if card.edge_threshold is not None and seg.shape[1] is not None and seg.shape[1] < 2:
-        _fail(
-            "polytopo.edge_threshold",
-            f"an edge channel (channel 1 of output {seg.name!r}) for the edge threshold",
-            f"{seg.shape[1]} channel; remove the key or export the edge channel",
-            card.family,
-        )
-    if len(field.shape) != 4 or field.shape[1] not in (None, 4):
-        _fail(
-            "polytopo.outputs",
-            f"output {field.name!r} (frame_field) of shape (batch, 4 = Re c0, Im c0, Re c2, Im c2, height, width)",
-            f"shape {list(field.shape)}",
-            card.family,
-        )
-
-
 def _dense_class_count(card, signature, outputs):
-    if card.family == "frame-field":
-        _check_frame_field(card, signature, outputs)
     row = family_row(card.family)
+    row.decoder.check_outputs(card, signature, dict(outputs), _fail)
     role = row.class_role
     if role is None:
         return None

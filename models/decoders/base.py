@@ -88,7 +88,6 @@ class Decoder:
     context : DecodeContext
     """
 
-    family = ""
     dense_roles = ()
     """Output roles the pipeline blends into maps and passes to :meth:`decode_rows`."""
     padded_roles = ()
@@ -158,6 +157,21 @@ class Decoder:
         """
         return []
 
+    @staticmethod
+    def check_outputs(card, signature, outputs, fail):
+        """Check the graph's outputs beyond the family table's roles and class counts (none by default).
+
+        Parameters
+        ----------
+        card : ModelCard
+        signature : GraphSignature
+            The graph's inputs and outputs (:mod:`polytopo.models.card.validation`).
+        outputs : dict of str to str
+            Output role → graph output name.
+        fail : callable(key, expected, got, family)
+            Raises the card error for ``key``.
+        """
+
     def begin_column_block(self, col0_px, col1_px, seam_left, seam_right):
         """Start the column block of grid columns [col0_px, col1_px); the seam flags say whether blocks continue past its edges."""
 
@@ -167,11 +181,11 @@ class Decoder:
 
     def begin_grid_block(self, row0_px, seam_top, seam_bottom):
         """Run one grid block whose core starts at grid row ``row0_px``; its seam pieces are returned, not merged."""
-        raise NotImplementedError(f"the {self.family} decoder cannot run in grid blocks")
+        raise NotImplementedError(f"{type(self).__name__} cannot run in grid blocks")
 
     def merge_seam_pieces(self, pieces):
         """Merge the seam pieces (PolygonRecord, ``on_seam``) of all grid blocks; returns whole PolygonRecords."""
-        raise NotImplementedError(f"the {self.family} decoder cannot run in grid blocks")
+        raise NotImplementedError(f"{type(self).__name__} cannot run in grid blocks")
 
     def finish(self):
         """Return the polygons still held back once every tile is done."""

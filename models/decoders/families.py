@@ -29,6 +29,7 @@ __all__ = [
     "SEG_THRESHOLD_FAMILIES",
     "Companion",
     "Family",
+    "DEFAULT_FAMILY",
     "family_row",
 ]
 
@@ -281,6 +282,9 @@ FAMILY_TABLE = (
 
 FAMILIES = tuple(family.name for family in FAMILY_TABLE)
 """Names of the decoder families, in table order."""
+
+DEFAULT_FAMILY = "semantic"
+"""The family of a card that names none (a Deepness segmentation model's)."""
 
 SEG_THRESHOLD_FAMILIES = tuple(family.name for family in FAMILY_TABLE if family.seg_threshold)
 """The families whose decoders threshold a probability map at ``seg_thresh``

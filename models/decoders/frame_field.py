@@ -273,8 +273,34 @@ def align_polygon(polygon, field, row0=0, axes="ij", tolerance_px=1.0):
 class FrameFieldDecoder(Decoder):
     """Blended interior probability and frame field → polygons with field-aligned edges and corners."""
 
-    family = "frame-field"
     dense_roles = ("seg", "frame_field")
+
+    @staticmethod
+    def check_outputs(card, signature, outputs, fail):
+        """Refuse outputs the decoder cannot read (see :meth:`.base.Decoder.check_outputs`).
+
+        ``seg`` must be (batch, interior[, edge], height, width), with the edge channel when
+        the card sets ``edge_threshold``; the frame field must have 4 channels (Re c0, Im c0,
+        Re c2, Im c2).
+        """
+        seg = signature.output(outputs["seg"])
+        field = signature.output(outputs["frame_field"])
+        if len(seg.shape) != 4:
+            fail("polytopo.outputs", f"output {seg.name!r} (seg) of shape (batch, interior[, edge], height, width)", f"shape {list(seg.shape)}", card.family)
+        if card.edge_threshold is not None and seg.shape[1] is not None and seg.shape[1] < 2:
+            fail(
+                "polytopo.edge_threshold",
+                f"an edge channel (channel 1 of output {seg.name!r}) for the edge threshold",
+                f"{seg.shape[1]} channel; remove the key or export the edge channel",
+                card.family,
+            )
+        if len(field.shape) != 4 or field.shape[1] not in (None, 4):
+            fail(
+                "polytopo.outputs",
+                f"output {field.name!r} (frame_field) of shape (batch, 4 = Re c0, Im c0, Re c2, Im c2, height, width)",
+                f"shape {list(field.shape)}",
+                card.family,
+            )
 
     def __init__(self, context):
         super().__init__(context)

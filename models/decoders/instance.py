@@ -83,8 +83,6 @@ def paste_box_mask(mask, box, tile_px):
 class InstanceDecoder(Decoder):
     """Per-tile instance masks → polygons, deduplicated across tiles."""
 
-    family = "instance"
-
     def __init__(self, context):
         super().__init__(context)
         self._stitch = ObjectStitcher(self.card.det_iou_threshold)

@@ -45,8 +45,6 @@ class PromptableDecoder(Decoder):
         In the raster's CRS.
     """
 
-    family = "promptable"
-
     def __init__(self, context, model, prompts):
         super().__init__(context)
         if not prompts:

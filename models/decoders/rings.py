@@ -119,7 +119,6 @@ def _clip_to_valid(assembled, valid):
 class RingsDecoder(Decoder):
     """Per-tile rings → polygons by containment, deduplicated across tiles."""
 
-    family = "rings"
     padded_roles = ("rings",)
 
     def __init__(self, context):
@@ -261,7 +260,6 @@ def pack_rings(per_tile):
 class VertexGraphDecoder(RingsDecoder):
     """Per-tile vertices and successor scores → rings (cycles of the optimal assignment) → polygons by containment."""
 
-    family = "vertex-graph"
     padded_roles = ("vertices", "successors")
     """NaN vertices are padding; -inf successor scores are impossible links."""
 

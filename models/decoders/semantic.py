@@ -66,7 +66,6 @@ def classify_probabilities(probabilities, thresholds, background_class):
 class SemanticDecoder(Decoder):
     """Blended class probabilities → one polygon per connected region of each class."""
 
-    family = "semantic"
     dense_roles = ("probabilities",)
 
     def __init__(self, context):

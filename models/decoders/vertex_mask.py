@@ -124,7 +124,6 @@ def snap_to_peaks(polygon, peaks, radius_px, tolerance_px):
 class VertexMaskDecoder(Decoder):
     """Blended mask and heatmap → polygons with vertices selected from heatmap peaks."""
 
-    family = "vertex-mask"
     dense_roles = ("mask", "vertices")
 
     def __init__(self, context):

@@ -121,8 +121,6 @@ class VertexSequenceDecoder(RingsDecoder):
         Holds the token decoder session and its shape.
     """
 
-    family = "vertex-sequence"
-
     def __init__(self, context, model):
         super().__init__(context)
         self._session = model.sequence_session

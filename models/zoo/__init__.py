@@ -27,6 +27,7 @@ from pathlib import Path
 from ..errors import ModelsError
 
 __all__ = [
+    "HELD_OUT_KEY",
     "INDEX_FILE",
     "MODELS_DIR_ENV",
     "ZOO_DIR",
@@ -44,6 +45,8 @@ INDEX_FILE = ZOO_DIR / "index.json"
 """The zoo index."""
 MODELS_DIR_ENV = "POLYTOPO_MODELS_DIR"
 """Environment variable naming the user model folder (overrides the default of :func:`user_model_dir`)."""
+HELD_OUT_KEY = "heldout"
+"""Key of an index entry's ``scores`` that names the held-out ground; the other keys are metric names."""
 
 
 def user_model_dir():
@@ -257,11 +260,11 @@ def format_zoo_table(models):
         metres per pixel, scores on the held-out ground the index names, and
         :attr:`ZooModel.status`.
     """
-    header = ("model", "family", "input", "m/px", "MB", "held out", "AP50", "Topo-EM", "Hole-F1", "status")
+    scored = tuple(dict.fromkeys(name for m in models for name in m.scores if name != HELD_OUT_KEY))
+    header = ("model", "family", "input", "m/px", "MB", "held out", *scored, "status")
     rows = [header] + [
         (m.name, m.family, m.input.split(",")[0], f"{m.resolution_cm_per_px / 100:g}", f"{m.size_bytes / 1e6:.1f}",
-         str(m.scores.get("heldout", "-")), _score(m.scores.get("AP50")), _score(m.scores.get("Topo-EM")),
-         _score(m.scores.get("Hole-F1")), m.status)
+         str(m.scores.get(HELD_OUT_KEY, "-")), *(_score(m.scores.get(name)) for name in scored), m.status)
         for m in models]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)

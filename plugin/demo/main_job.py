@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...evaluator.tables.error_classes import ERROR_LAYERS as LAYER_TABLE
+from ...evaluator.tables.metric_table import metric
 from .demo_data import fetch_demo_data
 from ..errors import PluginError
 
@@ -200,7 +201,7 @@ def default_model(raster_path, preferred=DEFAULT_MODEL):
         return first[0].path
 
     def held_out_ap50(model):
-        value = model.scores.get("AP50")
+        value = model.scores.get(metric("AP50").name)
         return value if isinstance(value, (int, float)) and math.isfinite(value) else -1.0
 
     return max(usable, key=held_out_ap50).path
@@ -567,8 +568,8 @@ def _print_result(result):
     print(f"execution provider: {result.provider_used}")
     print(f"polygons written:  {result.features}")
     print(f"pixel size:        {result.pixel_size:g} (reference CRS units per pixel)")
-    for metric, value in result.metrics.items():
-        print(f"{metric + ':':<18} {show(value)}")
+    for name, value in result.metrics.items():
+        print(f"{name + ':':<18} {show(value)}")
     print(f"vectorized polygons: {result.polygons}")
     print(f"evaluation layers:   {result.geopackage}")
     print(f"report:              {result.report_html}")

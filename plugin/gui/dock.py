@@ -77,7 +77,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ...evaluator.tables.error_classes import MATCHED_OK
-from ...evaluator.tables.metric_table import KEY_METRICS, metric
+from ...evaluator.tables.metric_table import KEY_METRICS, metric, metric_names
 from ...evaluator.tables.profiles import REGISTRY as PROFILE_REGISTRY
 from ...models import ModelsError, read_card
 from ...models.pipeline import decoding_values
@@ -131,10 +131,12 @@ FEATURE_COLUMNS = (
     ("error class", "error_class"),
     ("pred holes", "pred_holes"),
     ("ref holes", "ref_holes"),
-    *((name, metric(name).field) for name in ("Hole-F1", "Topo-EM", "IoU")),
+    *((name, metric(name).field) for name in metric_names("Hole-F1", "Topo-EM", "IoU")),
 )
 
 _CUDA = "CUDAExecutionProvider"
+_MESSAGE_METRICS = metric_names("Hole-F1", "Topo-EM")
+"""Scores named in the message bar when an evaluation ends."""
 _RECORD_ROLE = Qt.UserRole + 1
 _ZOOM_MARGIN = 0.25
 _LAYER_EXTENT, _CANVAS_EXTENT, _SELECTED_AREA, _MASK_AREA = "layer", "canvas", "selected", "mask"
@@ -987,8 +989,8 @@ class PolyTopoDock(QgsDockWidget):
                 node.setItemVisibilityChecked(False)
         self.show_result(result)
         metrics = result.run.evaluation.summary["metrics"]
-        self.notifier.info("PolyTopo", f"Evaluated {result.request.prediction.name}: Hole-F1 "
-                           f"{_format(metrics.get('Hole-F1'))}, Topo-EM {_format(metrics.get('Topo-EM'))}; "
+        scores = ", ".join(f"{name} {_format(metrics.get(name))}" for name in _MESSAGE_METRICS)
+        self.notifier.info("PolyTopo", f"Evaluated {result.request.prediction.name}: {scores}; "
                            f"report {self.report_path()}, layers in {result.gpkg_path}.")
 
     def _evaluation_done(self, task):

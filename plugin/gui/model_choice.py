@@ -2,9 +2,13 @@
 
 from dataclasses import dataclass
 
+from ...evaluator.tables.metric_table import metric_names
 from ...models import ModelsError, describe_model
 
-__all__ = ["ZooChoice", "model_channels", "zoo_choices"]
+__all__ = ["SHOWN_SCORES", "ZooChoice", "model_channels", "zoo_choices"]
+
+SHOWN_SCORES = metric_names("AP50", "Hole-F1", "Topo-EM")
+"""Held-out scores of the zoo index shown in each model's line, in this order."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def zoo_choices(folder=None):
     list of ZooChoice
     """
     try:
-        from ...models.zoo import ZooError, zoo_models
+        from ...models.zoo import HELD_OUT_KEY, ZooError, zoo_models
     except ImportError:
         return []
     if folder is None:
@@ -61,8 +65,8 @@ def zoo_choices(folder=None):
     choices = []
     for model in models:
         scores = model.scores
-        held_out = (f"held-out {scores.get('heldout', '?')}: AP50 {_score(scores.get('AP50'))}, Hole-F1 "
-                    f"{_score(scores.get('Hole-F1'))}, Topo-EM {_score(scores.get('Topo-EM'))}")
+        held_out = f"held-out {scores.get(HELD_OUT_KEY, '?')}: " + ", ".join(
+            f"{name} {_score(scores.get(name))}" for name in SHOWN_SCORES)
         status = "" if model.installed else f"Not installed ({model.size_bytes / 1e6:.1f} MB download) · "
         choices.append(ZooChoice(model.name, str(model.path),
                                  f"{status}{model.baseline} · {model.input} · {model.resolution_cm_per_px:g} cm/px · "
