@@ -1,8 +1,9 @@
 """The PolyTopo dock: vectorize a raster with an ONNX model, evaluate polygons, inspect errors.
 
-Built in code (no ``.ui`` file), one scroll area usable from 280 px wide (long
-text wraps; band boxes and button pairs wrap into rows,
-:mod:`polytopo.plugin.gui.wrap_layout`). Part *Vectorize* picks a raster layer, a
+Built in code (no ``.ui`` file: the widgets of both parts come from
+:mod:`polytopo.plugin.gui.dock_forms`, the dock wires them to its handlers), one scroll
+area usable from 280 px wide (long text wraps; band boxes and button pairs wrap into
+rows, :mod:`polytopo.plugin.gui.wrap_layout`). Part *Vectorize* picks a raster layer, a
 bundled model (with its held-out scores) or another model file (its card is
 summarised: family, ground sampling distance, classes, licence), the raster band of
 each model channel, an execution provider
@@ -30,6 +31,7 @@ notifier, the card reader, the provider probe, the channel probe and the URL
 opener), so the dock is built and driven offscreen in tests.
 """
 
+import dataclasses
 import html
 import importlib.metadata
 import math
@@ -43,47 +45,21 @@ from qgis.core import (
     QgsCsException,
     QgsExpression,
     QgsFeatureRequest,
-    QgsFieldProxyModel,
-    QgsMapLayerProxyModel,
     QgsProject,
     QgsRectangle,
     QgsVectorLayer,
 )
-from qgis.gui import QgsCollapsibleGroupBox, QgsDockWidget, QgsFieldComboBox, QgsFileWidget, QgsMapLayerComboBox
-from qgis.PyQt.QtCore import QSize, Qt, QTimer, QUrl
-from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem, QStandardItemModel, QTextLayout
-from qgis.PyQt.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
-    QSizePolicy,
-    QSpinBox,
-    QStyle,
-    QTableView,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from qgis.gui import QgsDockWidget
+from qgis.PyQt.QtCore import Qt, QUrl
+from qgis.PyQt.QtGui import QColor, QDesktopServices, QStandardItem
+from qgis.PyQt.QtWidgets import QComboBox, QScrollArea, QTableWidgetItem, QVBoxLayout, QWidget
 
 from ...evaluator.tables.error_classes import MATCHED_OK
 from ...evaluator.tables.metric_table import KEY_METRICS, metric, metric_names
-from ...evaluator.tables.profiles import REGISTRY as PROFILE_REGISTRY
 from ...models import ModelsError, read_card
 from ...models.pipeline import decoding_values
-from ...models.session import PROVIDER_CHOICES, import_onnxruntime
+from ...models.session import import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
-from .cluster_fields import ClusterFields
 from ..runs.layer_choice import (
     check_distinct_layers,
     default_evaluation_layers,
@@ -91,13 +67,26 @@ from ..runs.layer_choice import (
     source_raster,
     unique_layer_name,
 )
-from .model_choice import model_channels, zoo_choices
+from .dock_forms import (
+    CANCEL_TEXT,
+    CANVAS_EXTENT,
+    CARD_VALUE,
+    DEGREE_DECIMALS,
+    LINEAR_DECIMALS,
+    MASK_AREA,
+    OTHER_MODEL,
+    SELECTED_AREA,
+    advanced_vectorize_form,
+    evaluate_form,
+    vectorize_form,
+)
+from .dock_widgets import narrow, spin_value
+from .model_choice import model_channels
 from .model_install import ModelInstaller
-from ..runs.output_check import REPLACE_LABEL, check_output, report_folder
+from ..runs.output_check import check_output, report_folder
 from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
 from ..runs.project_layers import LAYER_TITLES, run_group_name
 from ..runs.raster_pixel import check_pixel_size, pixel_size_unit, raster_pixel_size
-from .wrap_layout import WrapGrid, gap_in_labels, wrap_row
 from .restored_run import RestoredResult, attribute_diagnosis, restore_from_project
 from .result_folders import mark_kept, temporary_result_folders
 from .tasks import (
@@ -139,14 +128,7 @@ _MESSAGE_METRICS = metric_names("Hole-F1", "Topo-EM")
 """Scores named in the message bar when an evaluation ends."""
 _RECORD_ROLE = Qt.UserRole + 1
 _ZOOM_MARGIN = 0.25
-_LAYER_EXTENT, _CANVAS_EXTENT, _SELECTED_AREA, _MASK_AREA = "layer", "canvas", "selected", "mask"
-_OTHER_MODEL = "other"
-_LINEAR_DECIMALS, _DEGREE_DECIMALS = 4, 10
-_NARROW_CHARACTERS = 6
-_DIAGNOSIS_LINES = (10, 24)  # the diagnosis box's fewest and most text lines
 _FLASHES, _FLASH_MS = 2, 300
-_CANCEL = "Cancel"
-_CARD_VALUE = "card's"
 
 
 def _format(value, digits=3):
@@ -406,11 +388,23 @@ class PolyTopoDock(QgsDockWidget):
         self.model_ok = False
         self.card = None
         self._run_started = {}  # progress bar → time.monotonic() at the start of its run
+        advanced = advanced_vectorize_form()
+        vectorize = vectorize_form(
+            advanced.advanced_group,
+            lambda combo: ModelInstaller(combo, self.task_manager, self.notifier, self._update_card),
+            has_canvas=self.canvas is not None)
+        evaluate = evaluate_form(SUMMARY_METRICS, [header for header, _ in FEATURE_COLUMNS])
+        for form in (vectorize, advanced, evaluate):
+            self._adopt(form)
+        self.band_combos = []  # the band box's combo boxes, one per model channel
+        self._connect_vectorize()
+        self._connect_evaluate()
+        self._show_mask()
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self._vectorize_group())
-        layout.addWidget(self._evaluate_group(), 1)
+        layout.addWidget(self.vectorize_group)
+        layout.addWidget(self.evaluate_group, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)  # never needed from 280 px on
@@ -428,107 +422,20 @@ class PolyTopoDock(QgsDockWidget):
         project.legendLayersAdded.connect(self._keep_layers_apart)  # the layer tree has the new layers then
         project.writeProject.connect(self._warn_temporary_layers)
 
+    def _adopt(self, form):
+        """Keep each widget of a built form as the dock attribute its field names (``dock.model_combo``, …)."""
+        for field in dataclasses.fields(form):
+            setattr(self, field.name, getattr(form, field.name))
+
     # ----- Vectorize -------------------------------------------------------------------------
 
-    @staticmethod
-    def _form(group):
-        form = QFormLayout(group)
-        form.setRowWrapPolicy(QFormLayout.WrapLongRows)
-        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        return form
-
-    def _vectorize_group(self):
-        group = QGroupBox("Vectorize")
-        form = self._form(group)
-        self.raster_combo = _narrow(QgsMapLayerComboBox())
-        self.raster_combo.setFilters(QgsMapLayerProxyModel.RasterLayer)
+    def _connect_vectorize(self):
         self.raster_combo.layerChanged.connect(self._update_bands)
-        form.addRow("Raster", self.raster_combo)
-        self.model_combo = _narrow(QComboBox())
-        for choice in zoo_choices():
-            self.model_combo.addItem(choice.name, choice.path)
-            self.model_combo.setItemData(self.model_combo.count() - 1, choice.summary, Qt.ToolTipRole)
-        self.model_combo.addItem("Other file…", _OTHER_MODEL)
         self.model_combo.currentIndexChanged.connect(self._update_card)
-        form.addRow("Model", self.model_combo)
-        self.model_installer = ModelInstaller(self.model_combo, self.task_manager, self.notifier, self._update_card)
-        form.addRow(self.model_installer)
-        self.model_file = QgsFileWidget()
-        self.model_file.setFilter("ONNX models (*.onnx)")
-        self.model_file.setDialogTitle("Choose an ONNX model")
         self.model_file.fileChanged.connect(self._model_file_chosen)
-        self.model_file_label = QLabel("Model file")
-        form.addRow(self.model_file_label, self.model_file)
-        self.card_label = QLabel()
-        self.card_label.setWordWrap(True)
-        form.addRow(self.card_label)
-        self.band_box = QWidget()
-        self.band_layout = WrapGrid(self.band_box, min_columns=2)  # a box per model channel, in rows if narrow
-        self.band_combos = []
-        form.addRow("Bands", self.band_box)
-        self.provider_combo = _narrow(QComboBox())
-        self.provider_combo.addItems(list(PROVIDER_CHOICES))
-        form.addRow("Provider", self.provider_combo)
-        self.provider_label = QLabel()
-        self.provider_label.setWordWrap(True)
-        form.addRow(self.provider_label)
-        self.extent_combo = _narrow(QComboBox())
-        self.extent_combo.addItem("Layer extent", _LAYER_EXTENT)
-        self.extent_combo.addItem("Map canvas extent", _CANVAS_EXTENT)
-        self.extent_combo.addItem("Selected features", _SELECTED_AREA)
-        self.extent_combo.addItem("Polygons of a mask layer", _MASK_AREA)
-        if self.canvas is None:
-            self.extent_combo.model().item(1).setEnabled(False)
         self.extent_combo.currentIndexChanged.connect(self._show_mask)
-        form.addRow("Area", self.extent_combo)
-        self.mask_combo = _narrow(QgsMapLayerComboBox())
-        self.mask_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
-        self.mask_label = QLabel("of layer")
-        form.addRow(self.mask_label, self.mask_combo)
-        self._show_mask()
-        form.addRow(self._advanced_vectorize_group())
-        self.vector_output = QgsFileWidget()
-        self.vector_output.setStorageMode(QgsFileWidget.SaveFile)
-        self.vector_output.setFilter("GeoPackage (*.gpkg)")
-        self.vector_output.lineEdit().setPlaceholderText("[temporary file]")
-        form.addRow("Output", self.vector_output)
-        self.vector_overwrite = QCheckBox(REPLACE_LABEL)
-        form.addRow(self.vector_overwrite)
-        self.vectorize_button = QPushButton("Run vectorization")
         self.vectorize_button.clicked.connect(self.start_vectorization)
-        self.vectorize_cancel = QPushButton(_CANCEL)
-        self.vectorize_cancel.setEnabled(False)
         self.vectorize_cancel.clicked.connect(self.cancel_vectorization)
-        self.vectorize_progress = self._progress_bar()
-        form.addRow(wrap_row(self.vectorize_button, self.vectorize_cancel))
-        form.addRow(self.vectorize_progress)
-        gap_in_labels(form)
-        return group
-
-    def _advanced_vectorize_group(self):
-        group = _relayout_when_toggled(QgsCollapsibleGroupBox("Advanced"))
-        group.setCollapsed(True)
-        form = self._form(group)
-        self.tile_size = self._optional_spin(16, 8192, "the card's tile size")
-        form.addRow("Tile size (model px)", self.tile_size)
-        self.tile_overlap = self._optional_spin(0, 4096, "the card's overlap", minimum_is_default=False)
-        form.addRow("Overlap (model px)", self.tile_overlap)
-        self.batch_size = QSpinBox()
-        self.batch_size.setRange(1, 256)
-        form.addRow("Batch (tiles)", self.batch_size)
-        self.seg_threshold = QDoubleSpinBox()
-        self.seg_threshold.setDecimals(2)
-        self.seg_threshold.setSingleStep(0.05)
-        self.seg_threshold.setRange(-0.01, 1.0)  # the lowest value stands for the card's threshold
-        self.seg_threshold.setValue(self.seg_threshold.minimum())
-        form.addRow("Threshold (0–1)", self.seg_threshold)
-        self.min_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
-        form.addRow("Min. area (model px²)", self.min_area)
-        self.min_hole_area = self._optional_spin(0, 100_000_000, _CARD_VALUE, minimum_is_default=False)
-        form.addRow("Min. hole area (model px²)", self.min_hole_area)
-        self._show_card_decoding()
-        gap_in_labels(form)
-        return group
 
     def _show_card_decoding(self):
         """Show the chosen card's threshold and minimum areas in the empty Advanced fields."""
@@ -541,7 +448,7 @@ class PolyTopoDock(QgsDockWidget):
         elif isinstance(threshold, list):
             text = "card's per class"
         else:
-            text = _CARD_VALUE if threshold is None else f"card's: {threshold:g}"
+            text = CARD_VALUE if threshold is None else f"card's: {threshold:g}"
         self.seg_threshold.setEnabled(usable)
         self.seg_threshold.setSpecialValueText(text)
         self.seg_threshold.setToolTip(
@@ -550,29 +457,16 @@ class PolyTopoDock(QgsDockWidget):
                  "vertices as its card says)")
         for spin, key, what in ((self.min_area, "min_area_px", "polygons"),
                                 (self.min_hole_area, "min_hole_area_px", "holes")):
-            spin.setSpecialValueText(_CARD_VALUE if values is None else f"card's: {values[key]:g}")
+            spin.setSpecialValueText(CARD_VALUE if values is None else f"card's: {values[key]:g}")
             spin.setToolTip(f"Smaller {what} are dropped, square model pixels; lowest value: the model card's "
                             f"polytopo.{key}")
 
-    @staticmethod
-    def _optional_spin(low, high, default_text, minimum_is_default=True):
-        spin = QSpinBox()
-        spin.setRange(low - 1, high)
-        spin.setSpecialValueText(f"{default_text}")
-        spin.setValue(low - 1)
-        spin.setToolTip(f"Lowest value: {default_text}" if minimum_is_default else default_text)
-        return spin
-
-    @staticmethod
-    def _spin_value(spin):
-        return None if spin.value() == spin.minimum() else spin.value()
-
     def _show_mask(self, *_):
-        shown = self.extent_combo.currentData() in (_SELECTED_AREA, _MASK_AREA)
+        shown = self.extent_combo.currentData() in (SELECTED_AREA, MASK_AREA)
         self.mask_combo.setVisible(shown)
         self.mask_label.setVisible(shown)
         current = self.mask_combo.currentLayer()
-        if self.extent_combo.currentData() == _SELECTED_AREA and (current is None or not current.selectedFeatureCount()):
+        if self.extent_combo.currentData() == SELECTED_AREA and (current is None or not current.selectedFeatureCount()):
             selected = [layer for layer in polygon_layers(QgsProject.instance()) if layer.selectedFeatureCount()]
             if selected:  # the layer the user selected polygons in, not merely the first polygon layer
                 self.mask_combo.setLayer(selected[0])
@@ -586,13 +480,13 @@ class PolyTopoDock(QgsDockWidget):
             No polygon layer chosen, or no feature selected in it.
         """
         choice = self.extent_combo.currentData()
-        if choice not in (_SELECTED_AREA, _MASK_AREA):
+        if choice not in (SELECTED_AREA, MASK_AREA):
             return None
         layer = self.mask_combo.currentLayer()
         if layer is None:
             raise LayerInputError("Expected a polygon layer for the processed area but none is chosen; add one "
                                   "or process the layer extent")
-        if choice == _MASK_AREA:
+        if choice == MASK_AREA:
             return layer
         if not layer.selectedFeatureCount():
             raise LayerInputError(f"Expected selected features in {layer.name()!r} but none is selected; select "
@@ -606,16 +500,16 @@ class PolyTopoDock(QgsDockWidget):
     def model_path(self):
         """The chosen model file: the bundled model's, or the one chosen with *Other file…*."""
         data = self.model_combo.currentData()
-        return self.model_file.filePath() if data == _OTHER_MODEL else data
+        return self.model_file.filePath() if data == OTHER_MODEL else data
 
     def _model_file_chosen(self, path):
-        if path and self.model_combo.currentData() != _OTHER_MODEL:
-            self.model_combo.setCurrentIndex(self.model_combo.findData(_OTHER_MODEL))
+        if path and self.model_combo.currentData() != OTHER_MODEL:
+            self.model_combo.setCurrentIndex(self.model_combo.findData(OTHER_MODEL))
         else:
             self._update_card()
 
     def _update_card(self):
-        other = self.model_combo.currentData() == _OTHER_MODEL
+        other = self.model_combo.currentData() == OTHER_MODEL
         self.model_file.setVisible(other)
         self.model_file_label.setVisible(other)
         path = self.model_path()
@@ -639,7 +533,7 @@ class PolyTopoDock(QgsDockWidget):
             return
         default = list((self.card.bands if self.card is not None else None) or range(1, channels + 1))
         for channel, band in enumerate(default, start=1):
-            combo = _narrow(QComboBox())
+            combo = narrow(QComboBox())
             combo.setToolTip(f"Raster band feeding model channel {channel}")
             for number in range(1, raster.bandCount() + 1):
                 combo.addItem(f"{number}: {raster.bandName(number)}", number)
@@ -655,7 +549,7 @@ class PolyTopoDock(QgsDockWidget):
         return tuple(combo.currentData() for combo in self.band_combos) or None
 
     def _vectorize_extent(self, raster):
-        if self.extent_combo.currentData() != _CANVAS_EXTENT or self.canvas is None:
+        if self.extent_combo.currentData() != CANVAS_EXTENT or self.canvas is None:
             return None
         transform = QgsCoordinateTransform(self.canvas.mapSettings().destinationCrs(), raster.crs(),
                                            QgsProject.instance().transformContext())
@@ -696,9 +590,9 @@ class PolyTopoDock(QgsDockWidget):
             LayerSnapshot.of(raster, context), self.model_path(), self.provider_combo.currentText(),
             extent, self.vector_output.filePath() or None, self.vector_overwrite.isChecked(),
             f"PolyTopo vectorization {time.strftime('%H:%M:%S')}: {raster.name()}", bands,
-            self._spin_value(self.tile_size), self._spin_value(self.tile_overlap), self.batch_size.value(),
-            None if aoi is None else LayerSnapshot.of(aoi, context), self._spin_value(self.seg_threshold),
-            self._spin_value(self.min_area), self._spin_value(self.min_hole_area))
+            spin_value(self.tile_size), spin_value(self.tile_overlap), self.batch_size.value(),
+            None if aoi is None else LayerSnapshot.of(aoi, context), spin_value(self.seg_threshold),
+            spin_value(self.min_area), spin_value(self.min_hole_area))
         task = VectorizeTask(request, self.core, self._vectorized, self.notifier, self._vectorize_done)
         self._start(task, self.vectorize_button, self.vectorize_cancel, self.vectorize_progress)
         self.vectorize_task = task
@@ -740,113 +634,18 @@ class PolyTopoDock(QgsDockWidget):
 
     # ----- Evaluate --------------------------------------------------------------------------
 
-    def _evaluate_group(self):
-        group = QGroupBox("Evaluate")
-        form = self._form(group)
-        self.prediction_combo = _narrow(QgsMapLayerComboBox())
-        self.prediction_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
-        form.addRow("Prediction", self.prediction_combo)
-        self.score_field = _narrow(QgsFieldComboBox())
-        self.score_field.setFilters(QgsFieldProxyModel.Numeric)
-        self.score_field.setAllowEmptyFieldName(True)
-        self.score_field.setLayer(self.prediction_combo.currentLayer())
-        self.prediction_combo.layerChanged.connect(self.score_field.setLayer)
-        self.prediction_combo.layerChanged.connect(self._prediction_changed)
-        form.addRow("Score field", self.score_field)
-        self.reference_combo = _narrow(QgsMapLayerComboBox())
-        self.reference_combo.setFilters(QgsMapLayerProxyModel.PolygonLayer)
-        self.reference_combo.setAllowEmptyLayer(True)  # empty until a second polygon layer is there
-        self.reference_combo.setToolTip("The reference polygons: another layer than the prediction")
+    def _connect_evaluate(self):
+        self.prediction_combo.layerChanged.connect(self._prediction_changed)  # after the score field follows it
         self.reference_combo.layerChanged.connect(self._update_pixel_size)
-        form.addRow("Reference", self.reference_combo)
-        self.pixel_size = QDoubleSpinBox()
-        self.pixel_size.setDecimals(_LINEAR_DECIMALS)
-        self.pixel_size.setRange(1e-9, 1e6)
-        self.pixel_size.setValue(1.0)
-        self.pixel_size.setToolTip("Ground sampling distance of the imagery, in units of the reference CRS per pixel")
         self.pixel_size.valueChanged.connect(self._show_pixel_metres)
-        self.pixel_unit = QLabel()
-        form.addRow("Pixel size", self._row(self.pixel_size, self.pixel_unit))
-        self.pixel_raster = _narrow(QgsMapLayerComboBox())
-        self.pixel_raster.setFilters(QgsMapLayerProxyModel.RasterLayer)
-        self.pixel_raster.setAllowEmptyLayer(True)
-        self.pixel_raster.setCurrentIndex(0)
-        self.pixel_raster.setToolTip("Take the pixel size from this raster (the one the prediction came from)")
         self.pixel_raster.layerChanged.connect(self._update_pixel_size)
-        form.addRow("from raster", self.pixel_raster)
-        self.pixel_metres = QLabel()
-        self.pixel_metres.setWordWrap(True)
-        form.addRow(self.pixel_metres)
-        self.profile_combo = _narrow(QComboBox())
-        for index, profile in enumerate(PROFILE_REGISTRY.values()):
-            self.profile_combo.addItem(profile.name)
-            self.profile_combo.setItemData(index, profile.description, Qt.ToolTipRole)
-        form.addRow("Profile", self.profile_combo)
-        self.cluster_fields = _relayout_when_toggled(ClusterFields())
-        form.addRow(self.cluster_fields)
-        self.gpkg_output = QgsFileWidget()
-        self.gpkg_output.setStorageMode(QgsFileWidget.SaveFile)
-        self.gpkg_output.setFilter("GeoPackage (*.gpkg)")
-        self.gpkg_output.lineEdit().setPlaceholderText("[temporary file]")
-        form.addRow("Output", self.gpkg_output)
-        self.overwrite = QCheckBox(REPLACE_LABEL)
-        form.addRow(self.overwrite)
-        self.evaluate_button = QPushButton("Run evaluation")
         self.evaluate_button.clicked.connect(self.start_evaluation)
-        self.evaluate_cancel = QPushButton(_CANCEL)
-        self.evaluate_cancel.setEnabled(False)
         self.evaluate_cancel.clicked.connect(self.cancel_evaluation)
-        self.evaluate_progress = self._progress_bar()
-        form.addRow(wrap_row(self.evaluate_button, self.evaluate_cancel))
-        form.addRow(self.evaluate_progress)
-        self.summary_table = QTableWidget(len(SUMMARY_METRICS), 1)
-        self.summary_table.setHorizontalHeaderLabels(["value"])
-        self.summary_table.setVerticalHeaderLabels(list(SUMMARY_METRICS))
-        self.summary_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.summary_table.horizontalHeader().setStretchLastSection(True)
-        self.summary_table.setFixedHeight(self.summary_table.verticalHeader().length()
-                                          + self.summary_table.horizontalHeader().sizeHint().height() + 4)
-        form.addRow(self.summary_table)
-        self.report_button = QPushButton("Open report")
-        self.report_button.setEnabled(False)
         self.report_button.clicked.connect(self.open_report)
-        form.addRow(self.report_button)
-        self.report_link = QLabel()
-        self.report_link.setWordWrap(True)
-        self.report_link.setTextInteractionFlags(Qt.TextBrowserInteraction)
         self.report_link.linkActivated.connect(lambda _url: self.open_report())
-        self.report_link.setVisible(False)  # no empty line before a run
-        form.addRow(self.report_link)
-        self.class_combo = _narrow(QComboBox())
-        self.class_combo.setToolTip("Error class that Previous / Next step through")
-        self.previous_button = QPushButton("◀ Previous")
         self.previous_button.clicked.connect(lambda: self.step_error(-1))
-        self.next_button = QPushButton("Next ▶")
         self.next_button.clicked.connect(lambda: self.step_error(1))
-        for widget in (self.class_combo, self.previous_button, self.next_button):
-            widget.setEnabled(False)
-        form.addRow(self.class_combo)
-        form.addRow(wrap_row(self.previous_button, self.next_button))
-        self.feature_model = QStandardItemModel(0, len(FEATURE_COLUMNS))
-        self.feature_model.setHorizontalHeaderLabels([header for header, _ in FEATURE_COLUMNS])
-        self.feature_table = QTableView()
-        self.feature_table.setModel(self.feature_model)
-        self.feature_table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.feature_table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.feature_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.feature_table.setSortingEnabled(True)
-        self.feature_table.verticalHeader().setVisible(False)
-        self.feature_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.feature_table.setMinimumHeight(160)
-        self.feature_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.feature_table.selectionModel().currentRowChanged.connect(self._row_selected)
-        form.addRow(self.feature_table)
-        self.diagnosis = _DiagnosisBox()
-        self.diagnosis.setReadOnly(True)
-        self.diagnosis.setPlaceholderText("Select a feature to see its rings.")
-        form.addRow(self.diagnosis)
-        gap_in_labels(form)
-        return group
 
     def _choose_default_layers(self, *_):
         active = self.iface.activeLayer() if self.iface is not None else None
@@ -890,7 +689,7 @@ class PolyTopoDock(QgsDockWidget):
         crs = reference.crs() if reference is not None else QgsCoordinateReferenceSystem()
         unit = pixel_size_unit(crs)
         self.pixel_unit.setText(f"{unit} per px")
-        self.pixel_size.setDecimals(_DEGREE_DECIMALS if unit == "°" else _LINEAR_DECIMALS)
+        self.pixel_size.setDecimals(DEGREE_DECIMALS if unit == "°" else LINEAR_DECIMALS)
         raster = self.pixel_raster.currentLayer()
         if raster is not None and reference is not None:
             try:
@@ -1155,24 +954,6 @@ class PolyTopoDock(QgsDockWidget):
 
     # ----- Shared ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _row(*widgets):
-        row = QWidget()
-        layout = QHBoxLayout(row)
-        layout.setContentsMargins(0, 0, 0, 0)
-        for widget in widgets:
-            layout.addWidget(widget)
-        return row
-
-    @staticmethod
-    def _progress_bar():
-        bar = QProgressBar()
-        bar.setRange(0, 100)
-        bar.setValue(0)
-        bar.setTextVisible(True)
-        bar.setFormat("")
-        return bar
-
     def _refuse(self, message):
         self.notifier.warning("PolyTopo", message)
         return None
@@ -1180,7 +961,7 @@ class PolyTopoDock(QgsDockWidget):
     def _start(self, task, run_button, cancel_button, progress):
         run_button.setEnabled(False)
         cancel_button.setEnabled(True)
-        cancel_button.setText(_CANCEL)
+        cancel_button.setText(CANCEL_TEXT)
         progress.setValue(0)
         started = time.monotonic()
         self._run_started[progress] = started
@@ -1212,7 +993,7 @@ class PolyTopoDock(QgsDockWidget):
         """Buttons ready for the next run; the bar keeps the outcome: done (full), canceled or failed."""
         run_button.setEnabled(True)
         cancel_button.setEnabled(False)
-        cancel_button.setText(_CANCEL)
+        cancel_button.setText(CANCEL_TEXT)
         started = self._run_started.pop(progress, None)
         took = _elapsed_text(time.monotonic() - started) if started is not None else None
         if task.error is not None:
@@ -1235,79 +1016,6 @@ class PolyTopoDock(QgsDockWidget):
                 task.abandon()
         self.evaluation_task = self.vectorize_task = None
         self.model_installer.abandon()
-
-
-def _narrow(combo):
-    """Let a combo box shrink below its longest item, so the dock fits 280 px."""
-    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(_NARROW_CHARACTERS)
-    return combo
-
-
-def _relayout_when_toggled(group):
-    """Lay the form around a collapsible group out again once it has opened or closed.
-
-    The group opens by lifting its maximum height after showing its fields, and the form
-    around it is laid out in between: without a second layout, the first expand in a
-    narrow dock (where rows wrap) squashes the group's fields and the word-wrapped labels
-    of the form to a few pixels.
-    """
-    group.collapsedStateChanged.connect(lambda *_: QTimer.singleShot(0, group.updateGeometry))
-    return group
-
-
-class _DiagnosisBox(QPlainTextEdit):
-    """The ring diagnosis: as tall as its wrapped text at the width it has, between 10 and 24 lines.
-
-    A typical diagnosis (6–10 lines, more once wrapped in a narrow dock) shows without
-    scrolling; a long one (many holes) scrolls inside the box, so the table above it stays
-    in view.
-    """
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        policy = self.sizePolicy()
-        policy.setVerticalPolicy(QSizePolicy.Minimum)
-        policy.setHeightForWidth(True)
-        self.setSizePolicy(policy)
-        self.textChanged.connect(self.updateGeometry)
-
-    def _lines_height(self, lines):
-        return lines * self.fontMetrics().lineSpacing() + self._chrome()
-
-    def _chrome(self):
-        return 2 * int(math.ceil(self.document().documentMargin())) + 2 * self.frameWidth()
-
-    def heightForWidth(self, width):  # noqa: N802 - Qt method name.
-        fewest, most = (self._lines_height(lines) for lines in _DIAGNOSIS_LINES)
-        # wrapped beside a scroll bar: the box never needs one it would then keep, narrowing the text
-        scroll_bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self)
-        text = self._text_height(width - 2 * self.frameWidth() - scroll_bar) + 2 * self.frameWidth()
-        return max(fewest, min(text, most))  # text taller than the most scrolls inside
-
-    def _text_height(self, viewport_width):
-        """Height of the text wrapped as this box wraps it (line by line, as its document layout does)."""
-        margin = self.document().documentMargin()
-        available = max(1.0, viewport_width - 2 * margin)
-        height = 2 * margin + 1  # the box keeps one pixel below the last line
-        for text in self.toPlainText().split("\n"):
-            layout = QTextLayout(text, self.font())
-            layout.setTextOption(self.document().defaultTextOption())
-            layout.beginLayout()
-            line = layout.createLine()
-            while line.isValid():
-                line.setLineWidth(available)
-                height += line.height()
-                line = layout.createLine()
-            layout.endLayout()
-        return int(math.ceil(height))
-
-    def sizeHint(self):  # noqa: N802 - Qt method name.
-        hint = super().sizeHint()
-        return QSize(hint.width(), self.heightForWidth(hint.width()))
-
-    def minimumSizeHint(self):  # noqa: N802 - Qt method name.
-        return QSize(super().minimumSizeHint().width(), self._lines_height(_DIAGNOSIS_LINES[0]))
 
 
 def _alive(layer):
