@@ -33,7 +33,6 @@ opener), so the dock is built and driven offscreen in tests.
 
 import dataclasses
 import html
-import importlib.metadata
 import math
 import time
 from pathlib import Path
@@ -56,9 +55,8 @@ from qgis.PyQt.QtWidgets import QComboBox, QScrollArea, QTableWidgetItem, QVBoxL
 
 from ...evaluator.tables.error_classes import MATCHED_OK
 from ...evaluator.tables.metric_table import KEY_METRICS, metric, metric_names
-from ...models import ModelsError, read_card
+from ...models import read_card
 from ...models.pipeline import decoding_values
-from ...models.session import import_onnxruntime
 from ..errors import LayerInputError, PluginError, RunFailedError
 from ..runs.layer_choice import (
     check_distinct_layers,
@@ -81,7 +79,8 @@ from .dock_forms import (
     vectorize_form,
 )
 from .dock_widgets import narrow, spin_value
-from .model_choice import model_channels
+from .evaluation_text import format_value, ring_diagnosis
+from .model_choice import card_summary, model_channels, probe_providers, provider_availability
 from .model_install import ModelInstaller
 from ..runs.output_check import check_output, report_folder
 from ..runs.export import GEOPACKAGE_LAYERS as EVALUATION_LAYERS
@@ -104,10 +103,6 @@ __all__ = [
     "FEATURE_COLUMNS",
     "SUMMARY_METRICS",
     "PolyTopoDock",
-    "card_summary",
-    "probe_providers",
-    "provider_availability",
-    "ring_diagnosis",
     "step_row",
 ]
 
@@ -123,171 +118,11 @@ FEATURE_COLUMNS = (
     *((name, metric(name).field) for name in metric_names("Hole-F1", "Topo-EM", "IoU")),
 )
 
-_CUDA = "CUDAExecutionProvider"
 _MESSAGE_METRICS = metric_names("Hole-F1", "Topo-EM")
 """Scores named in the message bar when an evaluation ends."""
 _RECORD_ROLE = Qt.UserRole + 1
 _ZOOM_MARGIN = 0.25
 _FLASHES, _FLASH_MS = 2, 300
-
-
-def _format(value, digits=3):
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return "–" if math.isnan(value) else f"{value:.{digits}f}"
-    return str(value)
-
-
-def card_summary(path, read=read_card):
-    """Describe the model card of an ONNX file in one line.
-
-    Parameters
-    ----------
-    path : str
-        ONNX file; empty for none.
-    read : callable
-        ``read(path) -> ModelCard`` (:func:`polytopo.models.read_card`).
-
-    Returns
-    -------
-    text : str
-        ``family · GSD · classes · licence``, or the reason the card is unusable.
-    ok : bool
-        Whether the model can be run.
-    """
-    if not path:
-        return "Choose an ONNX model file.", False
-    try:
-        card = read(path)
-    except ModelsError as exc:
-        return f"This model cannot be used: {exc}", False
-    gsd = ("native raster resolution" if card.resolution_cm_per_px is None
-           else f"GSD {card.resolution_cm_per_px:g} cm/px")
-    classes = "classes: " + ", ".join(card.class_names) if card.class_names else "no class names"
-    licence = card.licence or "licence not stated"
-    return f"{card.family} family · {gsd} · {classes} · {licence}", True
-
-
-def _gpu_package_installed():
-    try:
-        importlib.metadata.distribution("onnxruntime-gpu")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-def probe_providers():
-    """Return what the installed onnxruntime offers.
-
-    Returns
-    -------
-    available : list of str or None
-        ``onnxruntime.get_available_providers()``; None without onnxruntime.
-    gpu_package : bool
-        Whether the ``onnxruntime-gpu`` distribution is installed.
-    """
-    try:
-        onnxruntime = import_onnxruntime()
-    except ModelsError:
-        return None, _gpu_package_installed()
-    return list(onnxruntime.get_available_providers()), _gpu_package_installed()
-
-
-def provider_availability(available, gpu_package):
-    """Say which execution providers can run, and why CUDA cannot when it cannot.
-
-    Parameters
-    ----------
-    available : list of str or None
-        ``onnxruntime.get_available_providers()``; None when onnxruntime is missing.
-    gpu_package : bool
-        Whether ``onnxruntime-gpu`` is installed.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> provider_availability(["CPUExecutionProvider"], False)
-    'Available: CPU. CUDA unavailable: onnxruntime-gpu not installed.'
-    >>> provider_availability(["CUDAExecutionProvider", "CPUExecutionProvider"], True)
-    'Available: CUDA, CPU. auto runs on CUDA.'
-    """
-    if available is None:
-        return "onnxruntime is not installed: vectorization cannot run (install it from the dependency message)."
-    names = ", ".join(name.replace("ExecutionProvider", "") for name in available)
-    if _CUDA in available:
-        return f"Available: {names}. auto runs on CUDA."
-    if gpu_package:
-        return (f"Available: {names}. CUDA unavailable: no CUDA provider in this onnxruntime-gpu build "
-                "(its CUDA libraries did not load).")
-    return f"Available: {names}. CUDA unavailable: onnxruntime-gpu not installed."
-
-
-def _outcome_index(outcome, record):
-    """Position in ``outcome.pred`` of the instance a prediction record describes (records are in input order)."""
-    key = (record["image_id"], record["pred_id"], record["part"])
-    for position, instance in enumerate(outcome.pred):
-        if (instance.image_id, instance.source_id, instance.part) == key:
-            return position
-    raise RunFailedError(f"Expected prediction {key} of the table among the evaluated instances but it is not there")
-
-
-def _pair_of(outcome, position):
-    matches = [k for k, p in enumerate(outcome.pairs.pred_index) if int(p) == position]
-    return matches[0] if matches else None
-
-
-def ring_diagnosis(evaluation, index):
-    """Explain one prediction ring by ring: exterior BIoU and each hole matched, extra or missing.
-
-    Parameters
-    ----------
-    evaluation : polytopo.evaluator.Evaluation
-    index : int
-        Position of the prediction in ``evaluation.records["predictions"]``.
-
-    Returns
-    -------
-    str
-        Several lines; BIoU values are unitless, γ is the profile's ring-match threshold.
-    """
-    record = evaluation.records["predictions"][index]
-    outcome = evaluation.outcome
-    gamma = outcome.params.ring_match_threshold
-    lines = [f"Prediction {record['pred_id']}: {record['error_class']}"]
-    if record["invalid_reason"]:
-        lines.append(f"Invalid: {record['invalid_reason']}")
-    position = _outcome_index(outcome, record)
-    k = _pair_of(outcome, position)
-    holes = outcome.pred_table.hole_range(position)
-    if k is None:
-        lines.append("Matched no reference polygon (IoU below the matching threshold).")
-        lines += [f"Hole {h - holes.start + 1}: extra (its polygon is unmatched)" for h in holes]
-        return "\n".join(lines)
-    gt_index = int(outcome.pairs.gt_index[k])
-    gt_holes = outcome.gt_table.hole_range(gt_index)
-    lines.append(f"Matched reference {record['matched_ref_id']} with IoU {_format(record['iou'])}.")
-    verdict = "matched" if bool(outcome.exterior_matched[k]) else "not matched"
-    lines.append(f"Exterior ring: BIoU {_format(record['e_biou'])} ({verdict}, γ = {gamma:g}).")
-    found = outcome.pairs.holes
-    in_pair = [m for m, pair in enumerate(found.pair) if int(pair) == k]
-    matched_pred = {int(found.pred_hole[m]): (int(found.gt_hole[m]), float(found.biou[m])) for m in in_pair}
-    matched_gt = {gt for gt, _ in matched_pred.values()}
-    for hole in holes:
-        if hole in matched_pred:
-            gt_hole, biou = matched_pred[hole]
-            lines.append(f"Hole {hole - holes.start + 1}: matched reference hole "
-                         f"{gt_hole - gt_holes.start + 1}, BIoU {biou:.3f}")
-        else:
-            lines.append(f"Hole {hole - holes.start + 1}: extra (no reference hole with BIoU above γ)")
-    lines += [f"Reference hole {hole - gt_holes.start + 1}: missing (no predicted hole with BIoU above γ)"
-              for hole in gt_holes if hole not in matched_gt]
-    if not holes and not gt_holes:
-        lines.append("No holes on either side.")
-    return "\n".join(lines)
 
 
 def step_row(classes, current, error_class, step):
@@ -788,7 +623,7 @@ class PolyTopoDock(QgsDockWidget):
                 node.setItemVisibilityChecked(False)
         self.show_result(result)
         metrics = result.run.evaluation.summary["metrics"]
-        scores = ", ".join(f"{name} {_format(metrics.get(name))}" for name in _MESSAGE_METRICS)
+        scores = ", ".join(f"{name} {format_value(metrics.get(name))}" for name in _MESSAGE_METRICS)
         self.notifier.info("PolyTopo", f"Evaluated {result.request.prediction.name}: {scores}; "
                            f"report {self.report_path()}, layers in {result.gpkg_path}.")
 
@@ -822,7 +657,7 @@ class PolyTopoDock(QgsDockWidget):
         self.last_result = result
         metrics = result.run.evaluation.summary["metrics"]
         for row, name in enumerate(SUMMARY_METRICS):
-            self.summary_table.setItem(row, 0, QTableWidgetItem(_format(metrics.get(name))))
+            self.summary_table.setItem(row, 0, QTableWidgetItem(format_value(metrics.get(name))))
         self.feature_table.setSortingEnabled(False)
         self.feature_model.removeRows(0, self.feature_model.rowCount())
         records = result.run.evaluation.records["predictions"]
@@ -834,7 +669,7 @@ class PolyTopoDock(QgsDockWidget):
                 if isinstance(value, float) and not math.isnan(value):
                     item.setData(round(value, 3), Qt.DisplayRole)
                 else:
-                    item.setData(value if isinstance(value, (int, str)) else _format(value), Qt.DisplayRole)
+                    item.setData(value if isinstance(value, (int, str)) else format_value(value), Qt.DisplayRole)
                 item.setData(index, _RECORD_ROLE)
                 items.append(item)
             self.feature_model.appendRow(items)

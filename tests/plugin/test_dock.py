@@ -57,7 +57,7 @@ def group_names(project):
 
 def test_provider_availability_says_why_cuda_is_missing():
     """The label names the providers and the reason CUDA cannot run."""
-    from polytopo.plugin.gui.dock import provider_availability
+    from polytopo.plugin.gui.model_choice import provider_availability
 
     assert provider_availability(["CPUExecutionProvider"], False) == (
         "Available: CPU. CUDA unavailable: onnxruntime-gpu not installed.")
@@ -71,7 +71,7 @@ def test_probe_providers_reports_the_installed_onnxruntime():
     """The default probe asks the installed onnxruntime (CPU build in the test environment)."""
     import onnxruntime
 
-    from polytopo.plugin.gui.dock import probe_providers
+    from polytopo.plugin.gui.model_choice import probe_providers
 
     available, gpu_package = probe_providers()
     assert available == onnxruntime.get_available_providers()
@@ -98,7 +98,7 @@ def onnx_model(path, card):
 
 def test_card_summary_names_family_gsd_classes_and_licence(tmp_path):
     """A model card is summarised in one line; an unusable file says why."""
-    from polytopo.plugin.gui.dock import card_summary
+    from polytopo.plugin.gui.model_choice import card_summary
 
     path = onnx_model(tmp_path / "unet.onnx", {"polytopo.family": "semantic", "resolution": 30,
                                                 "class_names": {"0": "background", "1": "building"},

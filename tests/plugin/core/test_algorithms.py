@@ -339,8 +339,8 @@ def test_only_the_essentials_are_outside_advanced(qgis_processing):
     assert plain("vectorize") == ["INPUT", "MODEL", "BUNDLED_MODEL", "PROVIDER", "EXTENT", "AOI", "OUTPUT"]
 
 
-@pytest.mark.parametrize("module", ["gui.dock", "runs.vectorize", "runs.output_check", "runs.project_layers",
-                                    "gui.restored_run"])
+@pytest.mark.parametrize("module", ["gui.dock", "gui.model_choice", "gui.evaluation_text", "runs.vectorize",
+                                    "runs.output_check", "runs.project_layers", "gui.restored_run"])
 def test_the_examples_of_the_plugin_helpers_hold(qgis_app, module):
     import doctest
     import importlib

@@ -7,7 +7,7 @@ from polytopo.plugin.runs.evaluation import evaluate_layers
 
 def test_every_class_gets_the_diagnosis_of_its_own_row(scene):
     """Scores are not in input order, so table rows (input order) and evaluated instances (by score) differ."""
-    from polytopo.plugin.gui.dock import ring_diagnosis
+    from polytopo.plugin.gui.evaluation_text import ring_diagnosis
 
     prediction, reference = scene.layers()
     evaluation = evaluate_layers(prediction, reference, pixel_size=scene.pixel_size, score_field="score").evaluation
