@@ -438,20 +438,21 @@ class PolyTopoDock(QgsDockWidget):
         self._cancel(self.vectorize_task, self.vectorize_cancel, self.vectorize_progress)
 
     def _vectorized(self, result):
-        path = result["source"]
+        """Add the written polygons of a :class:`~polytopo.plugin.gui.tasks.VectorizeResult` and make them the prediction."""
+        run, request = result.run, result.request
         project = QgsProject.instance()
-        name = unique_layer_name(project, f"{result['request'].raster.name} — {Path(result['request'].model_path).stem}")
-        layer = QgsVectorLayer(path, name, "ogr")
+        name = unique_layer_name(project, f"{request.raster.name} — {Path(request.model_path).stem}")
+        layer = QgsVectorLayer(run.source, name, "ogr")
         if not layer.isValid():
-            raise RunFailedError(f"Expected the vectorization output {path!r} to open as a vector layer "
-                             "but it does not; open it from the Browser to see why.")
-        group = project.layerTreeRoot().insertGroup(0, result["request"].group_name)
+            raise RunFailedError(f"Expected the vectorization output {run.source!r} to open as a vector layer "
+                                 "but it does not; open it from the Browser to see why.")
+        group = project.layerTreeRoot().insertGroup(0, request.group_name)
         project.addMapLayer(layer, False)
         group.addLayer(layer)
         self.added_layers = [layer]
-        self._prepare_evaluation_of(layer, project.mapLayer(result["request"].raster.layer_id))
-        self.notifier.info("PolyTopo", f"Vectorized {result['request'].raster.name} into {result['features']} "
-                           f"polygons on {result.get('provider_report') or result['provider_used']}.")
+        self._prepare_evaluation_of(layer, project.mapLayer(request.raster.layer_id))
+        self.notifier.info("PolyTopo", f"Vectorized {request.raster.name} into {run.features} "
+                           f"polygons on {run.provider_report or run.provider_used}.")
 
     def _prepare_evaluation_of(self, layer, raster):
         """Make a new vectorized layer the prediction: its score field, its raster's pixel size."""

@@ -46,6 +46,7 @@ __all__ = [
     "MessageBarNotifier",
     "TaskFeedback",
     "VectorizeRequest",
+    "VectorizeResult",
     "VectorizeTask",
 ]
 
@@ -352,6 +353,22 @@ class VectorizeRequest:
     min_hole_area_px: object = None
 
 
+@dataclass(frozen=True)
+class VectorizeResult:
+    """A finished vectorization.
+
+    Attributes
+    ----------
+    run : object
+        The core's ``VectorizationRun`` (written file and layer source, polygons written,
+        provider used, provenance).
+    request : VectorizeRequest
+    """
+
+    run: object
+    request: VectorizeRequest
+
+
 def _ignore(result):
     """Callback of an abandoned task: the result is not handed to anyone."""
 
@@ -505,7 +522,7 @@ class VectorizeTask(_CoreTask):
     core : object
         Has ``vectorize_layer`` (:mod:`polytopo.plugin.runs`).
     on_success : callable
-        ``on_success(dict)`` in the main thread, with ``vectorize_layer``'s result.
+        ``on_success(VectorizeResult)`` in the main thread.
     notifier : object
     on_finished : callable, optional
     """
@@ -518,16 +535,16 @@ class VectorizeTask(_CoreTask):
         self.core = core
 
     def work(self):
-        """Vectorize; return the core's result dict plus the request under ``"request"``."""
+        """Vectorize; return a :class:`VectorizeResult`."""
         request = self.request
         output_path = self.output_path(request.output_path, "polygons.gpkg")
-        result = self.core.vectorize_layer(
+        run = self.core.vectorize_layer(
             request.raster.open(), request.model_path, provider=request.provider, extent=request.extent,
             bands=request.bands, tile_px=request.tile_px, overlap_px=request.overlap_px, batch=request.batch,
             threshold=request.threshold, min_area_px=request.min_area_px, min_hole_area_px=request.min_hole_area_px,
             aoi_layer=None if request.aoi is None else request.aoi.open(), output_path=output_path, feedback=self.feedback, overwrite=request.overwrite,
             transform_context=request.raster.transform_context)
-        return {**result, "request": request}
+        return VectorizeResult(run, request)
 
 
 class InstallDependenciesTask(QgsTask):

@@ -55,5 +55,5 @@ class VectorizeAlgorithm(ExplainedRanges, QgsProcessingAlgorithm):
                 feedback=feedback, **vectorize_options(self, parameters, context, raster))
         except PluginError as exc:
             raise as_processing_error(exc) from exc
-        load_layer_by_source(context, destination, vectorized["source"])
+        load_layer_by_source(context, destination, vectorized.source)
         return vectorize_results(vectorized)

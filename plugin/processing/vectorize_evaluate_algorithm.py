@@ -86,6 +86,6 @@ class VectorizeEvaluateAlgorithm(QuietReport, ExplainedRanges, QgsProcessingAlgo
         except PluginError as exc:
             raise as_processing_error(exc) from exc
         load_outputs_on_completion(context, files["geopackage"], run_group_name(raster.name(), reference.name()),
-                                   polygons=(polygons, vectorized["source"], f"{raster.name()} polygons"),
+                                   polygons=(polygons, vectorized.source, f"{raster.name()} polygons"),
                                    hidden=(reference.id(),))
         return {**evaluation_results(run, files), **vectorize_results(vectorized)}

@@ -202,6 +202,5 @@ def vectorize_options(algorithm, parameters, context, raster):
 
 
 def vectorize_results(vectorized):
-    """``OUTPUT``, ``FEATURES`` and ``PROVIDER_USED`` of a :func:`~polytopo.plugin.runs.vectorize.vectorize_layer` result."""
-    return {"OUTPUT": vectorized["source"], "FEATURES": vectorized["features"],
-            "PROVIDER_USED": vectorized["provider_used"]}
+    """``OUTPUT``, ``FEATURES`` and ``PROVIDER_USED`` of a :class:`~polytopo.plugin.runs.vectorize.VectorizationRun`."""
+    return {"OUTPUT": vectorized.source, "FEATURES": vectorized.features, "PROVIDER_USED": vectorized.provider_used}

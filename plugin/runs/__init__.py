@@ -17,6 +17,7 @@ from ...core.lazy_names import lazy_namespace
 _DEFINED_IN = {
     "EvaluationRun": ".evaluation",
     "RunCanceled": "..errors",
+    "VectorizationRun": ".vectorize",
     "add_run_to_project": ".project_layers",
     "evaluate_layers": ".evaluation",
     "export_run": ".export",
@@ -27,6 +28,7 @@ _DEFINED_IN = {
 __all__ = [
     "EvaluationRun",
     "RunCanceled",
+    "VectorizationRun",
     "add_run_to_project",
     "evaluate_layers",
     "export_run",

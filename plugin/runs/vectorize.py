@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import shapely
@@ -55,12 +56,65 @@ from .output_check import REPLACE_OPTION
 from .feedback import RunSteps
 
 __all__ = ["vectorize_layer", "check_raster_crs", "layer_source", "raster_source_path", "resolve_bands", "resolve_model", "OUTPUT_SUFFIXES",
-           "SCORE_FIELD"]
+           "SCORE_FIELD", "VectorizationRun"]
 
 #: File types the vectorizer writes.
 OUTPUT_SUFFIXES = (".gpkg", ".geojson")
 #: The output field holding each polygon's confidence (one of ``polytopo.models.writer.FIELDS``).
 SCORE_FIELD = "score"
+
+
+@dataclass(frozen=True)
+class VectorizationRun:
+    """The result of vectorizing a QGIS raster layer with an ONNX model.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The written file (``.gpkg`` or ``.geojson``).
+    source : str
+        The QGIS/OGR source of the polygon layer in it (:func:`layer_source`).
+    model : str
+        The ONNX model file that ran.
+    card : dict
+        The model's card as JSON-ready values (the fields of
+        :class:`polytopo.models.ModelCard`), unchanged by the run's parameters.
+    decoding : dict
+        What the run decoded with (:func:`polytopo.models.pipeline.decoding_values`):
+        ``threshold`` (probability 0–1, a list of per-class ones, or None for a family
+        without a segmentation threshold), ``min_area_px`` and ``min_hole_area_px``
+        (square model pixels).
+    provider_used : str or None
+        The onnxruntime execution provider that ran, e.g. ``CPUExecutionProvider``;
+        None when the run reports no session.
+    provider_report : str or None
+        One line: the provider that ran, the one requested and the reason of any fallback.
+    features : int
+        Polygons written.
+    provenance : dict
+        JSON-ready record of the run, also written into a GeoPackage's layer metadata:
+        plugin and QGIS versions, date (UTC), raster name, source and CRS, model, card,
+        provider, run parameters (tile size and overlap in model pixels, batch, extent in
+        raster CRS units, whether an area of interest was used, ``decoding``), tiles run
+        and total, features, run time in seconds.
+    messages : tuple of str
+        Warnings and notes of the run, each once, in the order they came.
+    polygons : list of polytopo.models.pipeline.MapPolygon or None
+        With ``keep_polygons``: the written polygons in file order (``geometry`` in map
+        units of the raster's CRS, ``score`` as written to :data:`SCORE_FIELD`); None without.
+    """
+
+    path: Path
+    source: str
+    model: str
+    card: dict
+    decoding: dict
+    provider_used: object
+    provider_report: object
+    features: int
+    provenance: dict
+    messages: tuple
+    polygons: object = None
 
 
 def raster_source_path(raster_layer):
@@ -134,14 +188,8 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
 
     Returns
     -------
-    dict
-        ``path`` (the written file), ``source`` (the layer in it, :func:`layer_source`), ``provider_used`` (onnxruntime provider that ran),
-        ``provider_report`` (one line, with the reason of any fallback), ``card`` (the model
-        card as a dict), ``features`` (polygons written), ``model`` (the model path),
-        ``messages`` (notes of the run), ``decoding`` (the threshold and minimum areas used,
-        :func:`polytopo.models.pipeline.decoding_values`) and ``provenance`` (JSON-ready record);
-        with ``keep_polygons``, ``polygons``: the written polygon results in file order
-        (``geometry`` in the raster's CRS, ``score``).
+    VectorizationRun
+        With ``polygons`` only when ``keep_polygons``.
 
     Raises
     ------
@@ -191,21 +239,16 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                                      aoi=_aoi(aoi_layer, raster_layer, transform_context, steps))
         run_card = params.card_for(loaded.card)
         steps.info(f"Decoding: {decoding_summary(run_card)}")
-        result = {"path": output_path, "source": layer_source(output_path),
-                  "card": _plain(dataclasses.asdict(loaded.card)), "model": str(model),
-                  "decoding": decoding_values(run_card)}
-        kept = result.setdefault("polygons", []) if keep_polygons else None
+        card, decoding_used = _plain(dataclasses.asdict(loaded.card)), decoding_values(run_card)
+        kept = [] if keep_polygons else None
+        provenance = None  # set once the file is complete
 
         def finish(temporary, report):
-            """Describe the run and write its provenance into the finished file, before it moves into place."""
-            result.update({
-                "provider_used": report.provider.primary if report.provider is not None else None,
-                "provider_report": report.provider.describe() if report.provider is not None else None,
-                "features": report.polygon_count,
-            })
-            result["provenance"] = _provenance(raster_layer, result, params, report)
+            """Write the run's provenance into the finished file, before it moves into place."""
+            nonlocal provenance
+            provenance = _provenance(raster_layer, str(model), card, decoding_used, params, report)
             if output_path.suffix.lower() == ".gpkg":
-                _save_metadata(temporary, result["provenance"])
+                _save_metadata(temporary, provenance)
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -214,11 +257,15 @@ def vectorize_layer(raster_layer, model, *, provider="auto", extent=None, aoi_la
                                  cancel=steps.cancel,
                                  overwrite=overwrite, inputs=inputs[1:], finish=finish,
                                  on_polygon=kept.append if kept is not None else None)
-    result["messages"] = list(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
-    for message in result["messages"]:
+    messages = tuple(dict.fromkeys([str(warning.message) for warning in caught] + list(report.messages)))
+    for message in messages:
         steps.warn(message)
     steps.progress(100)
-    return result
+    provider_used, provider_report = _provider_lines(report)
+    return VectorizationRun(
+        path=output_path, source=layer_source(output_path), model=str(model), card=card, decoding=decoding_used,
+        provider_used=provider_used, provider_report=provider_report, features=report.polygon_count,
+        provenance=provenance, messages=messages, polygons=kept)
 
 
 def check_raster_crs(raster_layer):
@@ -429,7 +476,15 @@ def _plain(value):
     return value
 
 
-def _provenance(raster_layer, result, params, report):
+def _provider_lines(report):
+    """``(provider_used, provider_report)`` of a run report (both None without a session report)."""
+    if report.provider is None:
+        return None, None
+    return report.provider.primary, report.provider.describe()
+
+
+def _provenance(raster_layer, model, card, decoding, params, report):
+    provider_used, provider_report = _provider_lines(report)
     return {
         "plugin": "PolyTopo",
         "plugin_version": __version__,
@@ -437,17 +492,17 @@ def _provenance(raster_layer, result, params, report):
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "raster": {"name": raster_layer.name(), "source": raster_layer.publicSource(),
                    "crs": raster_layer.crs().authid()},
-        "model": result["model"],
-        "model_file": os.path.basename(result["model"]),
-        "card": result["card"],
-        "provider_used": result["provider_used"],
-        "provider_report": result["provider_report"],
+        "model": model,
+        "model_file": os.path.basename(model),
+        "card": card,
+        "provider_used": provider_used,
+        "provider_report": provider_report,
         "run_parameters": {"tile_size_px": report.tiling.tile_size_px, "overlap_px": report.tiling.overlap_px,
                            "batch_size": report.tiling.batch_size, "extent": params.extent,
-                           "aoi": params.aoi is not None, **result["decoding"]},
+                           "aoi": params.aoi is not None, **decoding},
         "tiles_run": report.tiles_run,
         "tiles_total": report.tiles_total,
-        "features": result["features"],
+        "features": report.polygon_count,
         "seconds": round(report.total_seconds, 3),
     }
 

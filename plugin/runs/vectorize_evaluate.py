@@ -47,9 +47,9 @@ def vectorize_and_evaluate(raster_layer, reference_layer, model, *, output_path,
     Returns
     -------
     tuple
-        ``(vectorized, run)``: the dict of ``vectorize_layer`` (without its polygons) and the
-        :class:`~polytopo.plugin.runs.evaluation.EvaluationRun`, whose provenance also names the model, its
-        card and the provider used.
+        ``(vectorized, run)``: the :class:`~polytopo.plugin.runs.vectorize.VectorizationRun`
+        (its ``polygons`` None) and the :class:`~polytopo.plugin.runs.evaluation.EvaluationRun`,
+        whose provenance also names the model, its card and the provider used.
 
     Raises
     ------
@@ -66,13 +66,14 @@ def vectorize_and_evaluate(raster_layer, reference_layer, model, *, output_path,
     vectorized = vectorize_layer(raster_layer, model, output_path=output_path, overwrite=overwrite,
                                  feedback=ScaledFeedback(feedback, 0, 50), keep_polygons=True,
                                  **dict(vectorize_options or {}))
-    polygons = vectorized.pop("polygons")
+    polygons = vectorized.polygons
+    vectorized = dataclasses.replace(vectorized, polygons=None)
     prediction = features_from_polygons(
-        [polygon.geometry for polygon in polygons], name="vectorized", source=vectorized["source"],
-        crs=raster_layer.crs(), first_fid=_FIRST_FID[vectorized["path"].suffix.lower()],
+        [polygon.geometry for polygon in polygons], name="vectorized", source=vectorized.source,
+        crs=raster_layer.crs(), first_fid=_FIRST_FID[vectorized.path.suffix.lower()],
         values={SCORE_FIELD: [float(polygon.score) for polygon in polygons]},
         target_crs=layer_crs(reference_layer), transform_context=options.get("transform_context"))
     run = evaluate_layers(prediction, reference_layer, feedback=ScaledFeedback(feedback, 50, 100), **options)
-    provenance = {**run.provenance, "model": vectorized["model"], "card": vectorized["card"],
-                  "provider_used": vectorized["provider_used"], "vectorization": vectorized["provenance"]}
+    provenance = {**run.provenance, "model": vectorized.model, "card": vectorized.card,
+                  "provider_used": vectorized.provider_used, "vectorization": vectorized.provenance}
     return vectorized, dataclasses.replace(run, provenance=provenance)

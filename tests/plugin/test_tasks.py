@@ -232,8 +232,8 @@ def test_vectorization_runs_on_a_reopened_raster(qgis_app, tmp_path):
     core, received = StandInCore(), []
     run_task(VectorizeTask(request, core, received.append, RecordingNotifier()))
     (result,) = received
-    assert result["request"] is request
-    assert result["provider_used"] == "CPUExecutionProvider"
+    assert result.request is request
+    assert result.run.provider_used == "CPUExecutionProvider"
     assert core.calls == [("vectorize_layer", "image", "model.onnx", "cpu", None, str(tmp_path / "polygons.gpkg"))]
 
 

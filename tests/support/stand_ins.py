@@ -8,15 +8,23 @@ of the real function it stands in for, so a change of the real API shows there f
 
 import time
 import types
+from pathlib import Path
 
 from polytopo_testing import polygon_layer
 
 from polytopo.plugin.errors import RunCanceled
 from polytopo.models.work_estimate import DEFAULT_MAX_PIXELS
-from polytopo.plugin.runs.vectorize import layer_source
+from polytopo.plugin.runs.vectorize import VectorizationRun, layer_source
 
 __all__ = ["CancelInEvaluation", "CancelInExport", "CancelingFeedback", "RecordingFeedback", "SlowCore",
-           "StandInCore", "VectorizeCore", "fake_card", "real_core"]
+           "StandInCore", "VectorizeCore", "fake_card", "real_core", "vectorization_run"]
+
+
+def vectorization_run(output_path, model, features):
+    """What a stand-in vectorization returns: ``features`` polygons written to ``output_path`` on the CPU."""
+    return VectorizationRun(path=Path(output_path), source=layer_source(output_path), model=str(model), card={},
+                            decoding={}, provider_used="CPUExecutionProvider", provider_report=None,
+                            features=features, provenance={}, messages=())
 
 
 def real_core():
@@ -72,8 +80,7 @@ class StandInCore:
         self._work(feedback)
         with open(output_path, "wb") as stream:
             stream.write(b"gpkg")
-        return {"path": output_path, "source": layer_source(output_path), "provider_used": "CPUExecutionProvider",
-                "card": None, "features": 2}
+        return vectorization_run(output_path, model, 2)
 
 
 class SlowCore:
@@ -180,8 +187,7 @@ class VectorizeCore:
         error = QgsVectorFileWriter.writeAsVectorFormatV3(layer, output_path, QgsCoordinateTransformContext(),
                                                           options)
         assert error[0] == QgsVectorFileWriter.NoError, error
-        return {"path": output_path, "source": layer_source(output_path), "provider_used": "CPUExecutionProvider",
-                "card": None, "features": 1}
+        return vectorization_run(output_path, model, 1)
 
 
 def fake_card(path):

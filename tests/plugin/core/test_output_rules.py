@@ -54,7 +54,7 @@ def test_vectorize_writes_metadata_before_the_output_appears(vectorize_inputs, t
     raster = QgsRasterLayer(str(vectorize_inputs.raster), "image")
     result = vectorize.vectorize_layer(raster, vectorize_inputs.model, provider="cpu", output_path=out)
     assert seen == [(True, False)]  # into the temporary file, while the output did not exist yet
-    assert result["features"] == 2 and "provenance" in result
+    assert result.features == 2 and result.provenance["features"] == 2
     assert _has_qgis_metadata(out)
 
 

@@ -41,13 +41,13 @@ def test_direct_chain_equals_evaluating_the_written_layer(vectorize_inputs, tmp_
     vectorized, run = vectorize_and_evaluate(
         _layer(vectorize_inputs.raster, "image"), reference, vectorize_inputs.model,
         output_path=tmp_path / f"v{suffix}", vectorize_options={"provider": "cpu"}, evaluation_options=options)
-    assert "polygons" not in vectorized and vectorized["features"] > 0
-    written = evaluate_layers(_layer(vectorized["source"], "vectorized"), reference, score_field="score", **options)
+    assert vectorized.polygons is None and vectorized.features > 0
+    written = evaluate_layers(_layer(vectorized.source, "vectorized"), reference, score_field="score", **options)
     assert _comparable(run.evaluation.summary) == _comparable(written.evaluation.summary)
     assert repr(run.evaluation.records) == repr(written.evaluation.records)
     assert run.frame == written.frame
     assert run.evaluation.summary["metrics"]["Topo-EM"] > 0  # the predictions do match the reference
-    assert run.provenance["prediction"]["source"] == vectorized["source"]
+    assert run.provenance["prediction"]["source"] == vectorized.source
 
 
 def test_an_image_field_is_refused_before_the_inference(vectorize_inputs, tmp_path):

@@ -28,11 +28,11 @@ def test_result_names_the_file_provider_card_and_count(vectorize_inputs, tmp_pat
     feedback = recording_feedback()
     result = vectorize_layer(raster, vectorize_inputs.model, provider="cpu", output_path=tmp_path / "out.gpkg",
                              feedback=feedback)
-    assert (result["path"], result["features"]) == (tmp_path / "out.gpkg", 2)
-    assert result["provider_used"] == "CPUExecutionProvider"
-    assert result["provider_report"] == "CPUExecutionProvider (requested cpu)"
-    assert result["card"]["family"] == "semantic" and result["card"]["tile_size_px"] == 64
-    assert result["provenance"]["raster"]["crs"] == "EPSG:32616"
+    assert (result.path, result.features) == (tmp_path / "out.gpkg", 2)
+    assert result.provider_used == "CPUExecutionProvider"
+    assert result.provider_report == "CPUExecutionProvider (requested cpu)"
+    assert result.card["family"] == "semantic" and result.card["tile_size_px"] == 64
+    assert result.provenance["raster"]["crs"] == "EPSG:32616"
     assert feedback.progress[-1] == 100 and any("family semantic" in info for info in feedback.infos)
     assert SCORE_FIELD in [name for name, _ in FIELDS]
 
@@ -46,7 +46,7 @@ def test_an_area_of_interest_in_another_crs_limits_the_output(vectorize_inputs, 
                                           "440052 4640093, 440052 4640045))"])
     result = vectorize_layer(open_raster(vectorize_inputs.raster), vectorize_inputs.model, provider="cpu",
                              output_path=tmp_path / "out.gpkg", aoi_layer=QgsVectorLayer(str(aoi_path), "aoi", "ogr"))
-    assert result["features"] == 1 and result["provenance"]["run_parameters"]["aoi"] is True
+    assert result.features == 1 and result.provenance["run_parameters"]["aoi"] is True
 
 
 def test_cancel_during_inference_writes_nothing(vectorize_inputs, tmp_path, recording_feedback):
@@ -103,7 +103,7 @@ def test_vectorize_and_evaluate_records_the_model_in_the_provenance(vectorize_in
         vectorize_options={"provider": "cpu"}, evaluation_options={"pixel_size": 0.5}, feedback=feedback)
     assert run.evaluation.summary["metrics"]["Topo-EM"] == 1.0
     assert run.provenance["model"] == str(vectorize_inputs.model)
-    assert run.provenance["provider_used"] == vectorized["provider_used"] == "CPUExecutionProvider"
+    assert run.provenance["provider_used"] == vectorized.provider_used == "CPUExecutionProvider"
     assert run.provenance["score_field"] == SCORE_FIELD
     assert max(p for p in feedback.progress) == 100 and min(feedback.progress) == 0
 
@@ -123,7 +123,7 @@ def test_a_bundled_model_is_found_by_name(vectorize_inputs, tmp_path, monkeypatc
     monkeypatch.setattr(zoo, "INDEX_FILE", tmp_path / "index.json")
     raster = open_raster(vectorize_inputs.raster)
     result = vectorize_layer(raster, "band_test", provider="cpu", output_path=tmp_path / "out.gpkg")
-    assert (result["model"], result["features"]) == (str(tmp_path / "band.onnx"), 2)
+    assert (result.model, result.features) == (str(tmp_path / "band.onnx"), 2)
     with pytest.raises(ModelInputError, match=r"bundled model among \['band_test'\] but got 'unet'"):
         vectorize_layer(raster, "unet", output_path=tmp_path / "other.gpkg")
 
@@ -142,11 +142,11 @@ def test_bands_choose_what_feeds_the_model_and_the_log_says_so(vectorize_inputs,
     chosen, default = recording_feedback(), recording_feedback()
     result = vectorize_layer(open_raster(path), vectorize_inputs.model, provider="cpu", bands=[2],
                              output_path=tmp_path / "band2.gpkg", feedback=chosen)
-    assert result["features"] == 2
+    assert result.features == 2
     assert "Bands: raster band 2 (Band 2) → model channel 1" in chosen.infos
     result = vectorize_layer(open_raster(path), vectorize_inputs.model, provider="cpu",
                              output_path=tmp_path / "band1.gpkg", feedback=default)
-    assert result["features"] == 0
+    assert result.features == 0
     assert "Bands: raster band 1 (Band 1) → model channel 1" in default.infos
     assert any("The raster has 3 bands and the model reads 1 (band(s) 1)" in w for w in default.warnings)
     with pytest.raises(LayerInputError, match=r"one raster band for each of the model's 1 input channels but got 2"):
@@ -163,10 +163,10 @@ def test_decoding_overrides_reach_the_polygons_the_log_and_the_provenance(vector
     feedback = recording_feedback()
     result = vectorize_layer(raster, vectorize_inputs.model, provider="cpu", output_path=tmp_path / "out.gpkg",
                              threshold=0.9, min_hole_area_px=901, feedback=feedback)
-    holes = sorted(f.geometry().constGet().numInteriorRings() for f in _layer(result["path"]).getFeatures())
-    assert (result["features"], holes) == (2, [0, 0])
+    holes = sorted(f.geometry().constGet().numInteriorRings() for f in _layer(result.path).getFeatures())
+    assert (result.features, holes) == (2, [0, 0])
     assert "Decoding: threshold 0.9, minimum area 0 px², minimum hole area 901 px²" in feedback.infos
-    assert result["decoding"] == {"threshold": 0.9, "min_area_px": 0.0, "min_hole_area_px": 901.0}
-    recorded = result["provenance"]["run_parameters"]
+    assert result.decoding == {"threshold": 0.9, "min_area_px": 0.0, "min_hole_area_px": 901.0}
+    recorded = result.provenance["run_parameters"]
     assert (recorded["threshold"], recorded["min_area_px"], recorded["min_hole_area_px"]) == (0.9, 0.0, 901.0)
-    assert result["card"]["seg_threshold"] == 0.5  # the model's card itself is recorded unchanged
+    assert result.card["seg_threshold"] == 0.5  # the model's card itself is recorded unchanged
