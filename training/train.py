@@ -226,7 +226,9 @@ def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0, re
         log(f"  {item.sample.name}: {item.sample.valid.shape[1]} x {item.sample.valid.shape[0]} px, "
             f"{len(item.sample.polygons)} labels, weight {item.weight:.4f}, label reach {item.label_reach_px:g} px")
     sampler = CropSampler(samples, recipe, np.random.default_rng(recipe.seed))
-    net = build_net(recipe, pretrained=resume is None)
+    net = build_net(recipe, pretrained=resume is None and recipe.fine_tune_from is None)
+    if resume is None and recipe.fine_tune_from is not None:
+        _load_start_weights(net, recipe, work_dir, torch, log)
     previous = None
     if resume is not None:
         info = torch.load(resume, map_location="cpu", weights_only=True)
@@ -285,6 +287,22 @@ def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0, re
           completed, previous, time_budget)
     total = seconds + (previous["seconds"] if previous else 0.0)
     return TrainResult(path, total, final_loss)
+
+
+def _load_start_weights(net, recipe, work_dir, torch, log):
+    """Load the final checkpoint of ``recipe.fine_tune_from`` (same work folder) into ``net``."""
+    start = checkpoint_path(work_dir, recipe.fine_tune_from)
+    if not start.is_file():
+        raise TrainingError(
+            f"{recipe.name} is fine-tuned from {recipe.fine_tune_from}, whose checkpoint {start} does not exist. "
+            f"Train {recipe.fine_tune_from} first with the same --work-dir."
+        )
+    info = torch.load(start, map_location="cpu", weights_only=True)
+    if info.get("recipe") != recipe.fine_tune_from:
+        raise TrainingError(f"Expected a checkpoint of {recipe.fine_tune_from!r} in {start} but got one of "
+                            f"{info.get('recipe')!r}.")
+    net.load_state_dict(info["state_dict"])
+    log(f"{recipe.name}: starting from the weights of {start} ({info.get('completed_steps')} steps)")
 
 
 def _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, samples, torch,
