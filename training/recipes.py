@@ -218,7 +218,7 @@ LITE0_BUILDINGS = Recipe(
 
 LITE0_HOLES = replace(
     LITE0_BUILDINGS,
-    name="unet_holes_rgb",
+    name="unet_holes_rgb_finetuned",
     courtyards=True,
     rendered_share=0.35,
     fine_tune_from="unet_buildings_rgb",
@@ -234,7 +234,7 @@ LITE0_HOLES = replace(
         "buildings; the graph outputs the building interior grown by one pixel within the foreground."
     ),
 )
-"""The hole-aware RGB model: the default model fine-tuned on courtyard geometry."""
+"""A trial, not shipped: the default model fine-tuned on courtyard geometry (models/README.md says why)."""
 
 RECIPES = {
     recipe.name: recipe
@@ -246,6 +246,25 @@ RECIPES = {
             head="binary",
             baseline="U-Net + Poly.",
             summary="U-Net, one building logit (sigmoid in the graph), threshold 0.5, Douglas-Peucker 1 px.",
+            **_RGB,
+        ),
+        Recipe(
+            name="unet_holes_rgb",
+            family="semantic",
+            head="boundary3",
+            courtyards=True,
+            rendered_share=0.5,
+            steps=300,
+            batch_size=4,
+            crop_px=96,
+            baseline="U-Net + Poly. (hole-aware variant)",
+            summary=(
+                "U-Net trained on background / building / building-boundary classes, the boundary "
+                "band drawn along exteriors and holes alike; half the crops are real OSM courtyard "
+                "buildings of Monaco and Bangalore rendered into imagery, half real Kampala imagery "
+                "with synthetic courtyards cut into buildings; the graph sums building and boundary "
+                "into one foreground."
+            ),
             **_RGB,
         ),
         LITE0_HOLES,
