@@ -62,7 +62,7 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["main", "project", "part_costs"]
+__all__ = ["main", "project", "part_costs", "run_with_worker_peaks", "single_process_s", "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -179,13 +179,16 @@ def project(costs, overhead_s, startup_s, workers):
     return (fixed + max(largest, work / workers), fixed + work / workers + (1 - 1 / workers) * largest)
 
 
-def _cli(python, files, out, workers, profile):
-    """One command-line run in a fresh process; with workers, each worker's peak is recorded too.
+def run_with_worker_peaks(python, args):
+    """Run ``python -m polytopo.evaluator ARGS`` in a fresh process; each Dask worker it starts records its peak.
 
-    Returns the run and the workers' peak resident memory (MiB, by process id).
+    Returns
+    -------
+    tuple
+        The :class:`bench_evaluator.ProcessRun` (wall seconds, the command-line process's
+        peak resident memory in MiB) and the workers' peak resident memory (MiB, by process
+        id; empty when the run started no worker).
     """
-    args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--profile", profile, "--no-plots",
-            "--no-gpkg", "--quiet", "--workers", str(workers)]
     with tempfile.TemporaryDirectory(prefix="polytopo_peaks_") as peaks:
         environment = preload_environment(peaks)
         saved = {name: os.environ.get(name) for name in environment}
@@ -199,6 +202,16 @@ def _cli(python, files, out, workers, profile):
                 else:
                     os.environ[name] = value
         return run, read_worker_peaks(peaks)
+
+
+def _cli(python, files, out, workers, profile):
+    """One command-line run in a fresh process; with workers, each worker's peak is recorded too.
+
+    Returns the run and the workers' peak resident memory (MiB, by process id).
+    """
+    args = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--profile", profile, "--no-plots",
+            "--no-gpkg", "--quiet", "--workers", str(workers)]
+    return run_with_worker_peaks(python, args)
 
 
 def _load():
