@@ -1,0 +1,44 @@
+"""The pure parts of ``benchmarks/bench_polytopobench_scale.py``: set size, the methods' simulations, the projection sum."""
+
+import importlib
+
+import pytest
+
+
+@pytest.fixture
+def bench(repo_root, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo_root / "benchmarks"))
+    return importlib.import_module("bench_polytopobench_scale")
+
+
+def test_the_scale_is_the_fewest_copies_that_reach_the_references(bench):
+    assert bench.scale_for(300_000, 8_502) == 36  # 35 copies hold 297,570, 36 hold 306,072
+    assert bench.scale_for(8_502 * 4, 8_502) == 4
+    assert bench.scale_for(1, 8_502) == 1
+    with pytest.raises(ValueError):
+        bench.scale_for(300_000, 0)
+
+
+def test_factor_one_is_the_generators_own_simulation_and_rates_are_capped(bench):
+    from osm_benchmark_set import SimulationParameters
+
+    default = SimulationParameters()
+    assert bench.method_simulation(1.0) == default  # the same cache key: the ordinary benchmark set
+    doubled = bench.method_simulation(2.0)
+    assert doubled.direct_jitter_sigma_px == (2.0, 4.0)
+    assert doubled.seg_small_hole_loss_rate == 1.0 and doubled.miss_rate == 2 * default.miss_rate
+    assert doubled.forced_invalid_patch_rate == default.forced_invalid_patch_rate
+    assert bench.method_simulation(0.5).hole_drop_rate == default.hole_drop_rate / 2
+    with pytest.raises(ValueError):
+        bench.method_simulation(-1.0)
+
+
+def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(bench):
+    from bench_evaluator_scale_out import project
+
+    costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_chunks": 8,
+             "bootstrap_chunk_s": 0.1}
+    low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2)
+    first, later = project(costs, 0.001, 3.0, 2), project(costs, 0.001, 0.0, 2)
+    assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
+    assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
