@@ -4,13 +4,19 @@ Run the scripts from the root of the baseline's own repository with that
 root on the Python path (``PYTHONPATH=. python .../tools/export/hisup.py``),
 torch installed and PolyTopo importable (``pip install -e`` of this
 repository). They are not part of PolyTopo's runtime or test command.
+
+Each script has ``options()`` (its command line), ``build(args)`` (the
+graphs to export: the torch modules, example inputs and names) and
+``main()``; ``tools/export/verify.py`` imports the first two to compare the
+written ONNX files with the same torch modules.
 """
 
 import argparse
 import json
 import os
+from dataclasses import dataclass, field
 
-__all__ = ["CARDS", "export_and_write_card", "parser"]
+__all__ = ["CARDS", "Graph", "export_graphs", "load_card", "parser", "run"]
 
 CARDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cards")
 """The card files (JSON) that docs/baselines.md lists, one per baseline."""
@@ -28,35 +34,75 @@ def parser(description, checkpoint=True):
     return args
 
 
-def export_and_write_card(module, example, out, input_names, output_names, dynamic_axes, opset, card_name, overrides=(),
-                          batch_statistics=False):
-    """Export ``module`` traced on ``example``, then store the card ``cards/<card_name>.json`` in it.
+@dataclass
+class Graph:
+    """One ONNX file to write: ``module`` traced on ``example`` (a tuple of tensors).
 
-    The module is exported in evaluation mode, or with ``batch_statistics``
-    in training mode (batch normalization then uses the statistics of the
-    batch it is given). The card is checked against the exported graph
-    (``write_card`` validates), so a file whose outputs do not match the card
-    is not left behind.
+    ``axes`` are the dynamic axes (``torch.onnx.export``'s ``dynamic_axes``);
+    ``card`` names ``cards/<card>.json``, stored in the file after every graph
+    of the script is written (a card may name a second file, such as a
+    prompt or token decoder, that must exist to be checked). With
+    ``batch_statistics`` the module is exported in training mode (batch
+    normalization then uses the statistics of the batch it is given).
+    """
+
+    module: object
+    example: tuple
+    out: str
+    inputs: list
+    outputs: list
+    axes: dict = field(default=None)
+    card: str = None
+    batch_statistics: bool = False
+
+
+def load_card(name, overrides=()):
+    """The card ``cards/<name>.json`` with ``KEY=JSON`` overrides applied."""
+    with open(os.path.join(CARDS, name + ".json"), encoding="utf-8") as handle:
+        card = json.load(handle)
+    for entry in overrides:
+        key, _, value = entry.partition("=")
+        card[key] = json.loads(value)
+    return card
+
+
+def export_graphs(graphs, opset, overrides=()):
+    """Export every graph with the TorchScript exporter, then write the cards; remove the files when a card is refused.
+
+    The TorchScript exporter (``dynamo=False``) is the one whose
+    ``dynamic_axes``, ``training`` and constant folding these scripts use; it
+    writes one self-contained file at ``opset`` (torch 2.9 and later default
+    to the dynamo exporter, which writes the weights to a separate
+    ``.onnx.data`` file and may keep a newer opset). The card is checked
+    against the exported graph (``write_card`` validates).
     """
     import torch
 
     from polytopo.models.card.card_files import write_card
 
-    module.train(batch_statistics)
-    mode = torch.onnx.TrainingMode.TRAINING if batch_statistics else torch.onnx.TrainingMode.EVAL
-    with torch.no_grad():
-        torch.onnx.export(
-            module, example, out, input_names=list(input_names), output_names=list(output_names),
-            dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=not batch_statistics, training=mode,
-        )
-    with open(os.path.join(CARDS, card_name + ".json"), encoding="utf-8") as handle:
-        card = json.load(handle)
-    for entry in overrides:
-        key, _, value = entry.partition("=")
-        card[key] = json.loads(value)
+    for graph in graphs:
+        graph.module.train(graph.batch_statistics)
+        mode = torch.onnx.TrainingMode.TRAINING if graph.batch_statistics else torch.onnx.TrainingMode.EVAL
+        with torch.no_grad():
+            torch.onnx.export(
+                graph.module, tuple(graph.example), graph.out, input_names=list(graph.inputs),
+                output_names=list(graph.outputs), dynamic_axes=graph.axes, opset_version=opset,
+                do_constant_folding=not graph.batch_statistics, training=mode, dynamo=False,
+            )
+        print(f"wrote {graph.out}")
     try:
-        write_card(out, card)
+        for graph in graphs:
+            if graph.card:
+                write_card(graph.out, load_card(graph.card, overrides))
+                print(f"wrote the {graph.card} card into {graph.out}")
     except Exception:
-        os.remove(out)
+        for graph in graphs:
+            if os.path.exists(graph.out):
+                os.remove(graph.out)
         raise
-    print(f"wrote {out} with the {card_name} card")
+
+
+def run(options, build, argv=None):
+    """The scripts' ``main``: parse the command line, build the graphs, export them and write the card."""
+    args = options().parse_args(argv)
+    export_graphs(build(args), args.opset, args.set)

@@ -1,0 +1,369 @@
+"""Run every export recipe for real and check what it writes: ONNX against torch, the card, and a run of the engine.
+
+    python tools/export/verify.py --raster IMAGE.tif --hisup-repo HISUP --ffl-repo FFL \
+        --pix2poly-repo PIX2POLY --polyworld-repo POLYWORLD --sam-repo SEGMENT_ANYTHING [--out DIR]
+
+For each baseline the network is built from its own code (a package version
+or the repository checkout given, whose commit is reported) with random
+weights, saved as the checkpoint its export script reads, and the script is
+run as a user runs it (from the repository's root, with that root on the
+Python path). Then:
+
+1. every ONNX output is compared with the same torch module (the script's own
+   ``build``) on the same input, a crop of ``--raster`` scaled as the engine
+   scales it: max |Δ| at the card's tile size and, where the graph's height
+   and width are dynamic, at a second size;
+2. ``python -m polytopo.models info MODEL.onnx`` must accept the card;
+3. ``python -m polytopo.models run`` decodes a ``--crop`` window of the raster
+   end to end; the polygon count is reported (random weights make the
+   polygons meaningless: the check is that every stage runs);
+4. where the baseline's repository decodes in torch, its own intermediate
+   outputs are compared with the exported graph's (listed as extra rows).
+
+Baselines whose package or repository is missing are reported as skipped,
+never as passed. Everything is written under ``--out`` (a new temporary
+folder by default); nothing is written into this repository or the
+baselines' checkouts. Needs torch and the packages of
+``tools/export/requirements-verify.txt``.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASELINES = ("unet_smp", "maskrcnn_torchvision", "hisup", "ffl", "pix2poly", "polyworld", "sam")
+REPO_OPTION = {"hisup": "hisup_repo", "ffl": "ffl_repo", "pix2poly": "pix2poly_repo", "polyworld": "polyworld_repo",
+               "sam": "sam_repo"}
+ATOL, RTOL = 1e-4, 1e-3
+"""An output passes when max |Δ| <= ATOL + RTOL * max |torch output|."""
+
+
+def options():
+    args = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    args.add_argument("--out", help="work folder (default: a new temporary folder)")
+    args.add_argument("--raster", help="RGB GeoTIFF (8-bit) for the inputs and the engine runs; without it the "
+                                       "comparisons use random inputs and the run check is skipped")
+    args.add_argument("--crop", default="", help="pixel window col,row,width,height of --raster (default: 600 x 600 "
+                                                 "at its centre)")
+    args.add_argument("--only", nargs="+", choices=BASELINES, help="check only these baselines")
+    for name in REPO_OPTION:
+        args.add_argument("--" + REPO_OPTION[name].replace("_", "-"), metavar="PATH",
+                          help=f"checkout of the {name} repository (skipped without it)")
+    args.add_argument("--sam-type", default="vit_b", choices=["vit_b", "vit_l", "vit_h"],
+                      help="SAM image encoder to export (vit_h is 2.5 GB)")
+    args.add_argument("--worker", help=argparse.SUPPRESS)
+    args.add_argument("--repo", help=argparse.SUPPRESS)
+    args.add_argument("--image", help=argparse.SUPPRESS)
+    return args
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def git_commit(path):
+    try:
+        return subprocess.run(["git", "-C", path, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+
+
+def repo_paths(name, repo):
+    """The Python path a baseline's code needs: its root (and FFL's two submodules, installed by its setup)."""
+    paths = [repo]
+    if name == "ffl":
+        paths += [os.path.join(repo, "lydorn_utils"), os.path.join(repo, "pytorch_lydorn")]
+    return paths
+
+
+def environment(paths):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def call(command, cwd, paths=(), log=None):
+    """Run a command; return (ok, last lines of its output)."""
+    done = subprocess.run(command, cwd=cwd, env=environment(list(paths)), capture_output=True, text=True)
+    text = done.stdout + done.stderr
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(command)}\n{text}\n")
+    return done.returncode == 0, "\n".join(text.strip().splitlines()[-15:])
+
+
+def load_script(name):
+    sys.path.insert(0, HERE)
+    spec = importlib.util.spec_from_file_location(f"export_{name}", os.path.join(HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_crop(path, window):
+    """The raster window (3, rows, cols) float32 of raw values."""
+    from osgeo import gdal
+
+    source = gdal.Open(path)
+    if window:
+        col, row, width, height = (int(v) for v in window.split(","))
+    else:
+        width, height = min(600, source.RasterXSize), min(600, source.RasterYSize)
+        col, row = (source.RasterXSize - width) // 2, (source.RasterYSize - height) // 2
+    return col, row, width, height
+
+
+def write_crop(path, window, out):
+    from osgeo import gdal
+
+    col, row, width, height = read_crop(path, window)
+    gdal.Translate(out, path, srcWin=[col, row, width, height], bandList=[1, 2, 3])
+    return out
+
+
+def engine_input(card_path, image, size, seed=0):
+    """A (1, 3, size, size) input scaled as the engine scales it: the top-left window of ``image`` (else random)."""
+    import numpy as np
+
+    from polytopo.models.card_io import read_card
+    from polytopo.models.normalize import input_scaling
+
+    card = read_card(card_path)
+    if image is None:
+        raw = np.random.default_rng(seed).uniform(0, 255, (3, size, size)).astype(np.float32)
+    else:
+        from osgeo import gdal
+
+        data = gdal.Open(image).ReadAsArray().astype(np.float32)[:3]
+        reps = (1, -(-size // data.shape[1]), -(-size // data.shape[2]))
+        raw = np.ascontiguousarray(np.tile(data, reps)[:, :size, :size])
+    return input_scaling(card, ["Byte"] * 3, 3).apply(raw)[None]
+
+
+def compare(module, onnx_path, inputs, names):
+    """The max |Δ| between the torch module and the ONNX graph for each output name, and max |torch|."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    feeds = {item.name: value for item, value in zip(session.get_inputs(), inputs)}
+    got = session.run(list(names), feeds)
+    with torch.no_grad():
+        want = module(*[torch.from_numpy(np.asarray(value)) for value in inputs])
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    result = {}
+    for name, a, b in zip(names, want, got):
+        a = a.detach().numpy()
+        if a.shape != b.shape:
+            result[name] = {"shape": f"torch {list(a.shape)} != onnx {list(b.shape)}"}
+            continue
+        delta = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max()) if a.size else 0.0
+        scale = float(np.abs(a.astype(np.float64)).max()) if a.size else 0.0
+        result[name] = {"delta": delta, "scale": scale, "shape": list(b.shape)}
+    return result, got, want
+
+
+def engine_checks(model, crop, work, name, extra=()):
+    """``info`` and ``run`` of the engine; the run's polygon count."""
+    log = os.path.join(work, name + ".log")
+    info_ok, info_text = call([sys.executable, "-m", "polytopo.models", "info", model], work, log=log)
+    result = {"info": info_ok, "info_text": "" if info_ok else info_text}
+    if crop is None:
+        result["run"] = "skipped (no --raster)"
+        return result
+    out = os.path.join(work, name + ".gpkg")
+    run_ok, run_text = call([sys.executable, "-m", "polytopo.models", "run", "--model", model, "--raster", crop,
+                             "--out", out, "--workers", "0", "--overwrite", *extra], work, log=log)
+    if not run_ok:
+        result["run"] = "failed: " + run_text.splitlines()[-1] if run_text else "failed"
+        return result
+    from osgeo import ogr
+
+    source = ogr.Open(out)
+    result["run"] = sum(source.GetLayer(i).GetFeatureCount() for i in range(source.GetLayerCount()))
+    result["run_text"] = [line for line in run_text.splitlines() if line.startswith("wrote")][-1:]
+    return result
+
+
+# ---------------------------------------------------------------- baselines
+
+
+class Check:
+    """What a worker reports for one baseline."""
+
+    def __init__(self, name):
+        self.name = name
+        self.version = ""
+        self.rows = []
+        self.notes = []
+        self.engine = {}
+
+    def add(self, output, sizes):
+        self.rows.append({"output": output, "sizes": sizes})
+
+    def report(self):
+        return {"name": self.name, "version": self.version, "rows": self.rows, "notes": self.notes,
+                "engine": self.engine}
+
+
+def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes, dynamic_outputs=None):
+    """Run the script as a user, rebuild its torch modules, compare each written graph at each size."""
+    ok, text = call([sys.executable, os.path.join(HERE, script_name + ".py"), *argv], repo, paths,
+                    log=os.path.join(work, check.name + ".log"))
+    if not ok:
+        raise RuntimeError(f"{script_name}.py failed:\n{text}")
+    script = load_script(script_name)
+    graphs = script.build(script.options().parse_args(argv))
+    for graph in graphs:
+        graph.module.train(graph.batch_statistics)
+    main = graphs[0]
+    per_output = {}
+    outputs_by_size = {}
+    for size in sizes:
+        inputs = [engine_input(main.out, image, size)]
+        result, got, want = compare(main.module, main.out, inputs, main.outputs)
+        outputs_by_size[size] = (inputs, got, want)
+        for name, value in result.items():
+            per_output.setdefault(name, {})[size] = value
+    for name, values in per_output.items():
+        check.add(name, values)
+    return graphs, outputs_by_size
+
+
+def check_unet(check, work, image, crop, args):
+    import segmentation_models_pytorch as smp
+    import torch
+
+    check.version = f"segmentation-models-pytorch {smp.__version__}"
+    torch.manual_seed(0)
+    model = smp.Unet("efficientnet-b3", encoder_weights=None, classes=1, activation=None)
+    torch.save(model.state_dict(), os.path.join(work, "unet.pth"))
+    onnx_path = os.path.join(work, "unet_smp.onnx")
+    export_and_compare(check, "unet_smp", ["--checkpoint", os.path.join(work, "unet.pth"), "--out", onnx_path], work,
+                       [], work, image, [512, 384])
+    check.engine = engine_checks(onnx_path, crop, work, "unet_smp")
+
+
+def check_maskrcnn(check, work, image, crop, args):
+    import torch
+    import torchvision
+
+    check.version = f"torchvision {torchvision.__version__}"
+    torch.manual_seed(0)
+    detector = torchvision.models.detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=2)
+    torch.save(detector.state_dict(), os.path.join(work, "maskrcnn.pth"))
+    onnx_path = os.path.join(work, "maskrcnn_torchvision.onnx")
+    export_and_compare(check, "maskrcnn_torchvision",
+                       ["--checkpoint", os.path.join(work, "maskrcnn.pth"), "--out", onnx_path], work, [], work,
+                       image, [512, 384])
+    check.engine = engine_checks(onnx_path, crop, work, "maskrcnn_torchvision")
+
+
+CHECKS = {"unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn}
+
+
+# ---------------------------------------------------------------- table
+
+
+def passed(value):
+    return "delta" in value and value["delta"] <= ATOL + RTOL * value["scale"]
+
+
+def table(reports):
+    lines = ["| baseline | version / commit | output | max abs diff (size px) | onnx ok | info | run (polygons) |",
+             "|---|---|---|---|---|---|---|"]
+    for report in reports:
+        if "skipped" in report or "error" in report:
+            reason = report.get("skipped") or "FAILED: " + report["error"].strip().splitlines()[-1]
+            lines.append(f"| {report['name']} | {report.get('version', '')} | – | {reason} | – | – | – |")
+            continue
+        engine = report["engine"]
+        info = "ok" if engine.get("info") else "FAILED"
+        run = engine.get("run")
+        run = f"ok, {run}" if isinstance(run, int) else run
+        for index, row in enumerate(report["rows"]):
+            sizes = "; ".join(f"{v['delta']:.2e} ({s})" if "delta" in v else f"{v['shape']} ({s})"
+                              for s, v in row["sizes"].items())
+            good = "yes" if all(passed(v) for v in row["sizes"].values()) else "NO"
+            first = index == 0
+            lines.append(f"| {report['name'] if first else ''} | {report['version'] if first else ''} | "
+                         f"{row['output']} | {sizes} | {good} | {info if first else ''} | {run if first else ''} |")
+        for note in report["notes"]:
+            lines.append(f"| | | {note} | | | | |")
+    return "\n".join(lines)
+
+
+def worker(args):
+    name = args.worker
+    check = Check(name)
+    try:
+        CHECKS[name](check, args.out, args.image, args.image, args)
+        report = check.report()
+    except Exception:
+        report = check.report()
+        report["error"] = traceback.format_exc()
+    print("VERIFY-REPORT " + json.dumps(report))
+
+
+def main(argv=None):
+    args = options().parse_args(argv)
+    if args.worker:
+        worker(args)
+        return 0
+    out = os.path.abspath(args.out or tempfile.mkdtemp(prefix="polytopo-verify-"))
+    os.makedirs(out, exist_ok=True)
+    image = write_crop(args.raster, args.crop, os.path.join(out, "crop.tif")) if args.raster else None
+    reports = []
+    for name in args.only or BASELINES:
+        work = os.path.join(out, name)
+        os.makedirs(work, exist_ok=True)
+        option = REPO_OPTION.get(name)
+        repo = getattr(args, option) if option else None
+        if option and not repo:
+            reports.append({"name": name, "skipped": f"skipped (no --{option.replace('_', '-')})"})
+            continue
+        if name not in CHECKS:
+            reports.append({"name": name, "skipped": "skipped (no check)"})
+            continue
+        command = [sys.executable, os.path.abspath(__file__), "--worker", name, "--out", work,
+                   "--sam-type", args.sam_type]
+        if image:
+            command += ["--image", image]
+        paths = []
+        if repo:
+            repo = os.path.abspath(repo)
+            command += ["--repo", repo]
+            paths = repo_paths(name, repo)
+        print(f"checking {name} ...", flush=True)
+        done = subprocess.run(command, cwd=repo or work, env=environment(paths), capture_output=True, text=True)
+        with open(os.path.join(work, "worker.log"), "w", encoding="utf-8") as handle:
+            handle.write(done.stdout + done.stderr)
+        found = [line for line in done.stdout.splitlines() if line.startswith("VERIFY-REPORT ")]
+        if found:
+            report = json.loads(found[-1][len("VERIFY-REPORT "):])
+        else:
+            report = {"name": name, "error": (done.stderr or "no report").strip()}
+        if repo:
+            report["version"] = f"{report.get('version') or name} @ {git_commit(repo)}"
+        reports.append(report)
+        print(table([report]).splitlines()[-1], flush=True)
+    print()
+    print(table(reports))
+    with open(os.path.join(out, "verify.json"), "w", encoding="utf-8") as handle:
+        json.dump(reports, handle, indent=1)
+    print(f"\nwork folder: {out}")
+    bad = [r for r in reports if "error" in r or any(not passed(v) for row in r.get("rows", ())
+                                                     for v in row["sizes"].values())
+           or r.get("engine", {}).get("info") is False or str(r.get("engine", {}).get("run", "")).startswith("failed")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
