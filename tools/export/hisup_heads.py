@@ -1,6 +1,6 @@
 """HiSup: export BuildingDetector with its heads brought to the tile's resolution.
 
-    python tools/export/hisup.py --config config-files/inria_hrnet48.yaml --checkpoint model.pth --out hisup.onnx
+    python tools/export/hisup_heads.py --config config-files/inria_hrnet48.yaml --checkpoint model.pth --out hisup.onnx
 
 HiSup predicts at 1/4 of the input (128 x 128 for 512 px): ``remask`` logits
 (2 channels), junction logits ``jloc`` (none, concave, convex), ``joff`` (a
@@ -11,14 +11,22 @@ needs dense outputs at the tile's resolution, so the wrapper returns
 convex) of each cell, placed at the cell's junction ``4 (cell + 0.5 + joff)``
 as a Gaussian of 1 px. ``afm`` is not used (HiSup uses it in training and for
 the refined mask only).
+
+(The script is not called ``hisup.py``: Python puts the script's folder first
+on its path, and a ``hisup.py`` there would hide HiSup's package ``hisup``.)
 """
 
-from common import export_and_write_card, parser
+from common import Graph, parser, run
 
-if __name__ == "__main__":
-    options = parser(__doc__)
-    options.add_argument("--config", required=True, help="HiSup config file, e.g. config-files/inria_hrnet48.yaml")
-    args = options.parse_args()
+
+def options():
+    args = parser(__doc__)
+    args.add_argument("--config", required=True, help="HiSup config file, e.g. config-files/inria_hrnet48.yaml")
+    return args
+
+
+def build(args):
+    import numpy as np
     import torch
     import torch.nn.functional as F
     from hisup.config import cfg
@@ -50,8 +58,15 @@ if __name__ == "__main__":
             dy = self.py - 4 * (self.cy + offset[:, 1:2])
             return mask, junction * torch.exp(-0.5 * (dx * dx + dy * dy)), joff, afm
 
+    if not hasattr(np, "int"):
+        np.int = int  # HiSup's HRNet backbones call np.int, which NumPy 1.24 removed
     cfg.merge_from_file(args.config)
     detector = BuildingDetector(cfg, test=True)
-    detector.load_state_dict(torch.load(args.checkpoint, map_location="cpu")["model"])
-    export_and_write_card(TileHeads(detector, args.tile), torch.zeros(1, 3, args.tile, args.tile), args.out, ["input"],
-                          ["mask", "vertices", "joff", "afm"], {"input": {0: "batch"}}, args.opset, "hisup", args.set)
+    # HiSup's checkpoints hold the optimizer and scheduler state next to the model (not only tensors).
+    detector.load_state_dict(torch.load(args.checkpoint, map_location="cpu", weights_only=False)["model"])
+    return [Graph(TileHeads(detector, args.tile), (torch.zeros(1, 3, args.tile, args.tile),), args.out, ["input"],
+                  ["mask", "vertices", "joff", "afm"], {"input": {0: "batch"}}, "hisup")]
+
+
+if __name__ == "__main__":
+    run(options, build)
