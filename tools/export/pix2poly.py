@@ -14,10 +14,14 @@ Hungarian assignment. Pix2Poly resizes its input to 224 px: the card's
 resolution 68.57 cm makes a 512 px crop at 30 cm one 224 px tile.
 """
 
-from common import export_and_write_card, parser
+from common import Graph, parser, run
 
-if __name__ == "__main__":
-    args = parser(__doc__).parse_args()
+
+def options():
+    return parser(__doc__)
+
+
+def build(args):
     import os
 
     import torch
@@ -33,7 +37,8 @@ if __name__ == "__main__":
     decoder = Decoder(cfg=CFG, vocab_size=tokenizer.vocab_size, encoder_len=CFG.NUM_PATCHES, dim=256, num_heads=8,
                       num_layers=6)
     model = EncoderDecoder(cfg=CFG, encoder=encoder, decoder=decoder)
-    model.load_state_dict(torch.load(args.checkpoint, map_location="cpu")["state_dict"])
+    # Pix2Poly's checkpoints hold the optimizer, scheduler, epoch and loss next to the model (not only tensors).
+    model.load_state_dict(torch.load(args.checkpoint, map_location="cpu", weights_only=False)["state_dict"])
 
     class Step(torch.nn.Module):
         def __init__(self, model):
@@ -50,12 +55,16 @@ if __name__ == "__main__":
             return d.output(feats), successors
 
     image = torch.rand(1, 3, CFG.INPUT_HEIGHT, CFG.INPUT_WIDTH)
-    export_and_write_card(model.encoder, image, args.out, ["input"], ["memory"], None, args.opset, "pix2poly", args.set)
     length = CFG.MAX_LEN - 1
     tokens = torch.full((1, length), CFG.PAD_IDX, dtype=torch.long)
     tokens[0, 0] = tokenizer.BOS_code
     step_path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "pix2poly_decoder.onnx")
     with torch.no_grad():
-        torch.onnx.export(Step(model).eval(), (model.encoder(image), tokens), step_path, input_names=["memory", "tokens"],
-                          output_names=["logits", "successors"], opset_version=args.opset, do_constant_folding=True)
-    print(f"wrote {step_path}")
+        memory = model.eval().encoder(image)
+    # The decoder is written first: the encoder's card names it and is checked against it.
+    return [Graph(Step(model), (memory, tokens), step_path, ["memory", "tokens"], ["logits", "successors"]),
+            Graph(model.encoder, (image,), args.out, ["input"], ["memory"], None, "pix2poly")]
+
+
+if __name__ == "__main__":
+    run(options, build)

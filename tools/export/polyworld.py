@@ -18,13 +18,17 @@ that better). ``--batch-statistics`` exports that way; run such a model with
 ``--batch 1`` so the statistics are those of one tile.
 """
 
-from common import export_and_write_card, parser
+from common import Graph, parser, run
 
-if __name__ == "__main__":
-    options = parser(__doc__, checkpoint=False)
-    options.add_argument("--weights", required=True, help="folder with polyworld_backbone, polyworld_seg_head, polyworld_matching")
-    options.add_argument("--batch-statistics", action="store_true", help="export batch normalization in training mode, as PolyWorld predicts")
-    args = options.parse_args()
+
+def options():
+    args = parser(__doc__, checkpoint=False)
+    args.add_argument("--weights", required=True, help="folder with polyworld_backbone, polyworld_seg_head, polyworld_matching")
+    args.add_argument("--batch-statistics", action="store_true", help="export batch normalization in training mode, as PolyWorld predicts")
+    return args
+
+
+def build(args):
     import os
 
     import torch
@@ -52,6 +56,9 @@ if __name__ == "__main__":
             vertex_scores = heat[0, 0, graph[0, :, 0], graph[0, :, 1]][None]
             return torch.flip(refined, dims=[2]).float() + 0.5, vertex_scores, scores
 
-    export_and_write_card(VertexGraph(args.weights), torch.rand(1, 3, args.tile, args.tile), args.out, ["input"],
-                          ["vertices", "vertex_scores", "scores"], None, args.opset, "polyworld", args.set,
-                          batch_statistics=args.batch_statistics)
+    return [Graph(VertexGraph(args.weights), (torch.rand(1, 3, args.tile, args.tile),), args.out, ["input"],
+                  ["vertices", "vertex_scores", "scores"], None, "polyworld", args.batch_statistics)]
+
+
+if __name__ == "__main__":
+    run(options, build)

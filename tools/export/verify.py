@@ -255,7 +255,7 @@ class Check:
                 "engine": self.engine}
 
 
-def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes, dynamic_outputs=None):
+def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes, label=""):
     """Run the script as a user, rebuild its torch modules, compare each written graph at each size."""
     ok, text = call([sys.executable, os.path.join(HERE, script_name + ".py"), *argv], repo, paths,
                     log=os.path.join(work, check.name + ".log"))
@@ -265,7 +265,7 @@ def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes
     graphs = script.build(script.options().parse_args(argv))
     for graph in graphs:
         graph.module.train(graph.batch_statistics)
-    main = graphs[0]
+    main = next(graph for graph in graphs if graph.card)
     per_output = {}
     outputs_by_size = {}
     for size in sizes:
@@ -275,7 +275,7 @@ def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes
         for name, value in result.items():
             per_output.setdefault(name, {})[size] = value
     for name, values in per_output.items():
-        check.add(name, values)
+        check.add(name + label, values)
     return graphs, outputs_by_size
 
 
@@ -350,7 +350,144 @@ def check_hisup(check, work, image, crop, args):
     check.engine = engine_checks(onnx_path, crop, work, "hisup", retry_threshold=midpoint_threshold(got[0]))
 
 
-CHECKS = {"unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
+def check_ffl(check, work, image, crop, args):
+    import numpy as np
+    import torch
+    from backbone import get_backbone
+    from frame_field_learning import data_transforms
+    from frame_field_learning.model import FrameFieldModel
+    from lydorn_utils import run_utils
+
+    check.version = "FFL"
+    # The run folder FFL's training writes: config.json with the defaults resolved (backbone not pretrained here).
+    config = run_utils.load_config(os.path.join("configs", "config.inria_dataset_osm_aligned.unet_resnet101_pretrained.json"))
+    config = run_utils.load_defaults_in_config(config, filepath_key="defaults_filepath")
+    config["backbone_params"]["pretrained"] = False
+    run_dir = os.path.join(work, "run")
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "config.json"), "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    torch.manual_seed(0)
+    model = randomize_batch_norm(FrameFieldModel(config, backbone=get_backbone(config["backbone_params"])))
+    checkpoint = os.path.join(work, "checkpoint.best_val.epoch_000000.tar")
+    torch.save({"epoch": 0, "model_state_dict": model.state_dict(), "train_loss": 0.0, "val_loss": 0.0}, checkpoint)
+    onnx_path = os.path.join(work, "ffl.onnx")
+    _, by_size = export_and_compare(check, "ffl", ["--run-dir", run_dir, "--checkpoint", checkpoint, "--out", onnx_path],
+                                    args.repo, repo_paths("ffl", args.repo), work, image, [512, 384])
+    # FFL's own inference path: its eval transform standardizes the 0-255 image with the image's NumPy mean and std.
+    # (ffl.py's build, run above in this process, made the backbone's inference-time dropout the identity here too.)
+    inputs, got, _ = by_size[512]
+    image_float = np.transpose(inputs[0][0], (1, 2, 0)).astype(np.float64)  # the card's input is the 0-1 image
+    mean = np.mean(image_float.reshape(-1, 3), axis=0)
+    std = np.std(image_float.reshape(-1, 3), axis=0)
+    sample = {"image": torch.from_numpy(np.rint(inputs[0] * 255)).to(torch.uint8),
+              "image_mean": torch.from_numpy(mean)[None], "image_std": torch.from_numpy(std)[None]}
+    model.eval_transform = data_transforms.get_eval_online_cuda_transform(config)
+    model.eval()
+    with torch.no_grad():
+        own, _ = model(sample)
+    for index, name in enumerate(("seg", "crossfield")):
+        delta = float(np.abs(own[name].numpy() - got[index]).max())
+        scale = float(np.abs(own[name].numpy()).max())
+        check.add(f"{name} vs FFL's own eval transform + inference", {512: {"delta": delta, "scale": scale}})
+    check.engine = engine_checks(onnx_path, crop, work, "ffl", retry_threshold=midpoint_threshold(got[0][:, 0]))
+
+
+def check_polyworld(check, work, image, crop, args):
+    import numpy as np
+    import torch
+    from models.backbone import DetectionBranch, NonMaxSuppression, R2U_Net
+    from models.matching import OptimalMatching
+
+    check.version = "PolyWorld"
+    torch.manual_seed(0)
+    weights = os.path.join(work, "weights")
+    os.makedirs(weights, exist_ok=True)
+    parts = {"polyworld_backbone": R2U_Net(), "polyworld_seg_head": DetectionBranch(),
+             "polyworld_matching": OptimalMatching()}
+    for name, module in parts.items():
+        torch.save(randomize_batch_norm(module, seed=len(name)).state_dict(), os.path.join(weights, name))
+    onnx_path = os.path.join(work, "polyworld.onnx")
+    graphs, by_size = export_and_compare(check, "polyworld", ["--weights", weights, "--out", onnx_path], args.repo,
+                                         repo_paths("polyworld", args.repo), work, image, [512])
+    # PolyWorld's own prediction (prediction.py) in evaluation mode: its polygons' vertices must be exported vertices.
+    inputs, got, _ = by_size[512]
+    backbone, head, matching = (parts[name].eval() for name in parts)
+    with torch.no_grad():
+        rgb = torch.from_numpy(inputs[0])
+        features = backbone(rgb)
+        _, graph = NonMaxSuppression()(head(features))
+        polygons = matching.predict(rgb, features, graph)[0]
+    exported = {tuple(v) for v in np.rint(got[0][0] - 0.5).astype(int).tolist()}
+    own = [tuple(int(round(c)) for c in polygon[i:i + 2]) for polygon in polygons for i in range(0, len(polygon), 2)]
+    found = sum(vertex in exported for vertex in own)
+    check.notes.append(f"PolyWorld's own matching.predict: {len(polygons)} polygons, {found} of {len(own)} vertices "
+                       f"are exported vertices - 0.5")
+    check.engine = engine_checks(onnx_path, crop, work, "polyworld")
+    # The release predicts in training mode: the --batch-statistics export, compared the same way, run with --batch 1.
+    stats_path = os.path.join(work, "polyworld_batch_statistics.onnx")
+    export_and_compare(check, "polyworld", ["--weights", weights, "--out", stats_path, "--batch-statistics"],
+                       args.repo, repo_paths("polyworld", args.repo), work, image, [512], " (--batch-statistics)")
+    stats = engine_checks(stats_path, crop, work, "polyworld_batch_statistics", ("--batch", "1"))
+    check.notes.append(f"--batch-statistics: info {'ok' if stats['info'] else 'FAILED'}, run {stats['run']}")
+
+
+def check_pix2poly(check, work, image, crop, args):
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    from config import CFG
+    from models.model import Decoder, Encoder, EncoderDecoder
+    from tokenizer import Tokenizer
+    from utils import scores_to_permutations, test_generate
+
+    from polytopo.models.decoders.vertex_sequence import greedy_tokens
+
+    check.version = "Pix2Poly"
+    tokenizer = Tokenizer(num_classes=1, num_bins=CFG.NUM_BINS, width=CFG.INPUT_WIDTH, height=CFG.INPUT_HEIGHT,
+                          max_len=CFG.MAX_LEN)
+    CFG.PAD_IDX = tokenizer.PAD_code
+    torch.manual_seed(0)
+    encoder = Encoder(model_name=CFG.MODEL_NAME, pretrained=False, out_dim=256)
+    decoder = Decoder(cfg=CFG, vocab_size=tokenizer.vocab_size, encoder_len=CFG.NUM_PATCHES, dim=256, num_heads=8,
+                      num_layers=6)
+    model = randomize_batch_norm(EncoderDecoder(cfg=CFG, encoder=encoder, decoder=decoder))
+    checkpoint = os.path.join(work, "best_valid_loss.pth")
+    torch.save({"state_dict": model.state_dict(), "epochs_run": 0, "loss": 0.0}, checkpoint)  # as Pix2Poly's engine.py
+    onnx_path = os.path.join(work, "pix2poly_encoder.onnx")
+    graphs, by_size = export_and_compare(check, "pix2poly", ["--checkpoint", checkpoint, "--out", onnx_path], args.repo,
+                                         repo_paths("pix2poly", args.repo), work, image, [224])
+    step = graphs[0]
+    inputs, got, _ = by_size[224]
+    tokens = np.full((1, CFG.MAX_LEN - 1), CFG.PAD_IDX, np.int64)
+    tokens[0, :9] = [tokenizer.BOS_code, 10, 20, 30, 40, 50, 60, tokenizer.EOS_code, CFG.PAD_IDX]
+    result, _, _ = compare(step.module.eval(), step.out, [got[0], tokens], step.outputs)
+    for name, value in result.items():
+        check.add(f"{name} (decoder step)", {CFG.MAX_LEN - 1: value})
+    # Pix2Poly's own greedy loop (test_generate, as its prediction scripts call it) against the engine's loop on the
+    # exported decoder: the same tokens, and the same successor scores and assignment after the last step.
+    model.eval()
+    with torch.no_grad():
+        own_tokens, _, own_perm = test_generate(model, torch.from_numpy(inputs[0]), tokenizer,
+                                                max_len=CFG.generation_steps, top_k=0, top_p=1)
+        feats = model.predict(torch.from_numpy(inputs[0]), own_tokens[:, :-1])[1]
+        own_scores = (model.scorenet1(feats) + torch.transpose(model.scorenet2(feats), 1, 2)).numpy()[0]
+    session = ort.InferenceSession(step.out, providers=["CPUExecutionProvider"])
+    engine_tokens, _, successors = greedy_tokens(
+        lambda memory, tokens: session.run(["logits", "successors"], {"memory": memory, "tokens": tokens}),
+        got[0], CFG.MAX_LEN - 1, CFG.NUM_BINS)
+    same = int((own_tokens[0].numpy() == engine_tokens).sum())
+    engine_perm = scores_to_permutations(torch.from_numpy(successors[None])).numpy()[0]
+    check.add("successors of the last step vs test_generate's",
+              {CFG.MAX_LEN - 1: {"delta": float(np.abs(own_scores - successors).max()),
+                                 "scale": float(np.abs(own_scores).max())}})
+    check.notes.append(f"greedy tokens, engine loop on ONNX vs Pix2Poly's test_generate: {same} of "
+                       f"{len(engine_tokens)} equal; Hungarian assignments equal: "
+                       f"{bool((engine_perm == own_perm.numpy()[0]).all())}")
+    check.engine = engine_checks(onnx_path, crop, work, "pix2poly")
+
+
+CHECKS = {"ffl": check_ffl, "polyworld": check_polyworld, "pix2poly": check_pix2poly, "unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
 
 
 # ---------------------------------------------------------------- table
