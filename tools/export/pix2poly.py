@@ -3,7 +3,8 @@
     python tools/export/pix2poly.py --checkpoint runs/EXP/logs/checkpoints/best.pth --out pix2poly_encoder.onnx
 
 Writes ``pix2poly_encoder.onnx`` (``input`` (1, 3, 224, 224) in [0, 1] →
-``memory``, the encoder's patch features) and, beside it,
+``memory``, the encoder's patch features; its AdaptiveAvgPool1d bottleneck,
+which the exporter refuses, becomes the equal matrix product) and, beside it,
 ``pix2poly_decoder.onnx``: ``memory`` and ``tokens`` (1, T) int64, the
 sequence so far padded with PAD to T = 2 · N_VERTICES + 1 (as Pix2Poly's
 ``Decoder.predict`` pads it), → ``logits`` (1, T, NUM_BINS + 3) at every
@@ -54,6 +55,24 @@ def build(args):
             successors = self.model.scorenet1(feats) + torch.transpose(self.model.scorenet2(feats), 1, 2)
             return d.output(feats), successors
 
+    class PooledEncoder(torch.nn.Module):
+        """The encoder with its AdaptiveAvgPool1d bottleneck (384 -> 256 features) as the equal matrix product.
+
+        The ONNX exporter refuses adaptive pooling to a size that does not
+        divide the input's; the pooling is linear, so its matrix is the pool
+        of the identity.
+        """
+
+        def __init__(self, encoder):
+            super().__init__()
+            self.model = encoder.model
+            width = encoder.model.num_features
+            with torch.no_grad():
+                self.register_buffer("pool", encoder.bottleneck(torch.eye(width)[None])[0])
+
+        def forward(self, x):
+            return self.model(x)[:, 1:] @ self.pool
+
     image = torch.rand(1, 3, CFG.INPUT_HEIGHT, CFG.INPUT_WIDTH)
     length = CFG.MAX_LEN - 1
     tokens = torch.full((1, length), CFG.PAD_IDX, dtype=torch.long)
@@ -63,7 +82,7 @@ def build(args):
         memory = model.eval().encoder(image)
     # The decoder is written first: the encoder's card names it and is checked against it.
     return [Graph(Step(model), (memory, tokens), step_path, ["memory", "tokens"], ["logits", "successors"]),
-            Graph(model.encoder, (image,), args.out, ["input"], ["memory"], None, "pix2poly")]
+            Graph(PooledEncoder(model.encoder), (image,), args.out, ["input"], ["memory"], None, "pix2poly")]
 
 
 if __name__ == "__main__":

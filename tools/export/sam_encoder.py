@@ -13,15 +13,23 @@ exported with onnxruntime's SAM 2 tools instead: see docs/baselines.md and
 ``cards/sam2.json``.
 """
 
-from common import export_and_write_card, parser
+from common import Graph, parser, run
 
-if __name__ == "__main__":
-    options = parser(__doc__)
-    options.add_argument("--model-type", default="vit_h", choices=["vit_h", "vit_l", "vit_b"])
-    args = options.parse_args()
+
+def options():
+    args = parser(__doc__)
+    args.add_argument("--model-type", default="vit_h", choices=["vit_h", "vit_l", "vit_b"])
+    return args
+
+
+def build(args):
     import torch
     from segment_anything import sam_model_registry
 
     sam = sam_model_registry[args.model_type](checkpoint=args.checkpoint)
-    export_and_write_card(sam.image_encoder, torch.zeros(1, 3, 1024, 1024), args.out, ["image"], ["image_embeddings"],
-                          None, args.opset, "sam", args.set)
+    return [Graph(sam.image_encoder, (torch.zeros(1, 3, 1024, 1024),), args.out, ["image"], ["image_embeddings"],
+                  None, "sam")]
+
+
+if __name__ == "__main__":
+    run(options, build)

@@ -393,6 +393,28 @@ def check_ffl(check, work, image, crop, args):
     check.engine = engine_checks(onnx_path, crop, work, "ffl", retry_threshold=midpoint_threshold(got[0][:, 0]))
 
 
+def vertex_graph_rows(check, got, want, size, label=""):
+    """PolyWorld's outputs compared vertex by vertex.
+
+    The top-256 peaks can tie (equal heatmap values): ties may come in another
+    order or, at the 256th place, as another peak; only vertices found in both
+    are compared.
+    """
+    import numpy as np
+
+    want = [w.detach().numpy() for w in want]
+    keys = [{tuple(v): i for i, v in enumerate(np.rint(vertices[0] * 2).astype(int).tolist())}
+            for vertices in (want[0], got[0])]
+    common = [(keys[0][k], keys[1][k]) for k in keys[0] if k in keys[1]]
+    a, b = np.array([c[0] for c in common], int), np.array([c[1] for c in common], int)
+    rows = {"vertices": (want[0][0, a], got[0][0, b]), "vertex_scores": (want[1][0, a], got[1][0, b]),
+            "scores": (want[2][0][np.ix_(a, a)], got[2][0][np.ix_(b, b)])}
+    check.rows = [row for row in check.rows if row["output"] not in {name + label for name in rows}]
+    for name, (x, y) in rows.items():
+        check.add(f"{name}{label} ({len(common)} of {want[0].shape[1]} vertices in both)",
+                  {size: {"delta": float(np.abs(x.astype(float) - y).max()), "scale": float(np.abs(x).max())}})
+
+
 def check_polyworld(check, work, image, crop, args):
     import numpy as np
     import torch
@@ -410,8 +432,10 @@ def check_polyworld(check, work, image, crop, args):
     onnx_path = os.path.join(work, "polyworld.onnx")
     graphs, by_size = export_and_compare(check, "polyworld", ["--weights", weights, "--out", onnx_path], args.repo,
                                          repo_paths("polyworld", args.repo), work, image, [512])
-    # PolyWorld's own prediction (prediction.py) in evaluation mode: its polygons' vertices must be exported vertices.
-    inputs, got, _ = by_size[512]
+    inputs, got, want = by_size[512]
+    vertex_graph_rows(check, got, want, 512)
+    # PolyWorld's own prediction (prediction.py) in evaluation mode: its polygons' vertices must be exported vertices
+    # (its COCO output scales the 320 px network grid to CrowdAI's 300 px images: undone here).
     backbone, head, matching = (parts[name].eval() for name in parts)
     with torch.no_grad():
         rgb = torch.from_numpy(inputs[0])
@@ -419,15 +443,19 @@ def check_polyworld(check, work, image, crop, args):
         _, graph = NonMaxSuppression()(head(features))
         polygons = matching.predict(rgb, features, graph)[0]
     exported = {tuple(v) for v in np.rint(got[0][0] - 0.5).astype(int).tolist()}
-    own = [tuple(int(round(c)) for c in polygon[i:i + 2]) for polygon in polygons for i in range(0, len(polygon), 2)]
+    own = [tuple(int(round(c * 320 / 300)) for c in polygon[i:i + 2])
+           for polygon in polygons for i in range(0, len(polygon), 2)]
     found = sum(vertex in exported for vertex in own)
     check.notes.append(f"PolyWorld's own matching.predict: {len(polygons)} polygons, {found} of {len(own)} vertices "
                        f"are exported vertices - 0.5")
     check.engine = engine_checks(onnx_path, crop, work, "polyworld")
     # The release predicts in training mode: the --batch-statistics export, compared the same way, run with --batch 1.
     stats_path = os.path.join(work, "polyworld_batch_statistics.onnx")
-    export_and_compare(check, "polyworld", ["--weights", weights, "--out", stats_path, "--batch-statistics"],
-                       args.repo, repo_paths("polyworld", args.repo), work, image, [512], " (--batch-statistics)")
+    _, by_size = export_and_compare(check, "polyworld", ["--weights", weights, "--out", stats_path, "--batch-statistics"],
+                                    args.repo, repo_paths("polyworld", args.repo), work, image, [512],
+                                    " (--batch-statistics)")
+    _, got, want = by_size[512]
+    vertex_graph_rows(check, got, want, 512, " (--batch-statistics)")
     stats = engine_checks(stats_path, crop, work, "polyworld_batch_statistics", ("--batch", "1"))
     check.notes.append(f"--batch-statistics: info {'ok' if stats['info'] else 'FAILED'}, run {stats['run']}")
 
@@ -459,6 +487,11 @@ def check_pix2poly(check, work, image, crop, args):
                                          repo_paths("pix2poly", args.repo), work, image, [224])
     step = graphs[0]
     inputs, got, _ = by_size[224]
+    model.eval()
+    with torch.no_grad():
+        own_memory = model.encoder(torch.from_numpy(inputs[0])).numpy()
+    check.add("memory vs Pix2Poly's Encoder (AdaptiveAvgPool1d)",
+              {224: {"delta": float(np.abs(own_memory - got[0]).max()), "scale": float(np.abs(own_memory).max())}})
     tokens = np.full((1, CFG.MAX_LEN - 1), CFG.PAD_IDX, np.int64)
     tokens[0, :9] = [tokenizer.BOS_code, 10, 20, 30, 40, 50, 60, tokenizer.EOS_code, CFG.PAD_IDX]
     result, _, _ = compare(step.module.eval(), step.out, [got[0], tokens], step.outputs)
@@ -487,7 +520,63 @@ def check_pix2poly(check, work, image, crop, args):
     check.engine = engine_checks(onnx_path, crop, work, "pix2poly")
 
 
-CHECKS = {"ffl": check_ffl, "polyworld": check_polyworld, "pix2poly": check_pix2poly, "unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
+def write_box_prompts(crop, out):
+    """Three box prompts (polygons) over the crop, in its CRS: a vector file for ``run --prompts``."""
+    from osgeo import gdal, ogr, osr
+
+    source = gdal.Open(crop)
+    x0, dx, _, y0, _, dy = source.GetGeoTransform()
+    driver = ogr.GetDriverByName("GeoJSON")
+    target = driver.CreateDataSource(out)
+    layer = target.CreateLayer("prompts", osr.SpatialReference(wkt=source.GetProjection()), ogr.wkbPolygon)
+    for c0, r0, c1, r1 in ((60, 60, 220, 200), (300, 120, 520, 300), (150, 350, 420, 560)):
+        ring = ogr.Geometry(ogr.wkbLinearRing)
+        for c, r in ((c0, r0), (c1, r0), (c1, r1), (c0, r1), (c0, r0)):
+            ring.AddPoint_2D(x0 + c * dx, y0 + r * dy)
+        polygon = ogr.Geometry(ogr.wkbPolygon)
+        polygon.AddGeometry(ring)
+        feature = ogr.Feature(layer.GetLayerDefn())
+        feature.SetGeometry(polygon)
+        layer.CreateFeature(feature)
+    target = None
+    return out
+
+
+def check_sam(check, work, image, crop, args):
+    import numpy as np
+    import segment_anything
+    import torch
+    from segment_anything import sam_model_registry
+    from segment_anything.utils.onnx import SamOnnxModel
+
+    check.version = f"segment-anything {getattr(segment_anything, '__version__', '')}".strip() + f" {args.sam_type}"
+    torch.manual_seed(0)
+    sam = sam_model_registry[args.sam_type](checkpoint=None)
+    checkpoint = os.path.join(work, f"sam_{args.sam_type}.pth")
+    torch.save(sam.state_dict(), checkpoint)
+    encoder_path, decoder_path = os.path.join(work, "sam_encoder.onnx"), os.path.join(work, "sam_decoder.onnx")
+    paths = repo_paths("sam", args.repo)
+    ok, text = call([sys.executable, os.path.join("scripts", "export_onnx_model.py"), "--checkpoint", checkpoint,
+                     "--model-type", args.sam_type, "--output", decoder_path, "--return-single-mask", "--opset", "17"],
+                    args.repo, paths, log=os.path.join(work, "sam.log"))
+    if not ok:
+        raise RuntimeError(f"segment-anything's scripts/export_onnx_model.py failed:\n{text}")
+    _, by_size = export_and_compare(check, "sam_encoder", ["--checkpoint", checkpoint, "--model-type", args.sam_type,
+                                                           "--out", encoder_path], args.repo, paths, work, image,
+                                    [1024])
+    # The prompt decoder: segment-anything's own export wrapper in torch against the graph its script wrote.
+    _, got, _ = by_size[1024]
+    decoder = SamOnnxModel(sam.eval(), return_single_mask=True)
+    inputs = [got[0], np.array([[[60.0, 60.0], [220.0, 200.0]]], np.float32), np.array([[2.0, 3.0]], np.float32),
+              np.zeros((1, 1, 256, 256), np.float32), np.zeros(1, np.float32), np.array([1024.0, 1024.0], np.float32)]
+    result, _, _ = compare(decoder, decoder_path, inputs, ["masks", "iou_predictions", "low_res_masks"])
+    for name, value in result.items():
+        check.add(f"{name} (decoder, box prompt)", {1024: value})
+    prompts = write_box_prompts(crop, os.path.join(work, "prompts.geojson")) if crop else None
+    check.engine = engine_checks(encoder_path, crop, work, "sam", ("--prompts", prompts) if prompts else ())
+
+
+CHECKS = {"sam": check_sam, "ffl": check_ffl, "polyworld": check_polyworld, "pix2poly": check_pix2poly, "unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
 
 
 # ---------------------------------------------------------------- table
