@@ -9,7 +9,8 @@ which the exporter refuses, becomes the equal matrix product) and, beside it,
 sequence so far padded with PAD to T = 2 · N_VERTICES + 1 (as Pix2Poly's
 ``Decoder.predict`` pads it), → ``logits`` (1, T, NUM_BINS + 3) at every
 position and ``successors`` (1, N, N) = scorenet1 + scorenet2ᵀ of the
-decoder features. The engine's vertex-sequence decoder runs the greedy loop
+decoder features (each ScoreNet's first layer split over the vertex pair:
+equal scores, a quarter of the operations). The engine's vertex-sequence decoder runs the greedy loop
 (T steps per tile, as ``test_generate``), the tokenizer's decoding and the
 Hungarian assignment. Pix2Poly resizes its input to 224 px: the card's
 resolution 68.57 cm makes a 512 px crop at 30 cm one 224 px tile.
@@ -52,8 +53,29 @@ def build(args):
             tgt = d.decoder_pos_drop(d.embedding(tokens) + d.decoder_pos_embed).transpose(0, 1)
             memory = d.encoder_pos_drop(memory + d.encoder_pos_embed).transpose(0, 1)
             feats = d.decoder(memory=memory, tgt=tgt, tgt_mask=tgt_mask, tgt_key_padding_mask=tgt_padding_mask).transpose(0, 1)
-            successors = self.model.scorenet1(feats) + torch.transpose(self.model.scorenet2(feats), 1, 2)
+            successors = pair_scores(self.model.scorenet1, feats) + torch.transpose(
+                pair_scores(self.model.scorenet2, feats), 1, 2)
             return d.output(feats), successors
+
+    def pair_scores(scorenet, feats):
+        """Pix2Poly's ScoreNet with its first 1 x 1 convolution split over the pair of vertices.
+
+        ScoreNet convolves [f_i; f_j] for every pair (i, j); W [f_i; f_j] =
+        W_i f_i + W_j f_j, so the first layer is computed per vertex and
+        summed per pair: the same scores with about a quarter of the
+        operations (the engine runs this graph 2 N + 1 times per tile).
+        """
+        f = feats[:, 1:]
+        f = f.reshape(f.shape[0], f.shape[1] // 2, 2, f.shape[2]).mean(dim=2)
+        weight = scorenet.conv1.weight[:, :, 0, 0]
+        width = f.shape[2]
+        first = torch.einsum("cd,bnd->bcn", weight[:, :width], f)
+        second = torch.einsum("cd,bnd->bcn", weight[:, width:], f)
+        x = first[:, :, :, None] + second[:, :, None, :] + scorenet.conv1.bias[None, :, None, None]
+        x = scorenet.relu(scorenet.bn1(x))
+        x = scorenet.relu(scorenet.bn2(scorenet.conv2(x)))
+        x = scorenet.relu(scorenet.bn3(scorenet.conv3(x)))
+        return scorenet.conv4(x)[:, 0]
 
     class PooledEncoder(torch.nn.Module):
         """The encoder with its AdaptiveAvgPool1d bottleneck (384 -> 256 features) as the equal matrix product.

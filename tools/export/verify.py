@@ -37,9 +37,9 @@ import tempfile
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BASELINES = ("unet_smp", "maskrcnn_torchvision", "hisup", "ffl", "pix2poly", "polyworld", "sam")
+BASELINES = ("unet_smp", "maskrcnn_torchvision", "hisup", "ffl", "pix2poly", "polyworld", "sam", "sam2")
 REPO_OPTION = {"hisup": "hisup_repo", "ffl": "ffl_repo", "pix2poly": "pix2poly_repo", "polyworld": "polyworld_repo",
-               "sam": "sam_repo"}
+               "sam": "sam_repo", "sam2": "sam2_repo"}
 ATOL, RTOL = 1e-4, 1e-3
 """An output passes when max |Δ| <= ATOL + RTOL * max |torch output|."""
 
@@ -57,6 +57,9 @@ def options():
                           help=f"checkout of the {name} repository (skipped without it)")
     args.add_argument("--sam-type", default="vit_b", choices=["vit_b", "vit_l", "vit_h"],
                       help="SAM image encoder to export (vit_h is 2.5 GB)")
+    args.add_argument("--sam2-type", default="sam2_hiera_tiny",
+                      choices=["sam2_hiera_tiny", "sam2_hiera_small", "sam2_hiera_base_plus", "sam2_hiera_large"],
+                      help="SAM 2 model exported with onnxruntime's SAM 2 tool")
     args.add_argument("--worker", help=argparse.SUPPRESS)
     args.add_argument("--repo", help=argparse.SUPPRESS)
     args.add_argument("--image", help=argparse.SUPPRESS)
@@ -497,27 +500,52 @@ def check_pix2poly(check, work, image, crop, args):
     result, _, _ = compare(step.module.eval(), step.out, [got[0], tokens], step.outputs)
     for name, value in result.items():
         check.add(f"{name} (decoder step)", {CFG.MAX_LEN - 1: value})
-    # Pix2Poly's own greedy loop (test_generate, as its prediction scripts call it) against the engine's loop on the
-    # exported decoder: the same tokens, and the same successor scores and assignment after the last step.
-    model.eval()
+    # Pix2Poly's own greedy loop (test_generate, as its prediction scripts call it) against the engine's loop
+    # (greedy_tokens) on the exported decoder, for the first STEPS steps (every step runs the whole decoder: the
+    # 2 N + 1 steps of a tile take minutes on a CPU); then the successor scores and the assignment of the state
+    # test_generate ends in, Pix2Poly's own ScoreNets against the exported graph.
+    steps = 24
+    image_tensor = torch.from_numpy(inputs[0])
     with torch.no_grad():
-        own_tokens, _, own_perm = test_generate(model, torch.from_numpy(inputs[0]), tokenizer,
-                                                max_len=CFG.generation_steps, top_k=0, top_p=1)
-        feats = model.predict(torch.from_numpy(inputs[0]), own_tokens[:, :-1])[1]
-        own_scores = (model.scorenet1(feats) + torch.transpose(model.scorenet2(feats), 1, 2)).numpy()[0]
+        own_tokens, _, _ = test_generate(model, image_tensor, tokenizer, max_len=steps, top_k=0, top_p=1)
     session = ort.InferenceSession(step.out, providers=["CPUExecutionProvider"])
-    engine_tokens, _, successors = greedy_tokens(
-        lambda memory, tokens: session.run(["logits", "successors"], {"memory": memory, "tokens": tokens}),
-        got[0], CFG.MAX_LEN - 1, CFG.NUM_BINS)
-    same = int((own_tokens[0].numpy() == engine_tokens).sum())
-    engine_perm = scores_to_permutations(torch.from_numpy(successors[None])).numpy()[0]
-    check.add("successors of the last step vs test_generate's",
-              {CFG.MAX_LEN - 1: {"delta": float(np.abs(own_scores - successors).max()),
-                                 "scale": float(np.abs(own_scores).max())}})
-    check.notes.append(f"greedy tokens, engine loop on ONNX vs Pix2Poly's test_generate: {same} of "
-                       f"{len(engine_tokens)} equal; Hungarian assignments equal: "
-                       f"{bool((engine_perm == own_perm.numpy()[0]).all())}")
-    check.engine = engine_checks(onnx_path, crop, work, "pix2poly")
+    length = CFG.MAX_LEN - 1
+    done = np.zeros((1, length, tokenizer.vocab_size), np.float32)
+    done[..., CFG.PAD_IDX] = 1.0  # after STEPS steps: PAD everywhere, without running the decoder
+    calls = []
+
+    def engine_step(memory, tokens):
+        calls.append(1)
+        if len(calls) > steps:
+            return done, np.zeros((1, CFG.N_VERTICES, CFG.N_VERTICES), np.float32)
+        return session.run(["logits", "successors"], {"memory": memory, "tokens": tokens})
+
+    engine_tokens, _, _ = greedy_tokens(engine_step, got[0], length, CFG.NUM_BINS)
+    same = int((own_tokens[0].numpy() == engine_tokens[:steps + 1]).sum())
+    state = np.full((1, length), CFG.PAD_IDX, np.int64)
+    state[0, :steps + 1] = own_tokens[0].numpy()
+    with torch.no_grad():
+        feats = model.predict(image_tensor, torch.from_numpy(state[:, :steps + 1]))[1]
+        own_scores = (model.scorenet1(feats) + torch.transpose(model.scorenet2(feats), 1, 2)).numpy()
+    successors = session.run(["successors"], {"memory": got[0], "tokens": state})[0]
+    check.add("successors vs Pix2Poly's own ScoreNets",
+              {length: {"delta": float(np.abs(own_scores - successors).max()), "scale": float(np.abs(own_scores).max())}})
+    equal = bool((scores_to_permutations(torch.from_numpy(successors)) ==
+                  scores_to_permutations(torch.from_numpy(own_scores))).all())
+    check.notes.append(f"greedy tokens of the first {steps} steps, engine loop on ONNX vs Pix2Poly's test_generate: "
+                       f"{same} of {steps + 1} equal; Hungarian assignments of the successors equal: {equal}")
+    # One tile (the top-left 480 px of the crop at 30 cm is 210 px at the card's 68.57 cm): 2 N + 1 decoder runs.
+    extent = ("--extent", crop_extent(crop, 480)) if crop else ()
+    check.engine = engine_checks(onnx_path, crop, work, "pix2poly", extent)
+
+
+def crop_extent(crop, px):
+    """The extent xmin,ymin,xmax,ymax of the crop's top-left px x px pixels (``run --extent``)."""
+    from osgeo import gdal
+
+    x0, dx, _, y0, _, dy = gdal.Open(crop).GetGeoTransform()
+    xs, ys = (x0, x0 + px * dx), (y0, y0 + px * dy)
+    return f"{min(xs)},{min(ys)},{max(xs)},{max(ys)}"
 
 
 def write_box_prompts(crop, out):
@@ -576,7 +604,59 @@ def check_sam(check, work, image, crop, args):
     check.engine = engine_checks(encoder_path, crop, work, "sam", ("--prompts", prompts) if prompts else ())
 
 
-CHECKS = {"sam": check_sam, "ffl": check_ffl, "polyworld": check_polyworld, "pix2poly": check_pix2poly, "unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
+def check_sam2(check, work, image, crop, args):
+    """SAM 2 through onnxruntime's own exporter (onnxruntime.transformers.models.sam2.convert_to_onnx)."""
+    import numpy as np
+    import onnxruntime
+    import torch
+    from sam2.build_sam import build_sam2
+
+    tool = os.path.join(os.path.dirname(onnxruntime.__file__), "transformers", "models", "sam2")
+    sys.path.insert(0, tool)
+    from image_decoder import SAM2ImageDecoder
+    from image_encoder import SAM2ImageEncoder
+    from sam2_utils import _get_model_cfg
+
+    check.version = f"sam2 {args.sam2_type}, onnxruntime {onnxruntime.__version__} convert_to_onnx"
+    # The tool wants SAM2_DIR/checkpoints/MODEL.pt and a SAM2_DIR/sam2_configs folder (the repository's layout before
+    # SAM 2.1); a folder in the work folder gives it both without writing into the checkout.
+    sam2_dir = os.path.join(work, "sam2_dir")
+    os.makedirs(os.path.join(sam2_dir, "checkpoints"), exist_ok=True)
+    if not os.path.exists(os.path.join(sam2_dir, "sam2_configs")):
+        os.symlink(os.path.join(args.repo, "sam2", "configs", "sam2"), os.path.join(sam2_dir, "sam2_configs"))
+    torch.manual_seed(0)
+    model = build_sam2(_get_model_cfg(args.sam2_type), None, device="cpu")
+    torch.save({"model": model.state_dict()}, os.path.join(sam2_dir, "checkpoints", args.sam2_type + ".pt"))
+    ok, text = call([sys.executable, os.path.join(tool, "convert_to_onnx.py"), "--sam2_dir", sam2_dir, "--model_type",
+                     args.sam2_type, "--components", "image_encoder", "image_decoder", "--output_dir", work,
+                     "--overwrite"], work, repo_paths("sam2", args.repo), log=os.path.join(work, "sam2.log"))
+    if not ok:
+        raise RuntimeError(f"onnxruntime's SAM 2 convert_to_onnx.py failed:\n{text}")
+    encoder_path = os.path.join(work, f"{args.sam2_type}_image_encoder.onnx")
+    decoder_name = f"{args.sam2_type}_image_decoder.onnx"
+    ok, text = call([sys.executable, "-m", "polytopo.models", "write-card", encoder_path, "--from",
+                     os.path.join(HERE, "cards", "sam2.json"), "--set", f"polytopo.prompt_decoder={json.dumps(decoder_name)}"],
+                    work, log=os.path.join(work, "sam2.log"))
+    if not ok:
+        raise RuntimeError(f"write-card refused the sam2 card:\n{text}")
+    model.eval()
+    encoder = SAM2ImageEncoder(model).eval()
+    inputs = [engine_input(encoder_path, image, 1024)]
+    names = ["image_features_0", "image_features_1", "image_embeddings"]
+    result, got, _ = compare(encoder, encoder_path, inputs, names)
+    for name, value in result.items():
+        check.add(name, {1024: value})
+    decoder = SAM2ImageDecoder(model, multimask_output=False).eval()
+    prompt = [*got, np.array([[[60.0, 60.0], [220.0, 200.0]]], np.float32), np.array([[2, 3]], np.int32),
+              np.zeros((1, 1, 256, 256), np.float32), np.zeros(1, np.float32), np.array([1024, 1024], np.int32)]
+    result, _, _ = compare(decoder, os.path.join(work, decoder_name), prompt, ["masks", "iou_predictions", "low_res_masks"])
+    for name, value in result.items():
+        check.add(f"{name} (decoder, box prompt)", {1024: value})
+    prompts = write_box_prompts(crop, os.path.join(work, "prompts.geojson")) if crop else None
+    check.engine = engine_checks(encoder_path, crop, work, "sam2", ("--prompts", prompts) if prompts else ())
+
+
+CHECKS = {"sam": check_sam, "sam2": check_sam2, "ffl": check_ffl, "polyworld": check_polyworld, "pix2poly": check_pix2poly, "unet_smp": check_unet, "maskrcnn_torchvision": check_maskrcnn, "hisup": check_hisup}
 
 
 # ---------------------------------------------------------------- table
