@@ -1,8 +1,7 @@
-"""SAM + Poly. (SAM 1): export segment-anything's image encoder; the prompt decoder comes from the repository's own script.
+"""SAM + Poly. (SAM 1): export segment-anything's image encoder; ``sam_decoder.py`` exports the prompt decoder.
 
+    python tools/export/sam_decoder.py --checkpoint sam_vit_h_4b8939.pth --model-type vit_h --out sam_decoder.onnx
     python tools/export/sam_encoder.py --checkpoint sam_vit_h_4b8939.pth --model-type vit_h --out sam_encoder.onnx
-    python scripts/export_onnx_model.py --checkpoint sam_vit_h_4b8939.pth --model-type vit_h \
-        --output sam_decoder.onnx --return-single-mask --opset 17          # in segment-anything
 
 The encoder takes (1, 3, 1024, 1024) standardized with SAM's pixel mean and
 std (the card's ImageNet values on 0-255 input) and returns

@@ -39,7 +39,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINES = ("unet_smp", "maskrcnn_torchvision", "hisup", "ffl", "pix2poly", "polyworld", "sam", "sam2")
 REPO_OPTION = {"hisup": "hisup_repo", "ffl": "ffl_repo", "pix2poly": "pix2poly_repo", "polyworld": "polyworld_repo",
-               "sam": "sam_repo", "sam2": "sam2_repo"}
+               "sam2": "sam2_repo"}
 ATOL, RTOL = 1e-4, 1e-3
 """An output passes when max |Δ| <= ATOL + RTOL * max |torch output|."""
 
@@ -55,6 +55,8 @@ def options():
     for name in REPO_OPTION:
         args.add_argument("--" + REPO_OPTION[name].replace("_", "-"), metavar="PATH",
                           help=f"checkout of the {name} repository (skipped without it)")
+    args.add_argument("--sam-repo", metavar="PATH", help="segment-anything checkout: its scripts/export_onnx_model.py "
+                                                          "is tried too (SAM itself runs from the PyPI package)")
     args.add_argument("--sam-type", default="vit_b", choices=["vit_b", "vit_l", "vit_h"],
                       help="SAM image encoder to export (vit_h is 2.5 GB)")
     args.add_argument("--sam2-type", default="sam2_hiera_tiny",
@@ -535,7 +537,7 @@ def check_pix2poly(check, work, image, crop, args):
     check.notes.append(f"greedy tokens of the first {steps} steps, engine loop on ONNX vs Pix2Poly's test_generate: "
                        f"{same} of {steps + 1} equal; Hungarian assignments of the successors equal: {equal}")
     # One tile (the top-left 480 px of the crop at 30 cm is 210 px at the card's 68.57 cm): 2 N + 1 decoder runs.
-    extent = ("--extent", crop_extent(crop, 480)) if crop else ()
+    extent = ("--extent=" + crop_extent(crop, 480),) if crop else ()
     check.engine = engine_checks(onnx_path, crop, work, "pix2poly", extent)
 
 
@@ -571,35 +573,41 @@ def write_box_prompts(crop, out):
 
 
 def check_sam(check, work, image, crop, args):
+    from importlib.metadata import version
+
     import numpy as np
-    import segment_anything
     import torch
     from segment_anything import sam_model_registry
-    from segment_anything.utils.onnx import SamOnnxModel
 
-    check.version = f"segment-anything {getattr(segment_anything, '__version__', '')}".strip() + f" {args.sam_type}"
+    check.version = f"segment-anything {version('segment-anything')} {args.sam_type}"
     torch.manual_seed(0)
     sam = sam_model_registry[args.sam_type](checkpoint=None)
     checkpoint = os.path.join(work, f"sam_{args.sam_type}.pth")
     torch.save(sam.state_dict(), checkpoint)
     encoder_path, decoder_path = os.path.join(work, "sam_encoder.onnx"), os.path.join(work, "sam_decoder.onnx")
-    paths = repo_paths("sam", args.repo)
-    ok, text = call([sys.executable, os.path.join("scripts", "export_onnx_model.py"), "--checkpoint", checkpoint,
-                     "--model-type", args.sam_type, "--output", decoder_path, "--return-single-mask", "--opset", "17"],
-                    args.repo, paths, log=os.path.join(work, "sam.log"))
+    decoder_argv = ["--checkpoint", checkpoint, "--model-type", args.sam_type, "--out", decoder_path]
+    ok, text = call([sys.executable, os.path.join(HERE, "sam_decoder.py"), *decoder_argv], work,
+                    log=os.path.join(work, "sam.log"))
     if not ok:
-        raise RuntimeError(f"segment-anything's scripts/export_onnx_model.py failed:\n{text}")
+        raise RuntimeError(f"sam_decoder.py failed:\n{text}")
     _, by_size = export_and_compare(check, "sam_encoder", ["--checkpoint", checkpoint, "--model-type", args.sam_type,
-                                                           "--out", encoder_path], args.repo, paths, work, image,
-                                    [1024])
-    # The prompt decoder: segment-anything's own export wrapper in torch against the graph its script wrote.
+                                                           "--out", encoder_path], work, [], work, image, [1024])
+    # The prompt decoder against segment-anything's own export wrapper (SamOnnxModel) in torch, with a box prompt.
     _, got, _ = by_size[1024]
-    decoder = SamOnnxModel(sam.eval(), return_single_mask=True)
+    script = load_script("sam_decoder")
+    decoder = script.build(script.options().parse_args(decoder_argv))[0].module.eval()
     inputs = [got[0], np.array([[[60.0, 60.0], [220.0, 200.0]]], np.float32), np.array([[2.0, 3.0]], np.float32),
               np.zeros((1, 1, 256, 256), np.float32), np.zeros(1, np.float32), np.array([1024.0, 1024.0], np.float32)]
     result, _, _ = compare(decoder, decoder_path, inputs, ["masks", "iou_predictions", "low_res_masks"])
     for name, value in result.items():
-        check.add(f"{name} (decoder, box prompt)", {1024: value})
+        check.add(f"{name} (sam_decoder.py, box prompt)", {1024: value})
+    if args.repo:
+        ok, text = call([sys.executable, os.path.join("scripts", "export_onnx_model.py"), "--checkpoint", checkpoint,
+                         "--model-type", args.sam_type, "--output", os.path.join(work, "sam_decoder_script.onnx"),
+                         "--return-single-mask", "--opset", "17"], args.repo, [args.repo],
+                        log=os.path.join(work, "sam_script.log"))
+        check.notes.append(f"segment-anything {git_commit(args.repo)} scripts/export_onnx_model.py with torch "
+                           f"{torch.__version__}: " + ("ok" if ok else "fails: " + text.splitlines()[-1][:150]))
     prompts = write_box_prompts(crop, os.path.join(work, "prompts.geojson")) if crop else None
     check.engine = engine_checks(encoder_path, crop, work, "sam", ("--prompts", prompts) if prompts else ())
 
@@ -716,6 +724,7 @@ def main(argv=None):
         os.makedirs(work, exist_ok=True)
         option = REPO_OPTION.get(name)
         repo = getattr(args, option) if option else None
+        sam_repo = os.path.abspath(args.sam_repo) if name == "sam" and args.sam_repo else None
         if option and not repo:
             reports.append({"name": name, "skipped": f"skipped (no --{option.replace('_', '-')})"})
             continue
@@ -726,6 +735,9 @@ def main(argv=None):
                    "--sam-type", args.sam_type]
         if image:
             command += ["--image", image]
+        if sam_repo:
+            command += ["--repo", sam_repo]
+        command += ["--sam2-type", args.sam2_type]
         paths = []
         if repo:
             repo = os.path.abspath(repo)
