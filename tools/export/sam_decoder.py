@@ -13,6 +13,12 @@ labelled 2 and 3), ``mask_input`` (1, 1, 256, 256), ``has_mask_input`` (1,),
 ``orig_im_size`` (2,) float; outputs ``masks`` (1, 1, H, W) logits at
 ``orig_im_size``, ``iou_predictions``, ``low_res_masks``. Write it next to
 the encoder of ``sam_encoder.py``, whose card names ``sam_decoder.onnx``.
+
+The graph is traced with ``orig_im_size`` = 1024 x 1024, the square tile the
+engine feeds: ``SamOnnxModel`` crops the upscaled mask with
+``int(prepadded_size)``, which tracing freezes at the example's value.
+segment-anything's script traces 1500 x 2250, so its graph crops every mask
+to 683 of 1024 rows and stretches it back, wrong for the engine's tiles.
 """
 
 from common import Graph, parser, run
@@ -34,7 +40,7 @@ def build(args):
     size = sam.prompt_encoder.image_embedding_size
     example = (torch.randn(1, sam.prompt_encoder.embed_dim, *size), torch.randint(0, 1024, (1, 5, 2)).float(),
                torch.randint(0, 4, (1, 5)).float(), torch.randn(1, 1, 4 * size[0], 4 * size[1]), torch.tensor([1.0]),
-               torch.tensor([1500.0, 2250.0]))
+               torch.tensor([float(sam.image_encoder.img_size)] * 2))
     inputs = ["image_embeddings", "point_coords", "point_labels", "mask_input", "has_mask_input", "orig_im_size"]
     axes = {"point_coords": {1: "num_points"}, "point_labels": {1: "num_points"}}
     return [Graph(wrapper, example, args.out, inputs, ["masks", "iou_predictions", "low_res_masks"], axes)]

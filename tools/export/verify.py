@@ -612,6 +612,16 @@ def check_sam(check, work, image, crop, args):
     check.engine = engine_checks(encoder_path, crop, work, "sam", ("--prompts", prompts) if prompts else ())
 
 
+TORCHSCRIPT_LAUNCHER = """
+import functools, os, runpy, sys, torch
+torch.onnx.export = functools.partial(torch.onnx.export, dynamo=False)
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+"""Runs a script whose ``torch.onnx.export`` calls should use the TorchScript exporter (torch 2.9+ defaults to dynamo)."""
+
+
 def check_sam2(check, work, image, crop, args):
     """SAM 2 through onnxruntime's own exporter (onnxruntime.transformers.models.sam2.convert_to_onnx)."""
     import numpy as np
@@ -635,9 +645,15 @@ def check_sam2(check, work, image, crop, args):
     torch.manual_seed(0)
     model = build_sam2(_get_model_cfg(args.sam2_type), None, device="cpu")
     torch.save({"model": model.state_dict()}, os.path.join(sam2_dir, "checkpoints", args.sam2_type + ".pt"))
-    ok, text = call([sys.executable, os.path.join(tool, "convert_to_onnx.py"), "--sam2_dir", sam2_dir, "--model_type",
-                     args.sam2_type, "--components", "image_encoder", "image_decoder", "--output_dir", work,
-                     "--overwrite"], work, repo_paths("sam2", args.repo), log=os.path.join(work, "sam2.log"))
+    tool_args = [os.path.join(tool, "convert_to_onnx.py"), "--sam2_dir", sam2_dir, "--model_type", args.sam2_type,
+                 "--components", "image_encoder", "image_decoder", "--output_dir", work, "--overwrite"]
+    ok, text = call([sys.executable, *tool_args], work, repo_paths("sam2", args.repo), log=os.path.join(work, "sam2.log"))
+    check.notes.append(f"convert_to_onnx.py as shipped, torch {torch.__version__}: "
+                       + ("ok" if ok else "fails: " + text.splitlines()[-1][:150]))
+    if not ok:  # the tool calls torch.onnx.export without dynamo=False: run it with the TorchScript exporter
+        ok, text = call([sys.executable, "-c", TORCHSCRIPT_LAUNCHER, *tool_args], work, repo_paths("sam2", args.repo),
+                        log=os.path.join(work, "sam2.log"))
+        check.notes.append("convert_to_onnx.py with torch.onnx.export(dynamo=False): " + ("ok" if ok else "fails"))
     if not ok:
         raise RuntimeError(f"onnxruntime's SAM 2 convert_to_onnx.py failed:\n{text}")
     encoder_path = os.path.join(work, f"{args.sam2_type}_image_encoder.onnx")
