@@ -100,7 +100,14 @@ def call(command, cwd, paths=(), log=None):
     if log:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"$ {' '.join(command)}\n{text}\n")
-    return done.returncode == 0, "\n".join(text.strip().splitlines()[-15:])
+    return done.returncode == 0, "\n".join(text.strip().splitlines()[-60:])
+
+
+def error_line(text):
+    """The most telling line of a failure's output: the last one naming an error, else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if "Error" in line and "Refer to the full stack" not in line]
+    return ((named or lines or ["no output"])[-1])[:160]
 
 
 def load_script(name):
@@ -200,7 +207,7 @@ def engine_checks(model, crop, work, name, extra=(), retry_threshold=None):
     run_ok, run_text = call([sys.executable, "-m", "polytopo.models", "run", "--model", model, "--raster", crop,
                              "--out", out, "--workers", "0", "--overwrite", *extra], work, log=log)
     if not run_ok:
-        result["run"] = "failed: " + run_text.splitlines()[-1] if run_text else "failed"
+        result["run"] = "failed: " + error_line(run_text)
         return result
     from osgeo import ogr
 
@@ -308,9 +315,19 @@ def check_maskrcnn(check, work, image, crop, args):
     randomize_batch_norm(detector)
     torch.save(detector.state_dict(), os.path.join(work, "maskrcnn.pth"))
     onnx_path = os.path.join(work, "maskrcnn_torchvision.onnx")
-    export_and_compare(check, "maskrcnn_torchvision",
-                       ["--checkpoint", os.path.join(work, "maskrcnn.pth"), "--out", onnx_path], work, [], work,
-                       image, [512, 384])
+    _, by_size = export_and_compare(check, "maskrcnn_torchvision",
+                                    ["--checkpoint", os.path.join(work, "maskrcnn.pth"), "--out", onnx_path], work, [],
+                                    work, image, [512, 384])
+    # Pasted mask probabilities go through RoIAlign and a bilinear paste, whose ONNX forms round differently:
+    # judged at 5e-3, and by the pixels whose 0.5 decision differs.
+    for row in check.rows:
+        if row["output"] == "masks":
+            for value in row["sizes"].values():
+                value["atol"] = 5e-3
+    for size, (_, got, want) in by_size.items():
+        if got[3].shape == tuple(want[3].shape):
+            flips = int(((got[3] > 0.5) != (want[3].numpy() > 0.5)).sum())
+            check.notes.append(f"masks at {size} px: {flips} of {got[3].size} mask pixels differ at 0.5")
     check.engine = engine_checks(onnx_path, crop, work, "maskrcnn_torchvision")
 
 
@@ -607,7 +624,7 @@ def check_sam(check, work, image, crop, args):
                          "--return-single-mask", "--opset", "17"], args.repo, [args.repo],
                         log=os.path.join(work, "sam_script.log"))
         check.notes.append(f"segment-anything {git_commit(args.repo)} scripts/export_onnx_model.py with torch "
-                           f"{torch.__version__}: " + ("ok" if ok else "fails: " + text.splitlines()[-1][:150]))
+                           f"{torch.__version__}: " + ("ok" if ok else "fails: " + error_line(text)))
     prompts = write_box_prompts(crop, os.path.join(work, "prompts.geojson")) if crop else None
     check.engine = engine_checks(encoder_path, crop, work, "sam", ("--prompts", prompts) if prompts else ())
 
@@ -649,7 +666,7 @@ def check_sam2(check, work, image, crop, args):
                  "--components", "image_encoder", "image_decoder", "--output_dir", work, "--overwrite"]
     ok, text = call([sys.executable, *tool_args], work, repo_paths("sam2", args.repo), log=os.path.join(work, "sam2.log"))
     check.notes.append(f"convert_to_onnx.py as shipped, torch {torch.__version__}: "
-                       + ("ok" if ok else "fails: " + text.splitlines()[-1][:150]))
+                       + ("ok" if ok else "fails: " + error_line(text)))
     if not ok:  # the tool calls torch.onnx.export without dynamo=False: run it with the TorchScript exporter
         ok, text = call([sys.executable, "-c", TORCHSCRIPT_LAUNCHER, *tool_args], work, repo_paths("sam2", args.repo),
                         log=os.path.join(work, "sam2.log"))
@@ -687,7 +704,7 @@ CHECKS = {"sam": check_sam, "sam2": check_sam2, "ffl": check_ffl, "polyworld": c
 
 
 def passed(value):
-    return "delta" in value and value["delta"] <= ATOL + RTOL * value["scale"]
+    return "delta" in value and value["delta"] <= value.get("atol", ATOL) + RTOL * value["scale"]
 
 
 def table(reports):
@@ -695,7 +712,7 @@ def table(reports):
              "|---|---|---|---|---|---|---|"]
     for report in reports:
         if "skipped" in report or "error" in report:
-            reason = report.get("skipped") or "FAILED: " + report["error"].strip().splitlines()[-1]
+            reason = report.get("skipped") or "FAILED: " + error_line(report["error"])
             lines.append(f"| {report['name']} | {report.get('version', '')} | – | {reason} | – | – | – |")
             continue
         engine = report["engine"]
