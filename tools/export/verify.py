@@ -89,6 +89,7 @@ def repo_paths(name, repo):
 
 def environment(paths):
     env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the checkouts or in this repository
     env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
@@ -764,6 +765,7 @@ def worker(args):
 
 
 def main(argv=None):
+    sys.dont_write_bytecode = True
     args = options().parse_args(argv)
     if args.worker:
         worker(args)
