@@ -1,7 +1,7 @@
 """Shared by the export scripts: ``torch.onnx.export`` with fixed conventions, then the card written into the file.
 
 Run the scripts from the root of the baseline's own repository with that
-root on the Python path (``PYTHONPATH=. python .../tools/export/hisup.py``),
+root on the Python path (``PYTHONPATH=. python .../tools/export/hisup_heads.py``),
 torch installed and PolyTopo importable (``pip install -e`` of this
 repository). They are not part of PolyTopo's runtime or test command.
 

@@ -728,6 +728,12 @@ def passed(value):
     return "delta" in value and value["delta"] <= value.get("atol", ATOL) + RTOL * value["scale"]
 
 
+def describe(value):
+    if "flips" in value:
+        return f"{value['delta']:.2e}, pixels differing at 0.5: {value['flips']:.1e}"
+    return f"{value['delta']:.2e}" if "delta" in value else str(value.get("shape"))
+
+
 def table(reports):
     lines = ["| baseline | version / commit | output | max abs diff (size px) | onnx ok | info | run (polygons) |",
              "|---|---|---|---|---|---|---|"]
@@ -741,8 +747,7 @@ def table(reports):
         run = engine.get("run")
         run = f"ok, {run}" if isinstance(run, int) or not str(run).startswith(("failed", "skipped")) else run
         for index, row in enumerate(report["rows"]):
-            sizes = "; ".join(f"{v['delta']:.2e} ({s})" if "delta" in v else f"{v['shape']} ({s})"
-                              for s, v in row["sizes"].items())
+            sizes = "; ".join(describe(v) + f" ({s})" for s, v in row["sizes"].items())
             good = "yes" if all(passed(v) for v in row["sizes"].values()) else "NO"
             first = index == 0
             lines.append(f"| {report['name'] if first else ''} | {report['version'] if first else ''} | "
