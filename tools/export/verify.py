@@ -821,9 +821,15 @@ def main(argv=None):
     with open(os.path.join(out, "verify.json"), "w", encoding="utf-8") as handle:
         json.dump(reports, handle, indent=1)
     print(f"\nwork folder: {out}")
+    skipped = [r["name"] for r in reports if "skipped" in r]
     bad = [r for r in reports if "error" in r or any(not passed(v) for row in r.get("rows", ())
                                                      for v in row["sizes"].values())
            or r.get("engine", {}).get("info") is False or str(r.get("engine", {}).get("run", "")).startswith("failed")]
+    no_run = [r for r in reports if str(r.get("engine", {}).get("run", "")).startswith("skipped")]
+    skipped += [r["name"] + " (its run check)" for r in no_run]
+    passed_names = [r["name"] for r in reports if r not in bad and r not in no_run and "skipped" not in r]
+    print(f"passed: {', '.join(passed_names) or 'none'}; skipped: {', '.join(skipped) or 'none'}; "
+          f"failed: {', '.join(r['name'] for r in bad) or 'none'}")
     return 1 if bad else 0
 
 
