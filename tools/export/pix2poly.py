@@ -10,9 +10,9 @@ sequence so far padded with PAD to T = 2 · N_VERTICES + 1 (as Pix2Poly's
 ``Decoder.predict`` pads it), → ``logits`` (1, T, NUM_BINS + 3) at every
 position and ``successors`` (1, N, N) = scorenet1 + scorenet2ᵀ of the
 decoder features (each ScoreNet's first layer split over the vertex pair:
-equal scores, a quarter of the operations). The engine's vertex-sequence decoder runs the greedy loop
-(T steps per tile, as ``test_generate``), the tokenizer's decoding and the
-Hungarian assignment. Pix2Poly resizes its input to 224 px: the card's
+equal scores, a quarter of the operations). The engine's vertex-sequence
+decoder runs the greedy loop (T steps per tile, as ``test_generate``), the
+tokenizer's decoding and the Hungarian assignment. Pix2Poly resizes its input to 224 px: the card's
 resolution 68.57 cm makes a 512 px crop at 30 cm one 224 px tile.
 """
 
