@@ -78,7 +78,7 @@ def export_graphs(graphs, opset, overrides=()):
     """
     import torch
 
-    from polytopo.models.card.card_files import write_card
+    from polytopo.models import write_card
 
     for graph in graphs:
         graph.module.train(graph.batch_statistics)

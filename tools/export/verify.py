@@ -144,8 +144,8 @@ def engine_input(card_path, image, size, seed=0):
     """A (1, 3, size, size) input scaled as the engine scales it: the top-left window of ``image`` (else random)."""
     import numpy as np
 
-    from polytopo.models.card_io import read_card
-    from polytopo.models.normalize import input_scaling
+    from polytopo.models import read_card
+    from polytopo.models.raster.normalize import input_scaling
 
     card = read_card(card_path)
     if image is None:
