@@ -1,7 +1,8 @@
 """Run every export recipe for real and check what it writes: ONNX against torch, the card, and a run of the engine.
 
     python tools/export/verify.py --raster IMAGE.tif --hisup-repo HISUP --ffl-repo FFL \
-        --pix2poly-repo PIX2POLY --polyworld-repo POLYWORLD --sam-repo SEGMENT_ANYTHING [--out DIR]
+        --pix2poly-repo PIX2POLY --polyworld-repo POLYWORLD --sam2-repo SAM2 \
+        [--sam-repo SEGMENT_ANYTHING] [--out DIR]
 
 For each baseline the network is built from its own code (a package version
 or the repository checkout given, whose commit is reported) with random
@@ -41,7 +42,7 @@ BASELINES = ("unet_smp", "maskrcnn_torchvision", "hisup", "ffl", "pix2poly", "po
 REPO_OPTION = {"hisup": "hisup_repo", "ffl": "ffl_repo", "pix2poly": "pix2poly_repo", "polyworld": "polyworld_repo",
                "sam2": "sam2_repo"}
 ATOL, RTOL = 1e-4, 1e-3
-"""An output passes when max |Δ| <= ATOL + RTOL * max |torch output|."""
+"""An output passes when max |Δ| <= ATOL + RTOL * max |torch output| (Mask R-CNN's masks: see check_maskrcnn)."""
 
 
 def options():
@@ -119,8 +120,8 @@ def load_script(name):
     return module
 
 
-def read_crop(path, window):
-    """The raster window (3, rows, cols) float32 of raw values."""
+def crop_window(path, window):
+    """The pixel window (col, row, width, height) of ``--crop``, or 600 x 600 px at the raster's centre."""
     from osgeo import gdal
 
     source = gdal.Open(path)
@@ -135,13 +136,17 @@ def read_crop(path, window):
 def write_crop(path, window, out):
     from osgeo import gdal
 
-    col, row, width, height = read_crop(path, window)
+    col, row, width, height = crop_window(path, window)
     gdal.Translate(out, path, srcWin=[col, row, width, height], bandList=[1, 2, 3])
     return out
 
 
 def engine_input(card_path, image, size, seed=0):
-    """A (1, 3, size, size) input scaled as the engine scales it: the top-left window of ``image`` (else random)."""
+    """A (1, 3, size, size) input scaled as the engine scales it.
+
+    The top-left window of ``image``, repeated where the image is smaller;
+    random values without an image.
+    """
     import numpy as np
 
     from polytopo.models import read_card
@@ -166,6 +171,9 @@ def compare(module, onnx_path, inputs, names):
     import torch
 
     session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    if len(session.get_inputs()) != len(inputs):
+        raise RuntimeError(f"{onnx_path} has the inputs {[i.name for i in session.get_inputs()]}, the torch module "
+                           f"{len(inputs)}")
     feeds = {item.name: value for item, value in zip(session.get_inputs(), inputs)}
     got = session.run(list(names), feeds)
     with torch.no_grad():
@@ -269,7 +277,7 @@ class Check:
 
 
 def export_and_compare(check, script_name, argv, repo, paths, work, image, sizes, label=""):
-    """Run the script as a user, rebuild its torch modules, compare each written graph at each size."""
+    """Run the script as a user, rebuild its torch modules, compare the graph holding the card at each size."""
     ok, text = call([sys.executable, os.path.join(HERE, script_name + ".py"), *argv], repo, paths,
                     log=os.path.join(work, check.name + ".log"))
     if not ok:
