@@ -201,7 +201,7 @@ def sam_models(folder, version, tile=64):
     and ``image_features_1`` (1, 64, T/8, T/8). Here every channel is the mean
     of band 1 over the cell.
 
-    Decoder, SAM (segment-anything scripts/export_onnx_model.py,
+    Decoder, SAM (tools/export/sam_decoder.py, the wrapper of segment-anything's export script,
     --return-single-mask): ``image_embeddings``, ``point_coords`` (1, P, 2)
     float in input pixels, ``point_labels`` (1, P) float, ``mask_input``
     (1, 1, T/4, T/4), ``has_mask_input`` (1,), ``orig_im_size`` (2,) float →
@@ -321,7 +321,7 @@ def test_sam_encoder_and_prompt_decoder_with_box_prompts(tmp_path, tiny, version
 
 
 def hisup_model(path, tile=64):
-    """HiSup's heads at 1/4 of the input behind the export wrapper of tools/export/hisup.py.
+    """HiSup's heads at 1/4 of the input behind the export wrapper of tools/export/hisup_heads.py.
 
     Native heads (``BuildingDetector.forward_test``): ``remask`` logits
     (N, 2, T/4, T/4), ``jloc`` logits (N, 3, T/4, T/4) over (none, concave,
