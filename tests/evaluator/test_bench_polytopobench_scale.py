@@ -1,4 +1,9 @@
-"""The pure parts of ``benchmarks/bench_polytopobench_scale.py``: set size, the methods' simulations, the projection sum."""
+"""The pure parts of ``benchmarks/bench_polytopobench_scale.py``: set size, the methods' simulations, the projection sum.
+
+The benchmark scripts turn GDAL's exceptions on for their whole process when imported
+(``osm_benchmark_set``); the fixture puts GDAL's error mode back as it was, so the other
+tests of the session see GDAL as they expect.
+"""
 
 import importlib
 
@@ -7,8 +12,16 @@ import pytest
 
 @pytest.fixture
 def bench(repo_root, monkeypatch):
+    from osgeo import gdal, ogr, osr
+
+    modules = (gdal, ogr, osr)
+    before = [module.GetUseExceptions() for module in modules]
     monkeypatch.syspath_prepend(str(repo_root / "benchmarks"))
-    return importlib.import_module("bench_polytopobench_scale")
+    imported = importlib.import_module("bench_polytopobench_scale")
+    for module, enabled in reversed(list(zip(modules, before))):  # GDAL keeps the error handlers on a stack
+        if module.GetUseExceptions() and not enabled:
+            module.DontUseExceptions()
+    return imported
 
 
 def test_the_scale_is_the_fewest_copies_that_reach_the_references(bench):
