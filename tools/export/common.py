@@ -34,6 +34,13 @@ def parser(description, checkpoint=True):
     return args
 
 
+def sam_parser(description):
+    """:func:`parser` with SAM's ``--model-type`` (the encoder and the prompt decoder must name the same)."""
+    args = parser(description)
+    args.add_argument("--model-type", default="vit_h", choices=["vit_h", "vit_l", "vit_b"])
+    return args
+
+
 @dataclass
 class Graph:
     """One ONNX file to write: ``module`` traced on ``example`` (a tuple of tensors).

@@ -22,13 +22,11 @@ every mask to 683 of 1024 rows and stretches it back, wrong for the engine's
 tiles (measured: max |Δ| 0.47 against torch at 1024 x 1024).
 """
 
-from common import Graph, parser, run
+from common import Graph, run, sam_parser
 
 
 def options():
-    args = parser(__doc__)
-    args.add_argument("--model-type", default="vit_h", choices=["vit_h", "vit_l", "vit_b"])
-    return args
+    return sam_parser(__doc__)
 
 
 def build(args):

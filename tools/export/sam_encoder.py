@@ -12,13 +12,11 @@ exported with onnxruntime's SAM 2 tools instead: see docs/baselines.md and
 ``cards/sam2.json``.
 """
 
-from common import Graph, parser, run
+from common import Graph, run, sam_parser
 
 
 def options():
-    args = parser(__doc__)
-    args.add_argument("--model-type", default="vit_h", choices=["vit_h", "vit_l", "vit_b"])
-    return args
+    return sam_parser(__doc__)
 
 
 def build(args):
