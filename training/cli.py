@@ -81,6 +81,9 @@ def build_parser():
                         help="boundary3 head: export the grown interior (yes, touching buildings apart) or the whole "
                              "foreground (no) instead of the recipe's choice")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate instead of the recipe's")
+    parser.add_argument("--rendered-share", type=float, default=None, metavar="SHARE",
+                        help="share (0-1) of the training crops drawn from the rendered OSM courtyard cities instead "
+                             "of the recipe's (the card records it)")
     parser.add_argument("--resume", type=Path, default=None, metavar="CHECKPOINT",
                         help="start from this checkpoint's weights (a run cut short); --steps and --learning-rate "
                              "then give a second warm-up and cosine schedule")
@@ -115,6 +118,8 @@ def run(names, args, train_models=True, log=print):
             current = replace(current, steps=args.steps)
         if getattr(args, "learning_rate", None):
             current = replace(current, learning_rate=args.learning_rate)
+        if getattr(args, "rendered_share", None) is not None:
+            current = replace(current, rendered_share=args.rendered_share)
         if getattr(args, "separate_touching", None):
             current = replace(current, separate_touching=args.separate_touching == "yes")
         timings[name] = {}

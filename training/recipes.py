@@ -143,6 +143,10 @@ class Recipe:
             raise TrainingError(f"Expected head 'vertex' exactly for family 'vertex-mask' but got {self.head!r}.")
         if self.source not in ("kampala_rgb", "atlanta_pan"):
             raise TrainingError(f"Expected source 'kampala_rgb' or 'atlanta_pan' but got {self.source!r}.")
+        if not 0.0 <= self.rendered_share < 1.0:
+            raise TrainingError(f"Expected rendered_share in [0, 1) but got {self.rendered_share!r}.")
+        if self.rendered_share > 0 and not self.courtyards:
+            raise TrainingError("Expected rendered_share 0 for a recipe without courtyards (its target has no holes).")
         if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
             raise TrainingError(
                 f"Expected crop_px and tile_size_px divisible by {self.reduction} (the net's stride) but got "
