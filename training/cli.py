@@ -169,7 +169,8 @@ def main(argv=None):
                 args.work_dir = private_work_dir()
             for name in names:
                 recipe(name)
-                calibrate_threshold(args.zoo_dir / f"{name}.onnx", shared, args.work_dir, threads=args.threads)
+                calibrate_threshold(args.zoo_dir / f"{name}.onnx", shared, args.work_dir, threads=args.threads,
+                                    holes=recipe(name).courtyards)
             run(names, args, train_models=False)
             return 0
         if what[0] == "evaluate":

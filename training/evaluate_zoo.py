@@ -113,7 +113,7 @@ def heldout_for(recipe, shared, work_dir):
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
     rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
-    return (kampala_validation(shared, work_dir) + kampala_heldout(shared, work_dir)
+    return (kampala_validation(shared, work_dir, courtyards=recipe.courtyards) + kampala_heldout(shared, work_dir)
             + unseen_places(shared, work_dir, trained=recipe.train_places) + rendered)
 
 

@@ -184,12 +184,27 @@ def _xyz_raster(tiles, labels_path, folder, key, title, split):
                          info.geotransform, gsd, split=split)
 
 
-def kampala_validation(shared, work_dir):
-    """The Kampala validation patch (``data/2``, west of the chips) at zoom 19 and 20."""
-    return [_xyz_raster(data.kampala_validation_tiles(shared.kampala_chips.parent, zoom), shared.kampala_labels,
-                        Path(work_dir) / "validation", f"validation-z{zoom}",
-                        f"Kampala validation patch (data/2, west), zoom {zoom}", "validation")
-            for zoom in (19, 20)]
+def kampala_validation(shared, work_dir, courtyards=False):
+    """The Kampala validation patch (``data/2``, west of the chips) at zoom 19 and 20.
+
+    ``courtyards`` adds ``validation-z20-courtyards``: the zoom-20 patch with a synthetic
+    courtyard cut into every building of at least 30 m², as ``kampala-z20-courtyards``
+    is made from the held-out ground (for choices about holes on validation ground).
+    """
+    out = [_xyz_raster(data.kampala_validation_tiles(shared.kampala_chips.parent, zoom), shared.kampala_labels,
+                       Path(work_dir) / "validation", f"validation-z{zoom}",
+                       f"Kampala validation patch (data/2, west), zoom {zoom}", "validation")
+           for zoom in (19, 20)]
+    if courtyards:
+        z20 = out[1]
+        path = Path(work_dir) / "validation" / "validation_z20_courtyards.tif"
+        extent = shapely.box(*shapely.total_bounds(z20.reference)).buffer(1e3)
+        reference = _courtyard_raster(z20.raster, z20.reference, extent, path)
+        out.append(HeldOutRaster(
+            "validation-z20-courtyards",
+            f"Kampala validation patch, zoom 20 ({z20.gsd_cm:.1f} cm), SYNTHETIC courtyards in every building >= 30 m²",
+            path, None, reference, z20.geotransform, z20.gsd_cm, synthetic=True, split="validation"))
+    return out
 
 
 UNSEEN_PLACE_ZOOM = 19

@@ -1,7 +1,8 @@
 """Command line: ``python -m polytopo.evaluator compare --gt GT --pred NAME=FILE [...] --out DIR``.
 
 Scores every method against the same ground truth with the same profile and parameters
-and writes the comparison (:func:`.compare.write_comparison`). Exit statuses as for a
+and writes the comparison (:func:`.compare.compare_to_folder`): the methods are read and
+evaluated one at a time, each method's folder written as soon as it is scored. Exit statuses as for a
 single evaluation (:mod:`.cli`).
 """
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .shared import add_cluster_options, run_guarded
-from ...core.errors import InvalidParameterError
+from ...core.errors import InputFormatError, InvalidParameterError
 from ..tables.profiles import PROFILE_NAMES, profiles_help
 
 __all__ = ["build_parser", "main", "run"]
@@ -60,32 +61,48 @@ def run(args):
     """Run one comparison from parsed arguments; returns the output folder."""
     from ..run.api import load_inputs
     from ...core.cluster import client_starting
-    from ..run.compare import check_method_name, compare_methods, format_markdown, write_comparison
+    from ..run.compare import check_method_name, compare_to_folder, format_markdown
 
     names = [check_method_name(name) for name, _ in args.pred]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise InvalidParameterError(f"Expected each method name once but got {repeated[0]!r} "
                                     f"{names.count(repeated[0])} times; give every --pred its own NAME")
-    gt_set, pred_sets, frame = None, {}, None
+    for _, path in args.pred[1:]:  # the first is read at once; the others before they are needed
+        _check_exists(path)
+    options = {"default_score": args.default_score, "score_field": args.score_field, "image_field": args.image_field,
+               "pixel_size": args.pixel_size, "drop_degenerate": args.drop_degenerate_rings}
     with client_starting(args.workers, args.scheduler) as started_client:  # the cluster starts while loading
-        for name, path in args.pred:  # the ground truth is read with the first method only
-            gt_set, pred_sets[name], frame = load_inputs(
-                args.gt, path, default_score=args.default_score, score_field=args.score_field,
-                image_field=args.image_field, pixel_size=args.pixel_size,
-                drop_degenerate=args.drop_degenerate_rings, reference=None if gt_set is None else (gt_set, frame))
+        gt_set, first, frame = load_inputs(args.gt, args.pred[0][1], **options)
+        pending = _one_at_a_time(args.pred[0][0], first, args.pred[1:],
+                                 lambda path: load_inputs(args.gt, path, reference=(gt_set, frame), **options)[1])
+        del first  # the generator holds the first method until it is evaluated, then lets it go
         overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
                      if getattr(args, key) is not None}
         progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))
-        comparison = compare_methods(gt_set, pred_sets, profile=args.profile, client=started_client(),
-                                     progress=progress, **overrides)
-    write_comparison(comparison, args.out, overwrite=args.overwrite, frame=frame, plots=not args.no_plots,
-                     geopackage=not args.no_gpkg, inputs=[args.gt, *(path for _, path in args.pred)])
+        comparison = compare_to_folder(gt_set, pending, args.out, profile=args.profile, client=started_client(),
+                                       progress=progress, overwrite=args.overwrite, frame=frame,
+                                       plots=not args.no_plots, geopackage=not args.no_gpkg,
+                                       inputs=[args.gt, *(path for _, path in args.pred)], **overrides)
     if not args.quiet:
         print(format_markdown(comparison))
         print(f"wrote {args.out}/ (table.csv, table.md, table.tex, paired_bootstrap.json, figures, one folder "
               "per method)")
     return args.out
+
+
+def _one_at_a_time(first_name, first_set, rest, load):
+    """``(name, predictions)`` of each method, reading each when its evaluation starts."""
+    yield first_name, first_set
+    del first_set
+    for name, path in rest:
+        yield name, load(path)
+
+
+def _check_exists(path):
+    """Refuse a missing method file before any method is evaluated (a GDAL ``/vsi`` path is left to the reader)."""
+    if not str(path).startswith("/vsi") and not path.exists():
+        raise InputFormatError(f"{path}: file not found; check the --pred NAME=FILE paths")
 
 
 def main(argv=None):

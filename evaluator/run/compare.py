@@ -4,15 +4,20 @@
 method's numbers equal its own ``evaluate``), then runs a *paired* image-level bootstrap:
 every resample draws the images once and scores every method on the same draw, so the
 interval of the difference between a method and the best one on a metric measures
-whether the gap could be resampling noise. :func:`write_comparison` writes the table
-(CSV, Markdown, LaTeX), the paired bootstrap, the simple-to-complex and WrongTopo figures
-with one curve per method, and every method's full evaluation output in its own folder.
+whether the gap could be resampling noise.
+
+Methods are evaluated one at a time and only what the table and the paired bootstrap
+need is kept of each (:class:`MethodScores`: its summary and per-image sums, a few
+bytes per image and per prediction): :func:`compare_to_folder` writes each method's full
+output as soon as it is evaluated, so memory holds one method's evaluation at a time
+however many methods are compared. It writes the table (CSV, Markdown, LaTeX), the
+paired bootstrap, the simple-to-complex and WrongTopo figures with one curve per method,
+and every method's full evaluation output in its own folder.
 """
 
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -22,8 +27,8 @@ from ..tables.metric_table import TABLE3_COLUMNS, metric as metric_row
 from .outcome import DetectionRanking
 from ..tables.profiles import profile_named
 
-__all__ = ["TABLE_COLUMNS", "LOWER_IS_BETTER", "Comparison", "compare_methods", "paired_bootstrap",
-           "best_methods", "format_markdown", "format_latex", "table_rows", "write_comparison",
+__all__ = ["TABLE_COLUMNS", "LOWER_IS_BETTER", "Comparison", "MethodScores", "compare_methods", "compare_to_folder",
+           "method_scores", "paired_bootstrap", "best_methods", "format_markdown", "format_latex", "table_rows",
            "check_method_name"]
 
 TABLE_COLUMNS = TABLE3_COLUMNS
@@ -37,19 +42,61 @@ _UNDEFINED = "–"
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Evaluations of several methods on one ground truth.
+class MethodScores:
+    """What a comparison keeps of one method's evaluation.
 
     Attributes
     ----------
-    evaluations : dict
-        ``{method name: Evaluation}`` in the order given.
-    paired : dict
-        :func:`paired_bootstrap` of the evaluations (empty without resamples).
+    params : EvaluationParams
+        The evaluation's parameters.
+    summary : dict
+        The evaluation's JSON-ready summary (:attr:`.api.Evaluation.summary`).
+    metrics : dict
+        Its flat metrics (:attr:`.outcome.Outcome.metrics`).
+    image_ids : list or None
+        Image of each per-image code; None where the profile has no bootstrap.
+    statistics : dict or None
+        :func:`.analysis.per_image_statistics` by image code (None as above).
+    ranking : DetectionRanking or None
+        The AP50 detection ranking (None as above).
     """
 
-    evaluations: dict
+    params: object
+    summary: dict
+    metrics: dict
+    image_ids: object = None
+    statistics: object = None
+    ranking: object = None
+
+
+def method_scores(evaluation):
+    """The :class:`MethodScores` of an :class:`.api.Evaluation` (the paired-bootstrap parts where its profile bootstraps)."""
+    outcome, params = evaluation.outcome, evaluation.params
+    if not profile_named(params.profile).bootstrap:
+        return MethodScores(params, evaluation.summary, outcome.metrics)
+    return MethodScores(params, evaluation.summary, outcome.metrics, list(outcome.image_ids),
+                        per_image_statistics(outcome), outcome.ranking)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Scores of several methods on one ground truth.
+
+    Attributes
+    ----------
+    methods : dict
+        ``{method name: MethodScores}`` in the order given.
+    paired : dict
+        :func:`paired_bootstrap` of the methods (empty without resamples).
+    """
+
+    methods: dict
     paired: dict
+
+    @property
+    def summaries(self):
+        """``{method name: summary}`` in the order given."""
+        return {name: scores.summary for name, scores in self.methods.items()}
 
 
 def check_method_name(name):
@@ -67,52 +114,68 @@ def check_method_name(name):
     return name
 
 
-def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, **overrides):
-    """Evaluate every method against ``gt_set`` and run the paired bootstrap.
+def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, evaluated=None, **overrides):
+    """Evaluate every method against ``gt_set``, one at a time, and run the paired bootstrap.
 
     Parameters
     ----------
     gt_set : InstanceSet
-    pred_sets : dict
-        ``{method name: InstanceSet}`` (at least one).
+    pred_sets : dict or iterable
+        ``{method name: InstanceSet}``, or ``(name, InstanceSet)`` pairs (at least one);
+        an iterable is consumed one method at a time, so a generator that reads each
+        method when asked keeps one method in memory.
     params : EvaluationParams, optional
         With ``overrides`` as in :func:`.api.evaluate`; the same for every method.
     client : distributed.Client, optional
         Run every evaluation and the paired resamples on this Dask cluster.
     progress : callable, optional
         ``progress(method name)`` as each method's evaluation starts.
+    evaluated : callable, optional
+        ``evaluated(method name, Evaluation)`` once each method is evaluated (e.g. to
+        write its output); the evaluation is not kept afterwards.
 
     Returns
     -------
     Comparison
     """
-    from .api import evaluate
-
-    if not pred_sets:
-        raise InvalidParameterError("Expected at least one method to compare but got none; pass --pred NAME=FILE")
-    for name in pred_sets:
+    methods = {}
+    for name, pred_set in (pred_sets.items() if isinstance(pred_sets, dict) else pred_sets):
         check_method_name(name)
-    evaluations = {}
-    for name, pred_set in pred_sets.items():
+        if name in methods:
+            raise InvalidParameterError(f"Expected each method name once but got {name!r} twice; give every "
+                                        "method its own NAME")
         if progress is not None:
             progress(name)
-        evaluations[name] = evaluate(gt_set, pred_set, params, client=client, **overrides)
-    first = next(iter(evaluations.values())).params
+        methods[name] = _score_method(name, gt_set, pred_set, params, client, evaluated, overrides)
+        del pred_set  # the next method is read without this one held
+    if not methods:
+        raise InvalidParameterError("Expected at least one method to compare but got none; pass --pred NAME=FILE")
+    first = next(iter(methods.values())).params
     paired = {}
     if first.bootstrap_resamples and profile_named(first.profile).bootstrap:
-        paired = paired_bootstrap({name: e.outcome for name, e in evaluations.items()}, first.bootstrap_resamples,
-                                  first.bootstrap_seed, first.bootstrap_level, client=client)
-    return Comparison(evaluations, paired)
+        paired = paired_bootstrap(methods, first.bootstrap_resamples, first.bootstrap_seed, first.bootstrap_level,
+                                  client=client)
+    return Comparison(methods, paired)
 
 
-def _on_images(outcome, code_of):
-    """Per-image statistics and ranking of ``outcome`` on a shared image list."""
-    position = np.array([code_of[image] for image in outcome.image_ids], dtype=np.int64)
+def _score_method(name, gt_set, pred_set, params, client, evaluated, overrides):
+    """One method's :class:`MethodScores`; its full evaluation lives only inside this call."""
+    from .api import evaluate
+
+    evaluation = evaluate(gt_set, pred_set, params, client=client, **overrides)
+    if evaluated is not None:
+        evaluated(name, evaluation)
+    return method_scores(evaluation)
+
+
+def _on_images(scores, code_of):
+    """Per-image statistics and ranking of one method's :class:`MethodScores` on a shared image list."""
+    position = np.array([code_of[image] for image in scores.image_ids], dtype=np.int64)
     stats = {}
-    for key, values in per_image_statistics(outcome).items():
+    for key, values in scores.statistics.items():
         stats[key] = np.zeros(len(code_of))
         stats[key][position] = values
-    ranking = outcome.ranking
+    ranking = scores.ranking
     gt_per_image = np.zeros(len(code_of), dtype=ranking.gt_per_image.dtype)
     gt_per_image[position] = ranking.gt_per_image
     shared = DetectionRanking(ranking.iou_threshold, ranking.scores, ranking.tp, position[ranking.image],
@@ -155,7 +218,7 @@ def _defined(value):
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def paired_bootstrap(outcomes, resamples, seed=0, level=0.95, *, client=None):
+def paired_bootstrap(methods, resamples, seed=0, level=0.95, *, client=None):
     """Paired image-level bootstrap of every method against the best one, per bootstrap metric.
 
     The images of all methods (the ground-truth images and any image only some method
@@ -164,8 +227,8 @@ def paired_bootstrap(outcomes, resamples, seed=0, level=0.95, *, client=None):
 
     Parameters
     ----------
-    outcomes : dict
-        ``{method: Outcome}`` of the same ground truth.
+    methods : dict
+        ``{method: MethodScores}`` (:func:`method_scores`) of the same ground truth.
     resamples : int
     seed : int
     level : float
@@ -185,14 +248,14 @@ def paired_bootstrap(outcomes, resamples, seed=0, level=0.95, *, client=None):
     from .distributed import resample_metrics_on
 
     code_of = {}
-    for outcome in outcomes.values():
-        for image in outcome.image_ids:
+    for scores in methods.values():
+        for image in scores.image_ids:
             code_of.setdefault(image, len(code_of))
     # one image: every resample is the evaluation itself, so no interval exists (NaN bounds)
     chunks = list(resample_weights(len(code_of), resamples, seed)) if len(code_of) >= 2 else []
     samples = {}
-    for name, outcome in outcomes.items():
-        stats, ranking = _on_images(outcome, code_of)
+    for name, scores in methods.items():
+        stats, ranking = _on_images(scores, code_of)
         found = resample_metrics_on(client, stats, ranking, chunks)
         samples[name] = {m: np.array([v for chunk in found for v in chunk[m]], dtype=float)
                          for m in BOOTSTRAP_METRICS}
@@ -200,14 +263,14 @@ def paired_bootstrap(outcomes, resamples, seed=0, level=0.95, *, client=None):
     result = {"resamples": int(resamples), "seed": int(seed), "level": float(level),
               "undefined": None if chunks else f"{len(code_of)} image(s): a paired bootstrap needs at least two"}
     for metric in BOOTSTRAP_METRICS:
-        point = {name: outcome.metrics.get(metric) for name, outcome in outcomes.items()}
-        ranked = [name for name in outcomes if _defined(point[name])]
+        point = {name: scores.metrics.get(metric) for name, scores in methods.items()}
+        ranked = [name for name in methods if _defined(point[name])]
         if not ranked:
             result[metric] = {"best": None, "methods": {}}
             continue
         best = max(ranked, key=lambda name: point[name])
         rows = {}
-        for name in outcomes:
+        for name in methods:
             if name == best:
                 continue
             difference = samples[name][metric] - samples[best][metric]
@@ -229,9 +292,9 @@ def table_rows(comparison):
     ``"<metric> differs"`` (paired against the best method; empty for the best itself).
     """
     rows = []
-    for name, evaluation in comparison.evaluations.items():
-        row = {"method": name, **{c: evaluation.summary["metrics"].get(c) for c in TABLE_COLUMNS}}
-        boot = evaluation.summary.get("bootstrap", {})
+    for name, summary in comparison.summaries.items():
+        row = {"method": name, **{c: summary["metrics"].get(c) for c in TABLE_COLUMNS}}
+        boot = summary.get("bootstrap", {})
         for metric in BOOTSTRAP_METRICS:
             interval = boot.get(metric, {})
             row[f"{metric} low"], row[f"{metric} high"] = interval.get("low"), interval.get("high")
@@ -251,7 +314,7 @@ def _cell(value, column):
 
 def format_markdown(comparison):
     """Table 3 as Markdown (best per column in bold, "–" where undefined), then the bootstrap table."""
-    values = {name: e.summary["metrics"] for name, e in comparison.evaluations.items()}
+    values = {name: summary["metrics"] for name, summary in comparison.summaries.items()}
     best = best_methods(values)
     lines = ["| Method | " + " | ".join(TABLE_COLUMNS) + " |", "|---|" + "---:|" * len(TABLE_COLUMNS)]
     for name, metrics in values.items():
@@ -265,8 +328,7 @@ def format_markdown(comparison):
 
 def _markdown_intervals(comparison):
     paired = comparison.paired
-    level = paired.get("level") or next(iter(comparison.evaluations.values())).summary.get("bootstrap", {}).get(
-        "level")
+    level = paired.get("level") or next(iter(comparison.summaries.values())).get("bootstrap", {}).get("level")
     if not level:
         return ["No bootstrap intervals (bootstrap off or the reference-code profile)."]
     lines = [f"{level:.0%} image-level bootstrap intervals; paired difference to the best method of each metric "
@@ -299,7 +361,7 @@ def _tex(text):
 
 def format_latex(comparison):
     """Table 3 as a LaTeX ``tabular`` (booktabs rules; best per column in bold; ``--`` where undefined)."""
-    values = {name: e.summary["metrics"] for name, e in comparison.evaluations.items()}
+    values = {name: summary["metrics"] for name, summary in comparison.summaries.items()}
     best = best_methods(values)
     header = " & ".join(["Method", *(_tex(c) for c in TABLE_COLUMNS)])
     lines = [r"\begin{tabular}{l" + "c" * len(TABLE_COLUMNS) + "}", r"\toprule", header + r" \\", r"\midrule"]
@@ -324,39 +386,50 @@ def _write_csv(rows, path):
                              for k, v in row.items()})
 
 
-def write_comparison(comparison, out_dir, *, overwrite=False, inputs=(), frame=None, plots=True, geopackage=True):
-    """Write a comparison into ``out_dir``.
+def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, progress=None, overwrite=False,
+                      inputs=(), frame=None, plots=True, geopackage=True, **overrides):
+    """Compare the methods and write everything into ``out_dir``, each method's folder as soon as it is scored.
 
     Files: ``table.csv`` (full precision; empty cell where undefined), ``table.md``,
     ``table.tex``, ``paired_bootstrap.json``, ``simple_to_complex.png`` and
-    ``wrong_topo.png`` (one curve per method), and ``NAME/`` with each method's full
-    evaluation output (:func:`.report.write_report`). The folder is assembled under a
-    temporary name and moved into place when complete.
+    ``wrong_topo.png`` (one curve per method, ``plots``), and ``NAME/`` with each method's
+    full evaluation output (:func:`.report.write_report`; its GeoPackage with
+    ``geopackage``, map coordinates with ``frame``). The folder is assembled under a
+    temporary name and moved into place when complete (nothing is left on failure or
+    interruption); ``overwrite`` and ``inputs`` as in :func:`.report.staged_folder`. Other
+    arguments as for :func:`compare_methods`.
 
     Returns
     -------
-    Path
-        ``out_dir``.
+    Comparison
     """
     from ..outputs.report import staged_folder, write_report
-    from ..outputs.writers import write_summary_json
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
-        for name, evaluation in comparison.evaluations.items():
+        def evaluated(name, evaluation):
             write_report(evaluation, staging / name, frame=frame, plots=plots, geopackage=geopackage)
-        _write_csv(table_rows(comparison), staging / "table.csv")
-        (staging / "table.md").write_text(format_markdown(comparison), encoding="utf-8")
-        (staging / "table.tex").write_text(format_latex(comparison), encoding="utf-8")
-        write_summary_json(comparison.paired, staging / "paired_bootstrap.json")
-        if plots:
-            _figures(comparison, staging)
-    return Path(out_dir)
+
+        comparison = compare_methods(gt_set, pred_sets, params, client=client, progress=progress,
+                                     evaluated=evaluated, **overrides)
+        _write_tables(comparison, staging, plots)
+    return comparison
+
+
+def _write_tables(comparison, folder, plots):
+    from ..outputs.writers import write_summary_json
+
+    _write_csv(table_rows(comparison), folder / "table.csv")
+    (folder / "table.md").write_text(format_markdown(comparison), encoding="utf-8")
+    (folder / "table.tex").write_text(format_latex(comparison), encoding="utf-8")
+    write_summary_json(comparison.paired, folder / "paired_bootstrap.json")
+    if plots:
+        _figures(comparison, folder)
 
 
 def _figures(comparison, folder):
     from ..outputs.plots import plot_simple_to_complex, plot_wrong_topo
 
-    summaries = {name: e.summary for name, e in comparison.evaluations.items()}
+    summaries = comparison.summaries
     plot_simple_to_complex({n: s["simple_to_complex"] for n, s in summaries.items()}, folder / "simple_to_complex.png")
     plot_wrong_topo(None, folder / "wrong_topo.png", methods={n: s["wrong_topo"] for n, s in summaries.items()})
 

@@ -95,3 +95,53 @@ def test_a_pred_without_a_name_is_a_usage_error(methods, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", "--gt", str(gt), "--pred", str(preds["Full"])])
     assert exit_info.value.code == 2 and "expected NAME=FILE" in capsys.readouterr().err
+
+
+def test_methods_are_read_and_released_one_at_a_time(methods):
+    """A generator of methods is consumed one method at a time; no evaluation is held once the next one is read."""
+    import gc
+    import weakref
+
+    from polytopo.evaluator.run.compare import compare_methods
+
+    gt, preds = methods
+    gt_set = load_inputs(gt, preds["Full"], drop_degenerate=True)[0]
+    events, alive = [], []
+
+    def one_at_a_time():
+        for name, path in preds.items():
+            gc.collect()
+            events.append(("read", name, sum(ref() is not None for ref in alive)))
+            yield name, load_inputs(gt, path, drop_degenerate=True, reference=(gt_set, None))[1]
+
+    def evaluated(name, evaluation):
+        events.append(("evaluated", name))
+        alive.append(weakref.ref(evaluation))
+
+    comparison = compare_methods(gt_set, one_at_a_time(), bootstrap_resamples=20, evaluated=evaluated)
+    assert events == [("read", "Full", 0), ("evaluated", "Full"), ("read", "NoHoles", 0), ("evaluated", "NoHoles")]
+    assert list(comparison.methods) == ["Full", "NoHoles"] and comparison.paired["Hole-F1"]["best"] == "Full"
+    assert comparison.summaries["Full"]["metrics"]["Hole-F1"] > comparison.summaries["NoHoles"]["metrics"]["Hole-F1"]
+
+
+def test_a_missing_later_method_is_refused_before_any_evaluation(methods, tmp_path, capsys):
+    gt, preds = methods
+    out = tmp_path / "out"
+    status = main(["compare", "--gt", str(gt), f"--pred=Full={preds['Full']}", f"--pred=Gone={tmp_path / 'gone.json'}",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status != 0 and "gone.json: file not found" in err and "evaluating Full" not in err
+    assert not out.exists()
+
+
+def test_a_broken_later_method_leaves_no_output(methods, tmp_path, capsys):
+    """The first method's folder is written before the second is read; a failure then leaves nothing behind."""
+    gt, preds = methods
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    out = tmp_path / "out"
+    status = main(["compare", "--gt", str(gt), f"--pred=Full={preds['Full']}", f"--pred=Broken={broken}",
+                   "--out", str(out), "--drop-degenerate-rings", "--bootstrap", "0", "--no-plots"])
+    err = capsys.readouterr().err
+    assert status != 0 and "evaluating Full" in err and "broken.json: expected JSON" in err
+    assert list(tmp_path.iterdir()) == [broken]

@@ -11,6 +11,7 @@ Needs the shared data folder; skipped, with that reason, without it. Runs withou
 import json
 
 import pytest
+import shapely
 from polytopo.models import SessionParams, load_model
 from polytopo.models.card.onnx_metadata import read_metadata_props
 from polytopo.models.zoo import zoo_model, zoo_models
@@ -68,3 +69,22 @@ def test_rescoring_the_default_model_reproduces_its_card(rasters, key):
 def test_an_unknown_place_is_refused_with_the_known_ones():
     with pytest.raises(TrainingError, match="Expected one of the places .*nairobi.*but got 'atlantis'"):
         data.place_tiles(find_shared_data().kampala_chips.parent, "atlantis", 19)
+
+
+def test_hole_choices_have_validation_courtyards_apart_from_the_held_out_ground(tmp_path):
+    """A hole-aware recipe is chosen on the validation patch with synthetic courtyards, never on held-out ground."""
+    from polytopo.training.calibrate import choice_score
+    from polytopo.training.heldout import kampala_validation
+
+    shared = find_shared_data()
+    plain, z20, courtyards = kampala_validation(shared, tmp_path, courtyards=True)
+    assert (plain.key, z20.key, courtyards.key) == ("validation-z19", "validation-z20", "validation-z20-courtyards")
+    assert courtyards.split == "validation" and courtyards.synthetic and not z20.synthetic
+    holes = sum(len(polygon.interiors) for polygon in courtyards.reference)
+    assert holes >= 10 and sum(len(polygon.interiors) for polygon in z20.reference) == 0
+    assert len(courtyards.reference) == len(z20.reference)
+    held_out = kampala_heldout(shared, tmp_path)
+    assert not any(shapely.intersects(courtyards.reference, r.reference[:, None]).any() for r in held_out)
+    rows = {"a": {"AP50": 0.4, "Hole-F1": 0.0, "synthetic": False},
+            "b": {"AP50": 0.2, "Hole-F1": 0.6, "synthetic": True}}
+    assert choice_score(rows) == pytest.approx((0.4 + 0.2 + 0.6) / 3)
