@@ -262,6 +262,25 @@ LITE0_HOLES_ALL_FRAMES = replace(
 )
 """The second hole-aware trial on the pretrained encoder: every courtyard square, half the crops rendered."""
 
+LITE0_VERTEX = replace(
+    LITE0_BUILDINGS,
+    name="vertexmask_buildings_rgb_lite",
+    family="vertex-mask",
+    head="vertex",
+    separate_touching=False,
+    fine_tune_from="unet_buildings_rgb",
+    steps=2400,
+    learning_rate=1e-3,
+    seed=20261206,
+    baseline="HiSup-style mask + vertex heatmap",
+    summary=(
+        "The default model's encoder and decoder (ImageNet-pretrained EfficientNet-Lite0, U-Net decoder) "
+        "fine-tuned from its weights with a fresh two-channel head: a building-mask logit and a vertex heatmap "
+        "(Gaussian targets at label vertices); polygon vertices are snapped to heatmap peaks."
+    ),
+)
+"""A trial of the vertex-mask model on the pretrained encoder, fine-tuned from the default model."""
+
 RECIPES = {
     recipe.name: recipe
     for recipe in (
@@ -295,6 +314,7 @@ RECIPES = {
         ),
         LITE0_HOLES,
         LITE0_HOLES_ALL_FRAMES,
+        LITE0_VERTEX,
         Recipe(
             name="vertexmask_buildings_rgb",
             family="vertex-mask",

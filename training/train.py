@@ -301,8 +301,14 @@ def _load_start_weights(net, recipe, work_dir, torch, log):
     if info.get("recipe") != recipe.fine_tune_from:
         raise TrainingError(f"Expected a checkpoint of {recipe.fine_tune_from!r} in {start} but got one of "
                             f"{info.get('recipe')!r}.")
-    net.load_state_dict(info["state_dict"])
-    log(f"{recipe.name}: starting from the weights of {start} ({info.get('completed_steps')} steps)")
+    state, own = info["state_dict"], net.state_dict()
+    fresh = sorted(key for key, value in state.items() if key in own and own[key].shape != value.shape)
+    if any(not key.startswith("head.") for key in fresh):
+        raise TrainingError(f"{recipe.name} cannot start from {start}: its layers {fresh} differ in shape beyond the "
+                            "output head; fine-tune from a recipe with the same encoder and decoder.")
+    net.load_state_dict({key: value for key, value in state.items() if key not in fresh}, strict=not fresh)
+    note = f"; the output head ({', '.join(fresh)}) has other channels and starts fresh" if fresh else ""
+    log(f"{recipe.name}: starting from the weights of {start} ({info.get('completed_steps')} steps){note}")
 
 
 def _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, samples, torch,
