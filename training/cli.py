@@ -95,6 +95,21 @@ def build_parser():
     return parser
 
 
+def overridden(current, args):
+    """``current`` with the command line's overrides (augmentation, steps, learning rate, rendered share, output)."""
+    if args.augmentation is not None:
+        current = replace(current, augmentation=AUGMENTATIONS[args.augmentation])
+    if getattr(args, "steps", None):
+        current = replace(current, steps=args.steps)
+    if getattr(args, "learning_rate", None):
+        current = replace(current, learning_rate=args.learning_rate)
+    if getattr(args, "rendered_share", None) is not None:
+        current = replace(current, rendered_share=args.rendered_share)
+    if getattr(args, "separate_touching", None):
+        current = replace(current, separate_touching=args.separate_touching == "yes")
+    return current
+
+
 def run(names, args, train_models=True, log=print):
     """Train and export (when ``train_models``) and then score each named model.
 
@@ -111,17 +126,7 @@ def run(names, args, train_models=True, log=print):
         log(f"intermediate files go to {args.work_dir}")
     timings = {}
     for name in names:
-        current = recipe(name)
-        if args.augmentation is not None:
-            current = replace(current, augmentation=AUGMENTATIONS[args.augmentation])
-        if getattr(args, "steps", None):
-            current = replace(current, steps=args.steps)
-        if getattr(args, "learning_rate", None):
-            current = replace(current, learning_rate=args.learning_rate)
-        if getattr(args, "rendered_share", None) is not None:
-            current = replace(current, rendered_share=args.rendered_share)
-        if getattr(args, "separate_touching", None):
-            current = replace(current, separate_touching=args.separate_touching == "yes")
+        current = overridden(recipe(name), args)
         timings[name] = {}
         if train_models:
             from .export import export_model

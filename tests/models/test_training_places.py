@@ -79,3 +79,29 @@ def test_noisy_labels_mask_the_loss_far_from_labelled_buildings_only():
         assert (crop.image[0][~crop.valid] > 1.0).all()
     clean = CropSampler([WeightedSample(_joplin_like(), 1.0)], r, np.random.default_rng(0)).draw()
     assert clean.valid.all()
+
+
+def test_rendered_share_and_frames_are_checked_and_recorded():
+    """A rendered share needs a courtyard target and lies in [0, 1); the hole trials render every courtyard square."""
+    holes = recipe("unet_holes_rgb_lite")
+    assert holes.courtyards and holes.rendered_share == 0.5 and holes.rendered_frames > recipe("unet_holes_rgb").rendered_frames
+    with pytest.raises(TrainingError, match=r"rendered_share in \[0, 1\)"):
+        dataclasses.replace(holes, rendered_share=1.0)
+    with pytest.raises(TrainingError, match="without courtyards"):
+        dataclasses.replace(recipe("unet_buildings_rgb"), rendered_share=0.2)
+    from polytopo.training.cards import training_data
+
+    assert f"the {holes.rendered_frames} 240 m squares" in training_data(holes)
+    assert "50%" in training_data(holes)
+
+
+def test_the_command_line_overrides_the_rendered_share():
+    from polytopo.training.cli import build_parser, overridden
+
+    parse = build_parser().parse_args
+    holes = recipe("unet_holes_rgb_lite")
+    assert overridden(holes, parse(["unet_holes_rgb_lite", "--rendered-share", "0.25"])).rendered_share == 0.25
+    assert overridden(holes, parse(["unet_holes_rgb_lite"])) == holes
+    assert overridden(holes, parse(["unet_holes_rgb_lite", "--rendered-share", "0"])).rendered_share == 0.0
+    with pytest.raises(TrainingError, match="without courtyards"):
+        overridden(recipe("unet_buildings_rgb"), parse(["unet_buildings_rgb", "--rendered-share", "0.3"]))
