@@ -264,7 +264,7 @@ LITE0_HOLES_ALL_FRAMES = replace(
 
 LITE0_VERTEX = replace(
     LITE0_BUILDINGS,
-    name="vertexmask_buildings_rgb_lite",
+    name="vertexmask_buildings_rgb",
     family="vertex-mask",
     head="vertex",
     separate_touching=False,
@@ -279,7 +279,7 @@ LITE0_VERTEX = replace(
         "(Gaussian targets at label vertices); polygon vertices are snapped to heatmap peaks."
     ),
 )
-"""A trial of the vertex-mask model on the pretrained encoder, fine-tuned from the default model."""
+"""The vertex-mask model on the pretrained encoder, fine-tuned from the default model (issue 31)."""
 
 RECIPES = {
     recipe.name: recipe
@@ -316,7 +316,7 @@ RECIPES = {
         LITE0_HOLES_ALL_FRAMES,
         LITE0_VERTEX,
         Recipe(
-            name="vertexmask_buildings_rgb",
+            name="vertexmask_buildings_rgb_scratch",
             family="vertex-mask",
             head="vertex",
             baseline="HiSup-style mask + vertex heatmap",
