@@ -54,13 +54,16 @@ def test_a_failed_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
 def _start(fixtures_dir, tmp_path):
     """Start a run that lasts well beyond its cluster's start (100,000 bootstrap resamples: about 15 s).
 
-    The signal is sent as soon as the workers exist, so the run is in progress then
-    even on a slow machine (with 2,000 resamples it could finish first).
+    The signal is sent as soon as the workers exist, so the run is still in progress then
+    even on a slow machine.
     """
     command = [sys.executable, "-m", "polytopo.evaluator", "--gt", str(fixtures_dir / "ptb_small" / "gt.json"),
                "--pred", str(fixtures_dir / "ptb_small" / "pred.json"), "--out", str(tmp_path / "out"), *ARGS,
                "--bootstrap", "100000"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell that runs the tests in the background ignores SIGINT in its children, and a
+    # Python started with SIGINT ignored never raises KeyboardInterrupt: give the run the default.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     parent = psutil.Process(process.pid)
     deadline = time.monotonic() + RUN_S
     while len(parent.children(recursive=True)) < 3 and time.monotonic() < deadline:  # two workers and more
