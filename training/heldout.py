@@ -118,7 +118,10 @@ def _write_geotiff(path, image, valid, info):
 
 
 def _courtyard_raster(mosaic, labels, footprint, out_path):
-    """Write the courtyard variant of a held-out mosaic; return its reference polygons (map CRS)."""
+    """Write the courtyard variant of a mosaic; return its reference polygons (map CRS), clipped to ``footprint``.
+
+    ``footprint`` None: ``labels`` are already clipped to the tiles.
+    """
     _dataset, info = open_raster(mosaic)
     sample = data.read_sample("courtyards", mosaic, labels, None, (1, 2, 3))
     params = CourtyardParams(min_building_area_px2=_MIN_COURTYARD_BUILDING_CM2 / sample.gsd_cm**2, probability=1.0)
@@ -130,7 +133,9 @@ def _courtyard_raster(mosaic, labels, footprint, out_path):
     def to_map(coords):
         return np.column_stack((gt[0] + coords[:, 0] * gt[1], gt[3] + coords[:, 1] * gt[5]))
 
-    reference = shapely.intersection(shapely.transform(polygons, to_map), footprint)
+    reference = shapely.transform(polygons, to_map)
+    if footprint is not None:
+        reference = shapely.intersection(reference, footprint)
     return _polygons_only(reference, gt)
 
 
@@ -198,8 +203,7 @@ def kampala_validation(shared, work_dir, courtyards=False):
     if courtyards:
         z20 = out[1]
         path = Path(work_dir) / "validation" / "validation_z20_courtyards.tif"
-        extent = shapely.box(*shapely.total_bounds(z20.reference)).buffer(1e3)
-        reference = _courtyard_raster(z20.raster, z20.reference, extent, path)
+        reference = _courtyard_raster(z20.raster, z20.reference, None, path)
         out.append(HeldOutRaster(
             "validation-z20-courtyards",
             f"Kampala validation patch, zoom 20 ({z20.gsd_cm:.1f} cm), SYNTHETIC courtyards in every building >= 30 m²",
