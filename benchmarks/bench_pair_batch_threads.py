@@ -12,10 +12,10 @@ one BLAS thread, in this process), alternating ``--repeats`` times between
   the results in batch order,
 
 checks that both give the same summary metrics, and prints the median wall and CPU
-seconds of each and the ratio. A wall ratio near 1 with CPU equal to wall means the
-threads ran one at a time: the kernels hold the GIL (numpy calls on arrays of a few
-thousand points, Python glue between them). The thread pool lives here only; the
-evaluator does not use it.
+seconds of each and the ratio. CPU time above wall time means the threads overlapped
+(the kernels released the GIL for that part); a wall ratio near 1 with CPU equal to wall
+means they ran one at a time. The thread pool lives here only; the evaluator does not
+use it.
 
 Run ``python benchmarks/bench_pair_batch_threads.py [--threads 2] [--repeats 3]``.
 """
