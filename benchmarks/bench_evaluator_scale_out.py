@@ -235,16 +235,10 @@ def _parse_args(argv):
 def main(argv=None):
     """Command line; returns the exit status."""
     args = _parse_args(argv)
-    vectors_dir = osm_benchmark_set.find_vectors_dir()
-    if vectors_dir is None:
-        print("Skipping: the shared data folder (data/vectors) is absent, so the benchmark set cannot be built.")
+    files = osm_benchmark_set.set_for_benchmark(args.scale, args.cache)
+    if files is None:
         return 0
-    files = osm_benchmark_set.load_or_build(vectors_dir, cache_dir=args.cache, scale=args.scale,
-                                            log=lambda message: None)
     c = files.counts
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    print(f"set {args.scale}x: {c['images']} images, {c['gt_instances']} GT and {c['predictions']} predicted "
-          "instances")
     report = {"scale": args.scale, "profile": args.profile, "counts": c, "load_average": {"start": _load()}}
     with tempfile.TemporaryDirectory(prefix="polytopo_scale_out_") as scratch:
         runs, worker_peaks = {}, {}

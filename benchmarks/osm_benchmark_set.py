@@ -1189,6 +1189,23 @@ def _cache_key(seed, sources, patch_params, sim, resimulate_copies):
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
 
+def set_for_benchmark(scale, cache_dir=None):
+    """The ``scale`` x set for a benchmark, with the machine and the set printed; None when it cannot be built.
+
+    Prints why (the shared data folder is absent) and returns None then, so that a
+    benchmark can exit 0 after the message.
+    """
+    vectors_dir = find_vectors_dir()
+    if vectors_dir is None:
+        print("Skipping: the shared data folder (data/vectors) is absent, so the benchmark set cannot be built.")
+        return None
+    files = load_or_build(vectors_dir, cache_dir=cache_dir, scale=scale, log=lambda message: None)
+    c = files.counts
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(f"set {scale}x: {c['images']} images, {c['gt_instances']} GT and {c['predictions']} predicted instances")
+    return files
+
+
 def load_or_build(
     vectors_dir,
     cache_dir=None,

@@ -168,6 +168,7 @@ def run(args):
     from ..run.api import evaluate, load_inputs
     from ...core.cluster import client_starting
     from ..geometry.kernels import reporting
+    from ..outputs.record_parts import parts_request
     from ..outputs.report import check_report_folder, format_table, write_report
 
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
@@ -183,9 +184,11 @@ def run(args):
                 check_pixel_size=not args.allow_any_pixel_size)
             overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
             client = started_client()
+            # on a cluster the workers also encode the per-feature outputs of their partitions
+            parts = parts_request(frame, not args.no_gpkg) if client is not None else None
             with reporting(progress.within):
                 evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
-                                      client=client, **overrides)
+                                      client=client, record_parts=parts, **overrides)
         progress("write")
         files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                              inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)

@@ -110,20 +110,28 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     UnsafeOutputError, OutputExistsError, OutputWriteError
         See :func:`check_report_folder`; a full disk while writing is named as such.
     """
+    from .record_parts import RecordParts
     from .records import FIELD_KINDS
     from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
-        tables = {name: RecordTable.from_records(evaluation.records[name]) for name in RECORD_TABLES}
-        for name, table in tables.items():
-            files[f"{name}_csv"] = staging / f"{name}.csv"
-            write_csv(table, files[f"{name}_csv"])
-        if geopackage:
-            files["geopackage"] = staging / "evaluation.gpkg"
-            write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
-                             field_kinds=FIELD_KINDS)
+        records = evaluation.records
+        if isinstance(records, RecordParts):
+            for name in RECORD_TABLES:
+                files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
+            if geopackage:
+                files["geopackage"] = records.write_geopackage(staging / "evaluation.gpkg", FIELD_KINDS, frame)
+        else:
+            tables = {name: RecordTable.from_records(records[name]) for name in RECORD_TABLES}
+            for name, table in tables.items():
+                files[f"{name}_csv"] = staging / f"{name}.csv"
+                write_csv(table, files[f"{name}_csv"])
+            if geopackage:
+                files["geopackage"] = staging / "evaluation.gpkg"
+                write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
+                                 field_kinds=FIELD_KINDS)
         if plots:
             files.update(_plots(evaluation.summary, staging))
     return {name: Path(out_dir) / path.name for name, path in files.items()}

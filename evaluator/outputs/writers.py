@@ -266,10 +266,61 @@ def write_geopackage(path, layers, frame=None, *, overwrite=False, protect=(), f
     check_layer_names(path, [layer[0] for layer in layers])
     plans = [_layer_plan(name, records, geometry_type, frame, field_kinds or {})
              for name, records, geometry_type in layers]
+
+    def fill(connection, tables, srs_ids):
+        connection.execute("BEGIN")
+        extents = [_insert_layer(connection, path, plan, table, srs_ids, frame) for plan, table in zip(plans, tables)]
+        connection.execute("COMMIT")
+        return extents
+
+    return write_geopackage_layers(path, [plan.schema() for plan in plans], frame, fill, overwrite=overwrite,
+                                   protect=protect)
+
+
+@dataclass(frozen=True)
+class LayerSchema:
+    """A GeoPackage layer to create.
+
+    Attributes
+    ----------
+    name : str
+    geometry_type : str or None
+        One of :data:`GEOMETRY_TYPES`; None for a table without geometry.
+    fields : tuple of str
+    kinds : tuple of str
+        OGR kind of each field: "bool", "int", "float" or "str" (:func:`field_kind`).
+    count : int
+        Features the layer holds once filled.
+    """
+
+    name: str
+    geometry_type: object
+    fields: tuple
+    kinds: tuple
+    count: int
+
+
+def write_geopackage_layers(path, schemas, frame, fill, *, overwrite=False, protect=()):
+    """Create a GeoPackage with the layers ``schemas``; ``fill`` inserts their features.
+
+    The common part of :func:`write_geopackage` and of writers that insert features
+    another way (:mod:`.record_parts`): OGR creates the layers and fields, then
+    ``fill(connection, tables, srs_ids)`` inserts every feature on an SQLite connection
+    in autocommit mode, in transactions of its own (``tables``: the layers' table names
+    in the order of ``schemas``; ``srs_ids``: ``{table: srs_id}`` of the geometry
+    columns), and returns each layer's extent ``(min_x, min_y, max_x, max_y)`` or None.
+    The counts and extents are then recorded, OGR builds the spatial indexes, and the
+    reopened file is checked to hold every feature. The rules of
+    :func:`.atomic_output.atomic_output` apply.
+
+    Returns
+    -------
+    Path
+    """
     with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
         with ogr_exceptions() as (gdal, ogr, osr):
             try:
-                _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame)
+                _write_gpkg_file(gdal, ogr, osr, temporary, schemas, frame, fill)
             except (RuntimeError, sqlite3.Error) as exc:  # GDAL and SQLite report a full disk this way
                 failure = write_failure(exc, path)
                 if failure.disk_full:
@@ -466,12 +517,18 @@ class _LayerPlan:
         return _promoted(frame.to_map(self.geometries) if frame is not None else self.geometries,
                          self.geometry_type)
 
+    def schema(self):
+        """The layer's :class:`LayerSchema`."""
+        return LayerSchema(self.name, self.geometry_type, self.table.fields, tuple(self.kinds), len(self.table))
+
 
 def _layer_plan(name, records, geometry_type, frame, declared):
     """Check one layer and prepare it (before any file is created)."""
     table = _as_table(records, None)
-    kinds = [_field_kind(name, field, table.kinds(field), column, declared.get(field))
-             for field, column in zip(table.fields, table.columns)]
+    kinds = [field_kind(name, field, table.kinds(field), declared.get(field)) for field in table.fields]
+    for field, kind, column in zip(table.fields, kinds, table.columns):
+        if kind == "int" and "int" in table.kinds(field):
+            check_int64(name, field, column)
     geometries = None
     if geometry_type is not None:
         geometries = _geometry_array(table.geometries, name)
@@ -482,8 +539,18 @@ def _layer_plan(name, records, geometry_type, frame, declared):
 _ACCEPTED = {"bool": {"bool"}, "int": {"int", "bool"}, "float": {"float", "int"}, "str": {"str"}}
 
 
-def _field_kind(layer_name, name, seen, column, declared):
-    """OGR field kind of one column: "bool", "int", "float" or "str"."""
+def field_kind(layer_name, name, seen, declared):
+    """OGR field kind of one column: "bool", "int", "float" or "str".
+
+    Parameters
+    ----------
+    layer_name, name : str
+        The layer and the field, for messages.
+    seen : frozenset of str
+        The kinds of the column's non-null values (:meth:`RecordTable.kinds`).
+    declared : str or None
+        The kind the schema declares for the field.
+    """
     if name.lower() in _RESERVED_GPKG_FIELDS:
         raise InvalidParameterError(
             f"layer {layer_name!r}: expected no field named {name!r}, the GeoPackage feature-id "
@@ -510,16 +577,19 @@ def _field_kind(layer_name, name, seen, column, declared):
         kind = "float"
     else:
         kind = "bool" if seen == {"bool"} else "int"
-    if kind == "int" and "int" in seen:
-        numbers = [value for value in column if value is not None]
-        if not (_INT64_MIN <= min(numbers) and max(numbers) <= _INT64_MAX):
-            index = next(i for i, value in enumerate(column)
-                         if value is not None and not _INT64_MIN <= value <= _INT64_MAX)
-            raise InvalidParameterError(
-                f"layer {layer_name!r} record {index} field {name!r}: expected an integer that fits "
-                f"in 64 bits but got {column[index]}; store it as a string or float"
-            )
     return kind
+
+
+def check_int64(layer_name, name, column):
+    """Refuse an integer column with a value beyond 64 bits (GeoPackage Integer64)."""
+    numbers = [value for value in column if value is not None]
+    if numbers and not (_INT64_MIN <= min(numbers) and max(numbers) <= _INT64_MAX):
+        index = next(i for i, value in enumerate(column)
+                     if value is not None and not _INT64_MIN <= value <= _INT64_MAX)
+        raise InvalidParameterError(
+            f"layer {layer_name!r} record {index} field {name!r}: expected an integer that fits "
+            f"in 64 bits but got {column[index]}; store it as a string or float"
+        )
 
 
 def _geometry_array(geometries, layer_name):
@@ -571,7 +641,7 @@ def _promoted(geometries, geometry_type):
     return result
 
 
-def _gpkg_blobs(geometries, srs_id):
+def gpkg_blobs(geometries, srs_id):
     """GeoPackage geometry blobs (header, envelope, WKB) as GDAL writes them, and the layer extent.
 
     Points and empty geometries carry no envelope; other geometries the x/y envelope.
@@ -624,15 +694,44 @@ def _envelopes(geometries):
     return envelopes
 
 
-def _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame):
-    srs = None
-    if frame is not None and frame.crs_wkt:
-        srs = osr.SpatialReference()
-        srs.ImportFromWkt(frame.crs_wkt)
-        srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+def _spatial_reference(osr, frame):
+    """The OSR spatial reference of ``frame``'s CRS, or None."""
+    if frame is None or not frame.crs_wkt:
+        return None
+    srs = osr.SpatialReference()
+    srs.ImportFromWkt(frame.crs_wkt)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    return srs
+
+
+def geometry_srs_id(frame):
+    """The ``srs_id`` a GeoPackage written by this module gives geometry columns in ``frame``'s CRS.
+
+    GDAL chooses it when it creates the layer (the EPSG code when the CRS has one, else a
+    number of its own); it is found by creating such a layer in memory. Geometry blobs
+    carry it in their header, so writers that build blobs before the file exists ask
+    for it here (:mod:`.record_parts`).
+    """
+    with ogr_exceptions() as (gdal, ogr, osr):
+        name = f"/vsimem/polytopo-srs-{id(frame)}.gpkg"
+        dataset = ogr.GetDriverByName("GPKG").CreateDataSource(name)
+        try:
+            dataset.CreateLayer("probe", _spatial_reference(osr, frame), ogr.wkbPolygon, options=["SPATIAL_INDEX=NO"])
+            result = dataset.ExecuteSQL("SELECT srs_id FROM gpkg_geometry_columns")
+            srs_id = int(result.GetNextFeature().GetField(0))
+            dataset.ReleaseResultSet(result)
+        finally:
+            with _errors_quiet(gdal, ogr, osr):
+                del dataset
+                gdal.Unlink(name)
+    return srs_id
+
+
+def _write_gpkg_file(gdal, ogr, osr, temporary, schemas, frame, fill):
+    srs = _spatial_reference(osr, frame)
     dataset = ogr.GetDriverByName("GPKG").CreateDataSource(str(temporary))
     try:
-        tables = [_create_layer(ogr, dataset, srs, plan) for plan in plans]
+        tables = [_create_layer(ogr, dataset, srs, schema) for schema in schemas]
         dataset.SyncToDisk()
     except BaseException as exc:
         # Drop the OGR objects the traceback holds so the file is closed before it is removed.
@@ -641,17 +740,17 @@ def _write_gpkg_file(gdal, ogr, osr, temporary, plans, frame):
     finally:
         with _errors_quiet(gdal, ogr, osr):
             del dataset
-    _insert_features(temporary, plans, tables, frame)
+    _insert_features(temporary, schemas, tables, fill)
     dataset = ogr.Open(str(temporary), 1)
     try:
-        for plan, table in zip(plans, tables):
-            if plan.geometry_type is not None:
+        for schema, table in zip(schemas, tables):
+            if schema.geometry_type is not None:
                 dataset.ReleaseResultSet(dataset.ExecuteSQL(
                     f"SELECT CreateSpatialIndex('{_sql_text(table)}', '{_GEOMETRY_KEY}')"))
     finally:
         with _errors_quiet(gdal, ogr, osr):
             del dataset
-    _check_complete(ogr, temporary, plans)
+    _check_complete(ogr, temporary, schemas)
 
 
 @contextlib.contextmanager
@@ -674,14 +773,14 @@ def _errors_quiet(gdal, ogr, osr):
             module.UseExceptions()
 
 
-def _create_layer(ogr, dataset, srs, plan):
+def _create_layer(ogr, dataset, srs, schema):
     """Create the layer and its fields with OGR (no features yet); returns its table name."""
     options = ["FID=fid"] + ([f"GEOMETRY_NAME={_GEOMETRY_KEY}", "SPATIAL_INDEX=NO"]
-                             if plan.geometry_type is not None else [])
-    ogr_type = ogr.wkbNone if plan.geometry_type is None else getattr(ogr, f"wkb{plan.geometry_type}")
-    layer = dataset.CreateLayer(plan.name, srs if plan.geometry_type is not None else None, ogr_type,
+                             if schema.geometry_type is not None else [])
+    ogr_type = ogr.wkbNone if schema.geometry_type is None else getattr(ogr, f"wkb{schema.geometry_type}")
+    layer = dataset.CreateLayer(schema.name, srs if schema.geometry_type is not None else None, ogr_type,
                                 options=options)
-    for field, kind in zip(plan.table.fields, plan.kinds):
+    for field, kind in zip(schema.fields, schema.kinds):
         definition = ogr.FieldDefn(field, getattr(ogr, _OGR_FIELD_TYPES[kind]))
         if kind == "bool":
             definition.SetSubType(ogr.OFSTBoolean)
@@ -689,33 +788,34 @@ def _create_layer(ogr, dataset, srs, plan):
     return layer.GetName()
 
 
-def _insert_features(path, plans, tables, frame):
-    """Insert every layer's features in one SQLite transaction, a layer's columns bound at once.
-
-    Each layer's geometries are mapped and turned into blobs just before its insert and
-    dropped after it, so only one layer's copies are held at a time.
-    """
+def _insert_features(path, schemas, tables, fill):
+    """Insert every layer's features with ``fill``, then record each layer's count and extent."""
     connection = sqlite3.connect(str(path), isolation_level=None)
     try:
         # the file is a temporary that is discarded on any failure: no rollback journal or fsync needed
         connection.execute("PRAGMA journal_mode = OFF")
         connection.execute("PRAGMA synchronous = OFF")
         srs_ids = dict(connection.execute("SELECT table_name, srs_id FROM gpkg_geometry_columns"))
+        extents = fill(connection, tables, srs_ids)
         connection.execute("BEGIN")
-        for plan, table in zip(plans, tables):
-            _insert_layer(connection, path, plan, table, srs_ids, frame)
+        for schema, table, extent in zip(schemas, tables, extents, strict=True):
+            _set_contents(connection, table, schema.count, extent)
         connection.execute("COMMIT")
     finally:
         connection.close()
 
 
 def _insert_layer(connection, path, plan, table, srs_ids, frame):
-    """Insert one layer's features and set its count and extent (inside the caller's transaction)."""
-    names = [row[1] for row in connection.execute(f'PRAGMA table_info("{_sql_name(table)}")')][1:]
+    """Insert one layer's features (inside the caller's transaction); returns the layer's extent or None.
+
+    Each layer's geometries are mapped and turned into blobs just before its insert and
+    dropped after it, so only one layer's copies are held at a time.
+    """
+    names = table_columns(connection, table)
     columns = list(plan.table.columns)
     extent = None
     if plan.geometry_type is not None:
-        blobs, extent = _gpkg_blobs(plan.map_geometries(frame), srs_ids[table])
+        blobs, extent = gpkg_blobs(plan.map_geometries(frame), srs_ids[table])
         columns.insert(0, blobs)
     if len(names) != len(columns):
         raise RuntimeError(f"Expected {len(columns)} columns in layer {plan.name!r} of {path} but OGR "
@@ -727,10 +827,19 @@ def _insert_layer(connection, path, plan, table, srs_ids, frame):
             zip(*columns))
     else:
         connection.executemany(f'INSERT INTO "{_sql_name(table)}" DEFAULT VALUES', [()] * len(plan.table))  # nosec B608
-    if not len(plan.table):
+    return extent
+
+
+def table_columns(connection, table):
+    """The columns of a layer's table after ``fid``: the geometry column first, then the fields."""
+    return [row[1] for row in connection.execute(f'PRAGMA table_info("{_sql_name(table)}")')][1:]
+
+
+def _set_contents(connection, table, count, extent):
+    """Record a filled layer's feature count and extent as GDAL does."""
+    if not count:
         return  # GDAL leaves an empty layer's count and extent NULL
-    connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?",
-                       (len(plan.table), table))
+    connection.execute("UPDATE gpkg_ogr_contents SET feature_count = ? WHERE table_name = ?", (count, table))
     # GDAL writes the extent through sqlite3_mprintf("%.18g"), whose text keeps 16 significant digits;
     # the same conversion here stores the same doubles
     side = "CAST(printf('%.18g', ?) AS REAL)" if extent else "?"
@@ -750,7 +859,7 @@ def _sql_text(text):
     return text.replace("'", "''")
 
 
-def _check_complete(ogr, path, plans):
+def _check_complete(ogr, path, schemas):
     """Reopen a written GeoPackage and check every layer and feature is there.
 
     Closing a dataset commits its last transaction; a failure there (a full disk) is
@@ -758,11 +867,11 @@ def _check_complete(ogr, path, plans):
     """
     dataset = ogr.Open(str(path))
     try:
-        for plan in plans:
-            layer = dataset.GetLayerByName(plan.name)
+        for schema in schemas:
+            layer = dataset.GetLayerByName(schema.name)
             count = layer.GetFeatureCount() if layer is not None else -1
-            if count != len(plan.table):
-                raise RuntimeError(f"Expected {len(plan.table)} features in layer {plan.name!r} of {path} after "
+            if count != schema.count:
+                raise RuntimeError(f"Expected {schema.count} features in layer {schema.name!r} of {path} after "
                                    f"writing but found {max(count, 0)}: the file is incomplete")
     finally:
         del dataset

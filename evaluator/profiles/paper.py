@@ -17,7 +17,7 @@ Pipeline (all lengths in pixels):
    Topo-EM over matched pairs plus unmatched GT and predictions (Definition 16).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from ..metrics.stats import f1_score, nanmean
 from ..inputs.validity import validity_reasons
 
 __all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "select_instances",
-           "prepare_rings", "image_codes", "topology_exact"]
+           "prepare_rings", "image_codes", "topology_exact", "pair_outcome"]
 
 
 def image_codes(gt, pred, image_ids):
@@ -239,7 +239,8 @@ def summarize_paper(match, params, detection=detection_metrics):
                             params.max_detections)
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
 
-    ext_matched, topo = topology_exact(pairs, gt_table, pred_table, pred_reasons, params)
+    per_pair = pair_outcome(match, params)
+    ext_matched, topo = per_pair.exterior_matched, per_pair.topo
     gt_h, pred_h = pair_hole_counts(pairs, gt_table, pred_table)
 
     hole_tp = int(pairs.hole_tp.sum())
@@ -272,6 +273,17 @@ def summarize_paper(match, params, detection=detection_metrics):
     order, tp = ranked[closest_threshold(ranked, params.iou_threshold)]
     ranking = detection_ranking(params.iou_threshold, scores, order, tp, pred_image, match.gt_image,
                                 len(match.image_ids))
-    return Outcome(params, gt, pred, match.gt_regions, match.pred_regions, gt_table, pred_table, pairs,
-                   ext_matched, topo, pred_reasons, match.gt_reasons, (match.gt_image, pred_image),
-                   match.image_ids, metrics, ranking)
+    return replace(per_pair, metrics=metrics, ranking=ranking)
+
+
+def pair_outcome(match, params):
+    """The :class:`.outcome.Outcome` of ``match`` without its dataset-wide part (no metrics, no ranking).
+
+    Everything per pair (exterior match at γ, topology exactness) and per instance that
+    the records read (:func:`.records.build_records`): a partition's records on a worker
+    (:mod:`.record_parts`) are built from it.
+    """
+    ext_matched, topo = topology_exact(match.pairs, match.gt_table, match.pred_table, match.pred_reasons, params)
+    return Outcome(params, match.gt, match.pred, match.gt_regions, match.pred_regions, match.gt_table,
+                   match.pred_table, match.pairs, ext_matched, topo, match.pred_reasons, match.gt_reasons,
+                   (match.gt_image, match.pred_image), match.image_ids, {}, None)

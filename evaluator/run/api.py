@@ -52,9 +52,10 @@ class Evaluation:
     summary : dict
         JSON-ready summary: profile, parameters, versions, counts, ``metrics`` under the
         paper's Table 3 names, breakdowns, WrongTopo, bootstrap, PR curve, timings.
-    records : dict
+    records : dict or RecordParts
         ``predictions``, ``references``, ``missed_holes``, ``hallucinated_holes``
-        (see :mod:`.records`), geometry in pixels.
+        (see :mod:`.records`), geometry in pixels; a :class:`.record_parts.RecordParts`
+        when a cluster run's workers encoded them (``evaluate(..., record_parts=...)``).
     outcome : Outcome
         The profile's full result, for further analysis.
     """
@@ -123,7 +124,8 @@ def _sweeps(gt_set, pred_set, params, client, step):
 
 
 @paused_gc()
-def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweeps=False, client=None, **overrides):
+def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweeps=False, client=None,
+             record_parts=None, **overrides):
     """Evaluate predictions against ground truth.
 
     Parameters
@@ -148,6 +150,12 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         Run on this Dask cluster (see :mod:`.distributed`): the per-image work partitioned
         by image and merged here, sweep points and bootstrap resamples as parallel tasks.
         The numbers are the same as without it; None (default) runs in this process.
+    record_parts : PartsRequest, optional
+        With ``client``: the workers build and encode the per-feature records of their
+        partitions for writing (:mod:`.record_parts`, :func:`.record_parts.parts_request`),
+        and ``records`` is a :class:`.record_parts.RecordParts` that
+        :func:`.report.write_report` writes (the same files). For the profiles whose
+        per-image phase is ``paper``; the others build their records here as without it.
 
     Returns
     -------
@@ -179,7 +187,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     else:
         from .distributed import run_profile_on
 
-        outcome = run_profile_on(client, gt_set, pred_set, params, step)
+        outcome = run_profile_on(client, gt_set, pred_set, params, step, record_parts)
     timings = {"profile_s": time.perf_counter() - started}
     if outcome.gt and outcome.pred and not np.any(outcome.ranking.tp):
         warn_no_overlap(gt_set, pred_set)
@@ -210,9 +218,12 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         step("sweeps")
         summary.update(_sweeps(gt_set, pred_set, params, client, step))
     step("records")
-    records = build_records(outcome)
-    if profile.canonical_order:
-        records = in_input_order(records, gt_set, pred_set)
+    if outcome.record_parts is not None:
+        records = outcome.record_parts
+    else:
+        records = build_records(outcome)
+        if profile.canonical_order:
+            records = in_input_order(records, gt_set, pred_set)
     timings["total_s"] = time.perf_counter() - started
     summary["timings"] = timings
     return Evaluation(params, summary, records, outcome)

@@ -114,7 +114,8 @@ def check_method_name(name):
     return name
 
 
-def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, evaluated=None, **overrides):
+def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, evaluated=None,
+                    record_parts=None, **overrides):
     """Evaluate every method against ``gt_set``, one at a time, and run the paired bootstrap.
 
     Parameters
@@ -133,6 +134,9 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
     evaluated : callable, optional
         ``evaluated(method name, Evaluation)`` once each method is evaluated (e.g. to
         write its output); the evaluation is not kept afterwards.
+    record_parts : PartsRequest, optional
+        With ``client``: each method's per-feature records are encoded by the workers
+        (as :func:`.api.evaluate` does with it).
 
     Returns
     -------
@@ -146,7 +150,8 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
                                         "method its own NAME")
         if progress is not None:
             progress(name)
-        methods[name] = _score_method(name, gt_set, pred_set, params, client, evaluated, overrides)
+        methods[name] = _score_method(name, gt_set, pred_set, params, client, evaluated,
+                                      {**overrides, "record_parts": record_parts})
         del pred_set  # the next method is read without this one held
     if not methods:
         raise InvalidParameterError("Expected at least one method to compare but got none; pass --pred NAME=FILE")
@@ -403,6 +408,7 @@ def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, p
     -------
     Comparison
     """
+    from ..outputs.record_parts import parts_request
     from ..outputs.report import staged_folder, write_report
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
@@ -410,7 +416,9 @@ def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, p
             write_report(evaluation, staging / name, frame=frame, plots=plots, geopackage=geopackage)
 
         comparison = compare_methods(gt_set, pred_sets, params, client=client, progress=progress,
-                                     evaluated=evaluated, **overrides)
+                                     evaluated=evaluated,
+                                     record_parts=parts_request(frame, geopackage) if client is not None else None,
+                                     **overrides)
         _write_tables(comparison, staging, plots)
     return comparison
 

@@ -14,6 +14,10 @@ the same code as in one process, so the numbers are the same. Each profile's ent
 on the groups, merged by :func:`merge_reference_matches`; ``p3-code`` adds its per-image values
 (:func:`.p3_code.p3_code_parts`), merged by :func:`.p3_code.merge_p3_code_parts`.
 
+When the run writes per-feature outputs, each ``paper``-phase partition's worker also
+builds and encodes its records (:mod:`.record_parts`), so the client handles no Python
+object per output feature.
+
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
 chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
 in one process.
@@ -30,7 +34,8 @@ from ..inputs.instances import InstanceSet, PackedInstances
 from ..geometry.kernels import ring_perimeters
 from ..metrics.matching import Candidates
 from ..inputs.ordering import image_rank, image_sort_key, instance_sort_key
-from ..profiles.paper import PaperMatch, image_codes, match_paper, prepare_rings, select_instances
+from ..outputs.record_parts import RecordParts, record_part
+from ..profiles.paper import PaperMatch, image_codes, match_paper, pair_outcome, prepare_rings, select_instances
 from ..tables.profiles import PER_IMAGE_PHASES, profile_named, sweep_point
 from ..profiles.reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from ..geometry.rings import RingTable
@@ -177,6 +182,12 @@ def _by_position(parts, values, index, size):
     return out
 
 
+def _merged_regions(parts, matches, side, size):
+    """The occupied regions of one side of the whole set; None when the parts did not send them."""
+    regions = [getattr(m, f"{side}_regions") for m in matches]
+    return None if any(r is None for r in regions) else _by_position(parts, regions, f"{side}_index", size)
+
+
 def merge_matches(gt_set, pred_set, parts, matches):
     """The :class:`.paper.PaperMatch` of the whole sets from the matches of their partitions.
 
@@ -205,8 +216,7 @@ def merge_matches(gt_set, pred_set, parts, matches):
         gt, pred, ids, gt_image, pred_image, gt_table, pred_table,
         list(_by_position(parts, [m.gt_reasons for m in matches], "gt_index", len(gt))),
         list(_by_position(parts, [m.pred_reasons for m in matches], "pred_index", len(pred))),
-        _by_position(parts, [m.gt_regions for m in matches], "gt_index", len(gt)),
-        _by_position(parts, [m.pred_regions for m in matches], "pred_index", len(pred)),
+        _merged_regions(parts, matches, "gt", len(gt)), _merged_regions(parts, matches, "pred", len(pred)),
         cand, _merge_pairs(matches, parts, gt_holes, pred_holes),
         np.sum([m.corner_counts for m in matches], axis=0))
 
@@ -297,29 +307,40 @@ def task_slots(client):
 def _match_task(task):
     """Worker side: filters and per-image work of one partition of the unfiltered sets.
 
+    ``task`` is ``(gt_set, pred_set, params)``, or with ``(request, gt_index, pred_index)``
+    after them when the run asked for record parts (:mod:`.record_parts`).
+
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
-    order of :mod:`.ordering` within the partition, as :func:`_for_transport` sends it, and
+    order of :mod:`.ordering` within the partition, as :func:`_for_transport` sends it,
     the profile's :attr:`.profiles.Profile.image_parts` of the partition (None when it has
-    none).
+    none) and the partition's :class:`.record_parts.RecordPart` (None when not asked).
     """
-    gt_raw, pred_raw, params = task
+    gt_raw, pred_raw, params, *outputs = task
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params,
                                         profile_named(params.profile).canonical_rings)
     match = match_paper(gt_set, pred_set, params)
     image_parts = profile_named(params.profile).image_parts
     extra = image_parts(match, gt_set.image_sizes) if image_parts is not None else None
-    return _for_transport(match), extra
+    part = None
+    if outputs:
+        request, gt_index, pred_index = outputs
+        part = record_part(pair_outcome(match, params), gt_raw, pred_raw, gt_index, pred_index, request)
+    return _for_transport(match, profile_named(params.profile).client_regions), extra, part
 
 
-def _for_transport(match):
+def _for_transport(match, regions=True):
     """A match as a worker sends it: instances packed, ring tables reduced to their hole index.
 
     The tables' geometry (bands, polygons, regions) costs more to send than the client
     spends making the little of it that it reads; their rings are the instances' own, sent
     once in :class:`.instances.PackedInstances`. :func:`_received` undoes the packing.
+    The instances' occupied regions are sent only with ``regions`` (a profile whose
+    dataset-wide phase reads them, :attr:`.profiles.Profile.client_regions`): shapely
+    geometries cost the client a WKB parse each.
     """
+    kept = {} if regions else {"gt_regions": None, "pred_regions": None}
     return replace(match, gt=PackedInstances.pack(match.gt), pred=PackedInstances.pack(match.pred),
-                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index())
+                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index(), **kept)
 
 
 def _received(match):
@@ -363,7 +384,7 @@ def _reference_task(task):
     return _for_transport(match_reference_code(gt_set, pred_set, params))
 
 
-def run_profile_on(client, gt_set, pred_set, params, progress=None):
+def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts=None):
     """:func:`.profiles.run_profile` with the per-image work on the cluster of ``client``.
 
     Parameters
@@ -374,11 +395,15 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     params : EvaluationParams
     progress : callable, optional
         Called with a phase name as each phase starts.
+    record_parts : PartsRequest, optional
+        Have each partition's worker also encode its per-feature records for writing
+        (:mod:`.record_parts`), for the profiles whose per-image phase is ``paper``;
+        the outcome then carries them as ``record_parts``.
 
     Returns
     -------
     Outcome
-        The same outcome as in one process.
+        The same outcome as in one process (with ``record_parts`` when asked and made).
 
     Raises
     ------
@@ -388,10 +413,14 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None):
     step = progress or (lambda name: None)
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_THREAD * task_slots(client))
     step("partitions")
-    results = map_partitions(client, partition_task(params), [(p.gt_set, p.pred_set, params) for p in parts],
-                             names=[_partition_name(p) for p in parts], progress=_counting(step, "partition"),
-                             packed=True)
-    return merge_partitions(gt_set, pred_set, params, parts, results, progress)
+    with_parts = record_parts is not None and profile_named(params.profile).per_image == "paper"
+    tasks = [(p.gt_set, p.pred_set, params, *((record_parts, p.gt_index, p.pred_index) if with_parts else ()))
+             for p in parts]
+    results = map_partitions(client, partition_task(params), tasks, names=[_partition_name(p) for p in parts],
+                             progress=_counting(step, "partition"), packed=True)
+    encoded = [result[2] for result in results] if with_parts else None
+    outcome = merge_partitions(gt_set, pred_set, params, parts, results, progress)
+    return outcome if encoded is None else replace(outcome, record_parts=RecordParts(encoded, record_parts))
 
 
 def partition_task(params):
@@ -431,11 +460,11 @@ def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
 
 def _merge_paper_partitions(gt_set, pred_set, parts, results):
     """``(match, gt, pred, image parts)`` of the whole run from the results of :func:`_match_task`."""
-    matches = [_received(match) for match, _ in results]
+    matches = [_received(result[0]) for result in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
-    return merge_matches(gt, pred, placed, matches), gt, pred, [extra for _, extra in results]
+    return merge_matches(gt, pred, placed, matches), gt, pred, [result[1] for result in results]
 
 
 def _merge_reference_partitions(gt_set, pred_set, parts, results):

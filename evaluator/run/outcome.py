@@ -32,8 +32,9 @@ class Outcome:
     params : EvaluationParams
     gt, pred : list of Instance
         The instances as evaluated (after filters; repaired in ``reference-code``).
-    gt_regions, pred_regions : numpy.ndarray
-        Valid occupied regions in pixels.
+    gt_regions, pred_regions : numpy.ndarray or None
+        Valid occupied regions in pixels; None after a cluster run of a profile whose
+        dataset-wide phase does not read them (:attr:`.profiles.Profile.client_regions`).
     gt_table, pred_table : RingTable
     pairs : PairMetrics
         Matched instance pairs at β and their metrics.
@@ -50,6 +51,9 @@ class Outcome:
         Detection outcome at β for PR curves and the bootstrap.
     details : dict
         Profile-specific extras (e.g. ``reference_metrics``).
+    record_parts : RecordParts or None
+        The per-feature records as the workers of a cluster run encoded them
+        (:mod:`.record_parts`), when the run asked for them.
     """
 
     params: object
@@ -69,3 +73,4 @@ class Outcome:
     metrics: dict
     ranking: DetectionRanking
     details: dict = field(default_factory=dict)
+    record_parts: object = None

@@ -69,6 +69,10 @@ class Profile:
     metric_prefix : str or None
         The prefix of the metric-table rows this profile adds (``P3``: ``P3-IoU``, ...);
         the text report lists them after the headline metrics.
+    client_regions : bool
+        Its dataset-wide phase reads the occupied regions of the instances (``p3``): a
+        cluster's workers send them back. For the other profiles they are left on the
+        workers and a cluster run's outcome has None for them.
     """
 
     name: str
@@ -83,6 +87,7 @@ class Profile:
     canonical_rings: bool = True
     canonical_order: bool = True
     metric_prefix: str | None = None
+    client_regions: bool = False
 
 
 def _on_prepared(evaluate):
@@ -146,7 +151,8 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
              {"max_detections": 100, "iou_mode": "raster"},
              _on_prepared(coco.evaluate_coco), "paper", _finish_coco, iou_modes=("vector", "raster")),
     _profile("p3", "the P3 card's metrics, averaged per tile", {},
-             _on_prepared(p3.evaluate_p3), "paper", _finish_p3, metric_prefix="P3"),
+             _on_prepared(p3.evaluate_p3), "paper", _finish_p3, metric_prefix="P3",
+             client_regions=True),
     _profile("p3-code", "coco plus the metrics as the P3 authors' code computes them",
              {"max_detections": 100, "iou_mode": "raster"},
              _on_prepared(p3_code.evaluate_p3_code), "paper", _finish_p3_code, image_parts=_p3_code_parts,

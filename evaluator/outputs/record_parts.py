@@ -1,0 +1,352 @@
+"""Per-feature outputs made by the workers that scored the features, joined by the client as bytes.
+
+On a cluster (:mod:`..run.distributed`), each partition's worker builds the records of its
+images (:func:`.records.build_records` of the partition's outcome) and encodes them the
+way :func:`.report.write_report` writes them: CSV rows as text, GeoPackage rows (geometry
+blobs in map units, plain values) in an in-memory SQLite database sent as its bytes, and
+each row's place in input order. The client (:meth:`RecordParts.write`) writes the CSV
+text in that order and lets SQLite copy and sort the GeoPackage rows, so it handles no
+Python object per feature. The files are those one process writes from the same
+evaluation: the same rows in the same order, the same field types, counts and extents.
+
+Only the profiles whose per-image phase is ``paper`` make parts (their records depend on
+the partition alone; ``reference-code`` keeps its records on the client).
+"""
+
+import csv
+import io
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tables.error_classes import ERROR_LAYERS, RECORD_TABLES, error_layer
+from .writers import (
+    LayerSchema,
+    RecordTable,
+    check_int64,
+    field_kind,
+    gpkg_blobs,
+    table_columns,
+    write_geopackage_layers,
+    _check_geometry_types,
+    _csv_column,
+    _sql_name,
+)
+
+__all__ = ["PartsRequest", "RecordPart", "RecordParts", "record_part", "parts_request"]
+
+_GEOMETRY_TYPE = "Polygon"
+"""Every record geometry is one polygon of a ring table (:func:`.construct.ring_polygons`)."""
+
+_KEYS = ("k_pos", "k_hole", "k_row")
+
+
+@dataclass(frozen=True)
+class PartsRequest:
+    """What a worker needs to encode its records as the client will write them.
+
+    Attributes
+    ----------
+    frame : PixelFrame or None
+        Maps pixels to map units for the GeoPackage (None: pixels, no CRS).
+    geopackage : bool
+        Also make the GeoPackage rows.
+    srs_id : int
+        The ``srs_id`` of the GeoPackage's geometry columns (:func:`.writers.geometry_srs_id`).
+    """
+
+    frame: object
+    geopackage: bool
+    srs_id: int
+
+
+def parts_request(frame, geopackage):
+    """The :class:`PartsRequest` of outputs in ``frame`` (GeoPackage rows only when ``geopackage``)."""
+    from .writers import geometry_srs_id
+
+    return PartsRequest(frame, bool(geopackage), geometry_srs_id(frame) if geopackage else 0)
+
+
+@dataclass(frozen=True)
+class _TablePart:
+    """One record table of a partition: CSV rows and where each goes.
+
+    ``text`` holds the CSV rows (no header), sorted into input order within the
+    partition; row ``k`` ends at character ``ends[k]``.
+    ``keys`` is ``(n, 2)`` int64: the input position of the row's feature and its hole
+    index (0 for polygons), the order of :func:`.ordering.in_input_order`.
+    """
+
+    fields: tuple
+    text: str
+    ends: np.ndarray
+    keys: np.ndarray
+
+
+@dataclass(frozen=True)
+class _LayerPart:
+    """One GeoPackage layer of a partition: the kinds of its fields' values, its extent and its row count."""
+
+    seen: tuple
+    extent: object
+    count: int
+
+
+@dataclass(frozen=True)
+class RecordPart:
+    """The encoded records of one partition.
+
+    Attributes
+    ----------
+    tables : dict
+        Record table name → its CSV rows and keys.
+    layers : dict
+        Error layer name → field kinds seen, extent, count (empty without a GeoPackage).
+    database : bytes or None
+        An SQLite database (``sqlite3.Connection.serialize``) with one table per error
+        layer, in the order of :data:`.error_classes.ERROR_LAYERS` (``layer0`` ...):
+        ``k_pos, k_hole, k_row``, the geometry blob, then the fields.
+    """
+
+    tables: dict
+    layers: dict
+    database: object
+
+
+def _positions(instance_set, index):
+    """``{(image_id, source id, part): input position}`` of the first instance with each key.
+
+    ``instance_set`` is a partition of the input, ``index`` the input position of each of
+    its instances; every instance of an image is in the same partition, so the first
+    occurrence here is the first in the whole input, as :func:`.ordering.in_input_order` finds.
+    """
+    found = {}
+    for local, instance in enumerate(instance_set.instances):
+        found.setdefault((instance.image_id, instance.source_id, instance.part), int(index[local]))
+    return found
+
+
+def _keys(table, positions, id_field):
+    if not len(table):
+        return np.zeros((0, 2), dtype=np.int64)
+    columns = dict(zip(table.fields, table.columns))
+    holes = columns.get("hole_index", [0] * len(table))
+    return np.array([(positions.get(key, -1), hole) for key, hole in
+                     zip(zip(columns["image_id"], columns[id_field], columns["part"]), holes)], dtype=np.int64)
+
+
+def _csv_rows(table):
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    ends = np.empty(len(table), dtype=np.int64)
+    columns = [_csv_column(column) for column in table.columns]
+    for index, row in enumerate(zip(*columns) if columns else [()] * len(table)):
+        writer.writerow(row)
+        ends[index] = handle.tell()
+    return handle.getvalue(), ends
+
+
+def record_part(outcome, gt_set, pred_set, gt_index, pred_index, request):
+    """Worker side: the :class:`RecordPart` of one partition.
+
+    Parameters
+    ----------
+    outcome : Outcome
+        The partition's outcome (its metrics are not read): instances, ring tables, pairs,
+        exterior matches and topology flags as :func:`.records.build_records` reads them.
+    gt_set, pred_set : InstanceSet
+        The partition's unfiltered inputs.
+    gt_index, pred_index : numpy.ndarray
+        Input position of each of their instances.
+    request : PartsRequest
+    """
+    from .records import build_records
+
+    records = build_records(outcome)
+    positions = {"reference": (_positions(gt_set, gt_index), "ref_id"),
+                 "prediction": (_positions(pred_set, pred_index), "pred_id")}
+    tables, keys = {}, {}
+    for name in RECORD_TABLES:
+        table = RecordTable.from_records(records[name])
+        found, id_field = positions[error_layer(name).side]
+        key = _keys(table, found, id_field)
+        order = np.lexsort((np.arange(len(key)), key[:, 1], key[:, 0]))  # input order here, ties as evaluated
+        table, keys[name] = table.take(order.tolist()), key[order]
+        text, ends = _csv_rows(table)
+        tables[name] = (table, _TablePart(table.fields, text, ends, keys[name]))
+    layers, database = {}, None
+    if request.geopackage:
+        layers, database = _geopackage_rows({name: t for name, (t, _) in tables.items()}, keys, request)
+    return RecordPart({name: part for name, (_, part) in tables.items()}, layers, database)
+
+
+def _layer_rows(tables, keys, layer):
+    """The table and keys of one error layer: its source table, or the rows of its error class."""
+    table, key = tables[layer.source], keys[layer.source]
+    if layer.source == layer.name:
+        return table, key
+    rows = [] if "error_class" not in table.fields else [
+        index for index, value in enumerate(table.columns[table.fields.index("error_class")])
+        if value == layer.error_class]
+    return table.take(rows), key[rows]
+
+
+def _geopackage_rows(tables, keys, request):
+    connection = sqlite3.connect(":memory:")
+    try:
+        layers = {}
+        for number, layer in enumerate(ERROR_LAYERS):
+            table, key = _layer_rows(tables, keys, layer)
+            for field, column in zip(table.fields, table.columns):
+                if "int" in table.kinds(field):
+                    check_int64(layer.name, field, column)
+            geometries = table.geometries
+            _check_geometry_types(geometries, _GEOMETRY_TYPE, layer.name)
+            if request.frame is not None:
+                geometries = request.frame.to_map(geometries)
+            blobs, extent = gpkg_blobs(geometries, request.srs_id)
+            names = [*_KEYS, "g", *(f"f{k}" for k in range(len(table.fields)))]
+            connection.execute(f"CREATE TABLE layer{number} ({', '.join(names)})")
+            connection.executemany(
+                f"INSERT INTO layer{number} VALUES ({', '.join('?' * len(names))})",  # nosec B608: fixed names
+                zip(key[:, 0].tolist(), key[:, 1].tolist(), range(len(table)), blobs, *table.columns))
+            layers[layer.name] = _LayerPart(tuple(table.kinds(field) for field in table.fields), extent, len(table))
+        connection.commit()
+        return layers, connection.serialize()
+    finally:
+        connection.close()
+
+
+class RecordParts:
+    """The per-feature records of an evaluation as its partitions encoded them (:func:`record_part`).
+
+    ``Evaluation.records`` of a cluster run that asked for them; :func:`.report.write_report`
+    writes them with :meth:`write`. Holds no record as a Python object.
+
+    Parameters
+    ----------
+    parts : list of RecordPart
+        In partition order.
+    request : PartsRequest
+    """
+
+    def __init__(self, parts, request):
+        self.parts, self.request = list(parts), request
+
+    def count(self, name):
+        """Rows of the record table ``name`` (one of :data:`.error_classes.RECORD_TABLES`)."""
+        return sum(len(part.tables[name].ends) for part in self.parts)
+
+    def _fields(self, name):
+        """The fields of the record table ``name``; none when it has no row (as one process writes it)."""
+        return next((part.tables[name].fields for part in self.parts if len(part.tables[name].ends)), ())
+
+    def _order(self, name):
+        """The rows of the record table ``name`` over all parts (concatenated) in input order."""
+        keys = [part.tables[name].keys for part in self.parts]
+        return np.lexsort(np.concatenate(keys).T[::-1]) if keys else np.zeros(0, np.int64)
+
+    def in_order(self):
+        """Whether every record table's rows are already in input order when the parts are concatenated.
+
+        True when the input lists its images in evaluation order (partitions are runs of
+        consecutive images); the rows are then copied as they come, without a sort.
+        """
+        return all(np.array_equal(order, np.arange(len(order))) for order in map(self._order, RECORD_TABLES))
+
+    def write_csv(self, name, path):
+        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records."""
+        from ...core.atomic_output import atomic_output
+
+        tables = [part.tables[name] for part in self.parts]
+        order = self._order(name)
+        with atomic_output(path) as temporary:
+            with temporary.open("x", encoding="utf-8", newline="") as handle:
+                csv.writer(handle).writerow(self._fields(name))
+                if np.array_equal(order, np.arange(len(order))):
+                    for table in tables:
+                        handle.write(table.text)
+                else:
+                    handle.write(_ordered_rows(tables, order))
+        return path
+
+    def write_geopackage(self, path, field_kinds, frame=None):
+        """Write the error layers as :func:`.writers.write_geopackage` writes the same records' layers.
+
+        ``field_kinds`` is the declared schema (:data:`.records.FIELD_KINDS`); ``frame``
+        must be the one the parts were encoded in (their geometry is already in map units).
+        """
+        if not self.request.geopackage:
+            raise ValueError("Expected record parts made with geopackage=True to write a GeoPackage; ask "
+                             "parts_request(frame, geopackage=True)")
+        if frame != self.request.frame:
+            raise ValueError("Expected the frame the record parts were encoded in; the workers mapped their "
+                             "geometry with another")
+        schemas = [self._schema(layer, field_kinds) for layer in ERROR_LAYERS]
+
+        in_order = self.in_order()
+
+        def fill(connection, tables, srs_ids):
+            return [self._fill_layer(connection, number, table, schema, srs_ids.get(table), in_order)
+                    for number, (table, schema) in enumerate(zip(tables, schemas))]
+
+        return write_geopackage_layers(path, schemas, self.request.frame, fill)
+
+    def _schema(self, layer, declared):
+        count = sum(part.layers[layer.name].count for part in self.parts)
+        fields = self._fields(layer.source)
+        seen = [frozenset().union(*(part.layers[layer.name].seen[k] for part in self.parts
+                                    if part.layers[layer.name].seen)) for k in range(len(fields))]
+        kinds = tuple(field_kind(layer.name, field, found, declared.get(field)) for field, found in zip(fields, seen))
+        return LayerSchema(layer.name, _GEOMETRY_TYPE, fields, kinds, count)
+
+    def _fill_layer(self, connection, number, table, schema, srs_id, in_order):
+        """Copy one layer's rows from every part into ``table`` in input order; returns its extent.
+
+        Rows already in order (``in_order``) are copied part after part; otherwise they are
+        gathered in a temporary table first and copied sorted by their keys.
+        """
+        if srs_id != self.request.srs_id:
+            raise RuntimeError(f"Expected srs_id {self.request.srs_id} for layer {schema.name!r} as the workers "
+                               f"encoded it, but the GeoPackage gave {srs_id}")
+        values = ", ".join(["g", *(f"f{k}" for k in range(len(schema.fields)))])
+        quoted = ", ".join(f'"{_sql_name(name)}"' for name in table_columns(connection, table))
+        target = f'INSERT INTO "{_sql_name(table)}" ({quoted}) SELECT {values}'
+        if not in_order:
+            connection.execute(f"CREATE TEMP TABLE stage (k_part, {', '.join(_KEYS)}, {values})")  # nosec B608
+        try:
+            for index, part in enumerate(self.parts):
+                if not part.layers[schema.name].count:
+                    continue
+                # attached and detached outside a transaction (SQLite keeps a database in a transaction attached)
+                connection.execute("ATTACH DATABASE ':memory:' AS part")
+                try:
+                    connection.deserialize(part.database, name="part")
+                    connection.execute(f"{target} FROM part.layer{number} ORDER BY rowid" if in_order else  # nosec B608
+                                       f"INSERT INTO temp.stage SELECT {index}, * FROM part.layer{number}")  # nosec B608
+                finally:
+                    connection.execute("DETACH DATABASE part")
+            if not in_order:
+                connection.execute("BEGIN")
+                connection.execute(f"{target} FROM temp.stage ORDER BY k_pos, k_hole, k_part, k_row")  # nosec B608
+                connection.execute("COMMIT")
+        finally:
+            if not in_order:
+                connection.execute("DROP TABLE temp.stage")
+        extents = [part.layers[schema.name].extent for part in self.parts if part.layers[schema.name].extent]
+        if not extents:
+            return None
+        corners = np.array(extents, dtype=float)
+        return (float(corners[:, 0].min()), float(corners[:, 1].min()), float(corners[:, 2].max()),
+                float(corners[:, 3].max()))
+
+
+def _ordered_rows(tables, order):
+    """The CSV rows of all ``tables`` (concatenated) in ``order``, as one string."""
+    texts = [table.text for table in tables]
+    starts = [np.concatenate(([0], table.ends))[:-1] for table in tables]
+    which = np.repeat(np.arange(len(tables)), [len(table.ends) for table in tables])
+    start, end = np.concatenate(starts), np.concatenate([table.ends for table in tables])
+    return "".join(texts[w][s:e] for w, s, e in zip(which[order].tolist(), start[order].tolist(),
+                                                     end[order].tolist()))

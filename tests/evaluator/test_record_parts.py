@@ -1,0 +1,159 @@
+"""Per-feature outputs encoded by the workers (:mod:`.record_parts`) write the files of one process.
+
+A real 2-process Dask LocalCluster scores the bundled PolyTopoBench fixture with the
+instances of both sides shuffled across images (partitions are then not contiguous in
+input order, so the client must put every row back in its place); the CSV tables must be
+byte-identical and every GeoPackage layer the same: field types, feature ids, values,
+geometry and the extents and counts GDAL reads.
+"""
+
+import sqlite3
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from polytopo.core.cluster import open_client
+from polytopo.core.vector_files import PixelFrame
+from polytopo.evaluator import evaluate, load_inputs
+from polytopo.evaluator.outputs.record_parts import RecordParts, parts_request
+from polytopo.evaluator.outputs.report import write_report
+from polytopo.evaluator.tables.error_classes import ERROR_LAYERS
+
+CSV_FILES = ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv")
+UTM_33N = ('PROJCS["WGS 84 / UTM zone 33N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],'
+           'PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Transverse_Mercator"],'
+           'PARAMETER["latitude_of_origin",0],PARAMETER["central_meridian",15],PARAMETER["scale_factor",0.9996],'
+           'PARAMETER["false_easting",500000],PARAMETER["false_northing",0],UNIT["metre",1],'
+           'AUTHORITY["EPSG","32633"]]')
+
+
+@pytest.fixture(scope="module")
+def client():
+    with open_client(workers=2) as client:
+        yield client
+
+
+def _shuffled(instance_set, seed):
+    order = np.random.default_rng(seed).permutation(len(instance_set))
+    return replace(instance_set, instances=tuple(instance_set.instances[i] for i in order))
+
+
+@pytest.fixture(scope="module")
+def inputs(fixtures_dir):
+    folder = fixtures_dir / "ptb_small"
+    gt, pred, _ = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
+    return _shuffled(gt, 3), _shuffled(pred, 4)
+
+
+def _layer_rows(path):
+    """Every layer of a GeoPackage as GDAL lists it: schema, contents row, features in fid order."""
+    from osgeo import ogr
+
+    dataset = ogr.Open(str(path))
+    layers = {}
+    for index in range(dataset.GetLayerCount()):
+        layer = dataset.GetLayerByIndex(index)
+        definition = layer.GetLayerDefn()
+        schema = [(definition.GetFieldDefn(k).GetName(), definition.GetFieldDefn(k).GetType(),
+                   definition.GetFieldDefn(k).GetSubType()) for k in range(definition.GetFieldCount())]
+        features = [(feature.GetFID(), [feature.GetField(k) for k in range(definition.GetFieldCount())],
+                     feature.GetGeometryRef().ExportToWkb() if feature.GetGeometryRef() else None)
+                    for feature in layer]
+        layers[layer.GetName()] = (layer.GetGeomType(), layer.GetSpatialRef().ExportToWkt()
+                                   if layer.GetSpatialRef() else None, schema, layer.GetFeatureCount(),
+                                   layer.GetExtent() if features else None, features)
+    del dataset
+    with sqlite3.connect(str(path)) as connection:
+        contents = connection.execute("SELECT table_name, min_x, min_y, max_x, max_y, srs_id FROM gpkg_contents "
+                                      "ORDER BY table_name").fetchall()
+        counts = connection.execute("SELECT * FROM gpkg_ogr_contents ORDER BY table_name").fetchall()
+    return layers, contents, counts
+
+
+def _assert_same_outputs(one, two):
+    for name in CSV_FILES:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert _layer_rows(one / "evaluation.gpkg") == _layer_rows(two / "evaluation.gpkg")
+
+
+@pytest.mark.parametrize("profile, shuffled", [("paper", True), ("coco", True), ("paper", False)])
+def test_worker_made_outputs_are_the_files_of_one_process(tmp_path, client, inputs, fixtures_dir, profile, shuffled):
+    """Rows come back in input order: sorted when the input's images are not in evaluation order, else as they come."""
+    if not shuffled:
+        folder = fixtures_dir / "ptb_small"
+        inputs = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)[:2]
+    one = evaluate(*inputs, profile=profile, bootstrap_resamples=0)
+    two = evaluate(*inputs, profile=profile, bootstrap_resamples=0, client=client,
+                   record_parts=parts_request(None, True))
+    assert isinstance(two.records, RecordParts) and len(two.records.parts) > 2
+    assert two.records.in_order() is not shuffled
+    assert two.records.count("predictions") == len(one.records["predictions"])
+    write_report(one, tmp_path / "one", plots=False)
+    write_report(two, tmp_path / "two", plots=False)
+    _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+    layers, _, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
+    # the fixture has rows in every layer, and some partitions have none of a layer's rows
+    assert {name: len(layer[-1]) > 0 for name, layer in layers.items()} == {layer.name: True for layer in ERROR_LAYERS}
+    assert any(part.layers["missed_holes"].count == 0 for part in two.records.parts)
+
+
+def test_worker_made_outputs_in_map_units_and_a_crs(tmp_path, client, inputs):
+    frame = PixelFrame(UTM_33N, origin_x=500_000.0, origin_y=5_300_000.0, pixel_size=0.3)
+    one = evaluate(*inputs, bootstrap_resamples=0)
+    two = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(frame, True))
+    write_report(one, tmp_path / "one", frame=frame, plots=False)
+    write_report(two, tmp_path / "two", frame=frame, plots=False)
+    _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+    _, contents, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
+    assert {row[-1] for row in contents} == {32633}
+    with pytest.raises(ValueError, match="frame"):
+        write_report(two, tmp_path / "three", plots=False)
+    assert not (tmp_path / "three").exists()
+
+
+def test_without_a_geopackage_and_with_only_unmatched_features(tmp_path, client, inputs):
+    """No GeoPackage rows are made when none is asked; a set where nothing matches writes empty tables alike."""
+    gt, pred = inputs
+    far = replace(pred, instances=tuple(replace(i, image_id="elsewhere") for i in pred.instances))
+    for name, pred_set in (("all", pred), ("none", far)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "only in the predictions" and "no overlap" for the far set
+            one = evaluate(gt, pred_set, bootstrap_resamples=0)
+            two = evaluate(gt, pred_set, bootstrap_resamples=0, client=client,
+                           record_parts=parts_request(None, name == "none"))
+        assert (two.records.parts[0].database is None) == (name == "all")
+        write_report(one, tmp_path / f"one-{name}", plots=False, geopackage=name == "none")
+        write_report(two, tmp_path / f"two-{name}", plots=False, geopackage=name == "none")
+        for file in CSV_FILES:
+            assert (tmp_path / f"one-{name}" / file).read_bytes() == (tmp_path / f"two-{name}" / file).read_bytes()
+    _assert_same_outputs(tmp_path / "one-none", tmp_path / "two-none")
+
+
+def test_reference_code_keeps_its_records_on_the_client(client, inputs):
+    two = evaluate(*inputs, profile="reference-code", client=client, record_parts=parts_request(None, True))
+    assert isinstance(two.records, dict) and two.records["predictions"]
+
+
+def test_the_command_line_on_a_cluster_writes_the_outputs_of_one_process(tmp_path, fixtures_dir):
+    from polytopo.evaluator.cli.evaluate import main
+
+    folder = fixtures_dir / "ptb_small"
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+              "--bootstrap", "0", "--no-plots", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0
+    _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+
+
+def test_a_comparison_on_the_cluster_writes_each_method_folder_as_one_process(tmp_path, client, inputs):
+    from polytopo.evaluator.run.compare import compare_to_folder
+
+    gt, pred = inputs
+    methods = {"A": pred, "B": replace(pred, instances=pred.instances[::2])}
+    compare_to_folder(gt, methods, tmp_path / "one", plots=False, bootstrap_resamples=0)
+    compare_to_folder(gt, methods, tmp_path / "two", client=client, plots=False, bootstrap_resamples=0)
+    for name in methods:
+        _assert_same_outputs(tmp_path / "one" / name, tmp_path / "two" / name)
+    assert (tmp_path / "one" / "table.csv").read_bytes() == (tmp_path / "two" / "table.csv").read_bytes()
