@@ -39,7 +39,7 @@ from .errors import InferenceCanceled, InferenceError, ModelCardError, RasterErr
 from .raster.grid_blocks import whole_rows
 from .memory import check_memory, estimate_memory
 from .raster.normalize import input_scaling, to_model_input
-from .polygons.cleanup import to_map_coordinates, valid_polygons_only
+from .polygons.cleanup import offset_outlines, to_map_coordinates, valid_polygons_only
 from .prefetch import Prefetcher
 from .raster.reading import GeoreferenceWarning, GridReader, make_grid, open_raster
 from .raster.tiling import StripAccumulator, Tile, resolve_tiling, tile_origins
@@ -523,7 +523,8 @@ class PreparedRun:
         if not records:
             return []
         label = label or self.decoder.class_label
-        geometries = to_map_coordinates(np.array([r.geometry for r in records], object), self.grid.geotransform)
+        geometries = offset_outlines(np.array([r.geometry for r in records], object), self.model.card.outline_offset_px)
+        geometries = to_map_coordinates(geometries, self.grid.geotransform)
         ok = valid_polygons_only(geometries)
         self.report.invalid_dropped += int((~ok).sum())
         out = []

@@ -1,16 +1,19 @@
-"""Choose a model's segmentation threshold on the validation ground only, and write it into the card.
+"""Choose a model's segmentation threshold and outline offset on the validation ground only, and write them into the card.
 
 The exported model is run by the real engine over each validation raster
 (:func:`.heldout.kampala_validation`: the Kampala validation patch at zoom 19
 and 20, never trained on; for a hole-aware recipe also its zoom-20 variant with
 synthetic courtyards) once per candidate threshold
-(:class:`polytopo.models.RunParams` ``threshold``), scored with the paper
-profile, and the threshold with the best validation score (:func:`choice_score`:
-the mean AP50 over the validation rasters, and for a hole-aware recipe the
-courtyard raster's Hole-F1 as one more term; ties: the threshold nearer 0.5)
-becomes the card's ``seg_thresh``. No held-out or unseen-place raster is looked at.
+(:class:`polytopo.models.RunParams` ``threshold``) and outline offset (the card's
+``polytopo.outline_offset_px``: the boundary-aware models' outlines lie inside the
+buildings'), scored with the paper profile, and the pair with the best validation score
+(:func:`choice_score`: the mean AP50 over the validation rasters, and for a hole-aware
+recipe the courtyard raster's Hole-F1 as one more term; ties: the threshold nearer 0.5,
+then the smaller offset) goes into the card (``seg_thresh``, ``polytopo.outline_offset_px``).
+No held-out or unseen-place raster is looked at.
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +27,13 @@ from . import data
 from .evaluate_zoo import _instances
 from .heldout import kampala_validation
 
-__all__ = ["THRESHOLDS", "calibrate_threshold", "choice_score", "validation_scores"]
+__all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_threshold", "choice_score", "validation_scores"]
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 """Candidate segmentation thresholds."""
+
+OUTLINE_OFFSETS_PX = (0.0, 0.5, 1.0, 1.5, 2.0)
+"""Candidate outline offsets, model px (0: the outlines as polygonized)."""
 
 
 def validation_scores(model, rasters, threshold):
@@ -63,28 +69,32 @@ def choice_score(rows):
 
 
 def calibrate_threshold(model_path, shared, work_dir, thresholds=THRESHOLDS, threads=2, write=True, log=print,
-                        holes=False):
-    """Pick the threshold with the best validation score and (``write``) store it as the card's ``seg_thresh``.
+                        holes=False, offsets=OUTLINE_OFFSETS_PX):
+    """Pick the threshold and outline offset with the best validation score and (``write``) store them in the card.
 
     ``holes`` (a hole-aware recipe) adds the validation raster with synthetic courtyards.
+    Each ``(threshold, offset)`` is a run of the engine with the card's offset replaced.
 
     Returns
     -------
-    best : float
-    table : dict of float to dict
-        Scores per threshold (see :func:`validation_scores`).
+    best : tuple of float
+        ``(threshold, offset in model px)``.
+    table : dict of tuple to dict
+        Scores per ``(threshold, offset)`` (see :func:`validation_scores`).
     """
     model = load_model(Path(model_path), SessionParams(provider="cpu", intra_op_threads=threads))
     rasters = kampala_validation(shared, work_dir, courtyards=holes)
     table = {}
     for threshold in thresholds:
-        table[threshold] = validation_scores(model, rasters, threshold)
-        log(f"{Path(model_path).name} threshold {threshold}: "
-            + ", ".join(f"{key} AP50 {row['AP50']} AP {row['AP']} Hole-F1 {row['Hole-F1']} ({row['predicted']} polygons)"
-                        for key, row in table[threshold].items())
-            + f"; score {choice_score(table[threshold]):.4f}")
-    best = max(thresholds, key=lambda t: (choice_score(table[t]), -abs(t - 0.5)))
-    log(f"{Path(model_path).name}: best validation threshold {best}")
+        for offset in offsets:
+            candidate = replace(model, card=replace(model.card, outline_offset_px=float(offset)))
+            table[threshold, offset] = rows = validation_scores(candidate, rasters, threshold)
+            log(f"{Path(model_path).name} threshold {threshold} offset {offset} px: "
+                + ", ".join(f"{key} AP50 {row['AP50']} AP {row['AP']} Hole-F1 {row['Hole-F1']} "
+                            f"({row['predicted']} polygons)" for key, row in rows.items())
+                + f"; score {choice_score(rows):.4f}")
+    best = max(table, key=lambda pair: (choice_score(table[pair]), -abs(pair[0] - 0.5), -pair[1]))
+    log(f"{Path(model_path).name}: best validation threshold {best[0]}, outline offset {best[1]} px")
     if write:
-        write_card(Path(model_path), {"seg_thresh": float(best)})
+        write_card(Path(model_path), {"seg_thresh": float(best[0]), "polytopo.outline_offset_px": float(best[1])})
     return best, table

@@ -24,6 +24,7 @@ from ..decoders.families import DEFAULT_FAMILY, FAMILIES, SAM_PROMPT_INPUTS, SAM
 from ..errors import ModelCardError
 
 __all__ = [
+    "MAX_OUTLINE_OFFSET_PX",
     "DEEPNESS_KEYS",
     "FAMILIES",
     "ModelCard",
@@ -60,6 +61,7 @@ POLYTOPO_KEYS = (
     "polytopo.class_thresholds",
     "polytopo.background_class",
     "polytopo.simplify_tolerance_px",
+    "polytopo.outline_offset_px",
     "polytopo.min_area_px",
     "polytopo.min_hole_area_px",
     "polytopo.mask_threshold",
@@ -78,6 +80,9 @@ POLYTOPO_KEYS = (
     "polytopo.licence",
 )
 """Keys of our own, all optional except where a family needs them."""
+
+MAX_OUTLINE_OFFSET_PX = 8.0
+"""Largest ``polytopo.outline_offset_px`` a card may give, model px (a correction of an outline, not a buffer tool)."""
 
 _DEEPNESS_MODEL_TYPES = {"segmentor": DEFAULT_FAMILY, "segmentation": DEFAULT_FAMILY}
 _ACTIVATIONS = ("none", "sigmoid", "softmax")
@@ -196,6 +201,11 @@ class ModelCard:
         outputs (the Deepness convention) and -1 means no background class.
     simplify_tolerance_px : float
         Douglas–Peucker tolerance of the topology-preserving simplification.
+    outline_offset_px : float
+        Model px every finished polygon's rings are moved outward by (mitre joins:
+        exteriors grow, holes shrink), for models whose outlines lie inside the objects'
+        (the boundary-aware U-Nets separate touching buildings by a band inside each
+        outline); 0 leaves them as polygonized, the default.
     min_area_px2, min_hole_area_px2 : float
         Polygons and holes smaller than this are dropped.
     mask_threshold : float
@@ -249,6 +259,7 @@ class ModelCard:
     class_thresholds: object = None
     background_class: object = None
     simplify_tolerance_px: float = 1.0
+    outline_offset_px: float = 0.0
     min_area_px2: float = 0.0
     min_hole_area_px2: float = 0.0
     mask_threshold: float = 0.5
@@ -486,6 +497,7 @@ def parse_card(props):
         class_thresholds=thresholds,
         background_class=background,
         simplify_tolerance_px=_number(props, "polytopo.simplify_tolerance_px", family, 1.0, low=0),
+        outline_offset_px=_number(props, "polytopo.outline_offset_px", family, 0.0, low=0, high=MAX_OUTLINE_OFFSET_PX),
         min_area_px2=_number(props, "polytopo.min_area_px", family, 0.0, low=0),
         min_hole_area_px2=_number(props, "polytopo.min_hole_area_px", family, 0.0, low=0),
         mask_threshold=_number(props, "polytopo.mask_threshold", family, 0.5),

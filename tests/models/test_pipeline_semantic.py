@@ -275,3 +275,31 @@ def test_cli_run_writes_geopackage(tmp_path, tiny, capsys):
     assert status == 1 and "--overwrite" in capsys.readouterr().err
     status = main(["run", "--model", model, "--raster", raster, "--out", str(tmp_path / "t.gpkg"), "--tile", "32", "--quiet"])
     assert status == 1 and "tile" in capsys.readouterr().err
+
+
+def test_outline_offset_moves_every_ring_outward_by_the_cards_pixels(tmp_path, tiny):
+    """``polytopo.outline_offset_px`` grows exteriors and shrinks holes by that many model pixels, corners square."""
+    card = {"polytopo.family": "semantic", "tile_size": 32, "tiles_overlap": 20, "polytopo.input_range": [0, 1],
+            "polytopo.simplify_tolerance_px": 0}
+    mask = np.zeros((64, 64), np.float32)
+    mask[10:30, 10:40] = 1
+    mask[15:25, 20:30] = 0  # a 10 x 10 px courtyard
+    mask[40:50, 10:20] = 1
+    raster = tiny.write_raster(tmp_path / "blocks.tif", mask)
+    runs = {}
+    for offset in (0.0, 1.0):
+        path = tiny.semantic_band_model(tmp_path / f"m{offset}.onnx", card={**card, "polytopo.outline_offset_px": offset})
+        runs[offset] = sorted((p.geometry for p in PreparedRun(load_model(path, CPU), raster)), key=lambda g: -g.area)
+    pixel = 0.5  # map units per pixel of the test rasters
+    assert [g.area / pixel**2 for g in runs[0.0]] == [500, 100]
+    block, small = runs[1.0]
+    assert block.area / pixel**2 == 32 * 22 - 8 * 8 and small.area / pixel**2 == 12 * 12
+    assert len(block.interiors) == 1 and shapely.equals(block, runs[0.0][0].buffer(pixel, join_style="mitre"))
+
+
+def test_outline_offset_out_of_range_is_a_card_error(tmp_path, tiny):
+    card = {"polytopo.family": "semantic", "tile_size": 32, "polytopo.input_range": [0, 1]}
+    for bad in (-1, 9, "wide"):
+        path = tiny.semantic_band_model(tmp_path / "bad.onnx", card={**card, "polytopo.outline_offset_px": bad})
+        with pytest.raises(ModelCardError, match="outline_offset_px"):
+            load_model(path, CPU)
