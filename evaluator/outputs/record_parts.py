@@ -222,7 +222,8 @@ class RecordParts:
     """The per-feature records of an evaluation as its partitions encoded them (:func:`record_part`).
 
     ``Evaluation.records`` of a cluster run that asked for them; :func:`.report.write_report`
-    writes them with :meth:`write`. Holds no record as a Python object.
+    writes them with :meth:`write_csv` and :meth:`write_geopackage`. Holds no record as a
+    Python object.
 
     Parameters
     ----------
