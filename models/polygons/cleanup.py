@@ -95,8 +95,9 @@ def offset_outlines(geometries, distance_px):
         Valid polygons, pixel coordinates.
     distance_px : float
         Offset, pixels (0 returns the input). Corners stay square (mitre joins, up to
-        :data:`OFFSET_MITRE_LIMIT` offsets from the corner); a hole narrower than twice
-        the offset closes.
+        :data:`OFFSET_MITRE_LIMIT` offsets from the corner). A hole narrower than twice
+        the offset closes; an inlet of the exterior narrower than that closes too and is
+        filled, never turned into a hole: each result has at most its polygon's holes.
 
     Returns
     -------
@@ -108,11 +109,22 @@ def offset_outlines(geometries, distance_px):
     >>> grown = offset_outlines(np.array([square]), 0.5)[0]
     >>> grown.bounds, grown.area
     ((-0.5, -0.5, 4.5, 4.5), 24.0)
+    >>> notched = shapely.Polygon([(0, 0), (6, 0), (6, 6), (3.5, 6), (3.5, 2), (2.5, 2), (2.5, 6), (0, 6)])
+    >>> len(offset_outlines(np.array([notched]), 1.0)[0].interiors)
+    0
     """
     geometries = np.asarray(geometries, object)
     if not distance_px or not len(geometries):
         return geometries
-    return shapely.buffer(geometries, float(distance_px), join_style="mitre", mitre_limit=OFFSET_MITRE_LIMIT)
+    distance = float(distance_px)
+    grown = shapely.buffer(shapely.polygons(shapely.get_exterior_ring(geometries)), distance, join_style="mitre",
+                           mitre_limit=OFFSET_MITRE_LIMIT)
+    out = shapely.polygons(shapely.get_exterior_ring(grown))  # an inlet closed by the growth is filled
+    for index in np.flatnonzero(shapely.get_num_interior_rings(geometries)):
+        holes = shapely.polygons(list(geometries[index].interiors))
+        shrunk = shapely.buffer(holes, -distance, join_style="mitre", mitre_limit=OFFSET_MITRE_LIMIT)
+        out[index] = shapely.difference(out[index], shapely.union_all(shrunk))
+    return out
 
 
 def valid_polygons_only(geometries):

@@ -285,16 +285,19 @@ def test_outline_offset_moves_every_ring_outward_by_the_cards_pixels(tmp_path, t
     mask[10:30, 10:40] = 1
     mask[15:25, 20:30] = 0  # a 10 x 10 px courtyard
     mask[40:50, 10:20] = 1
+    mask[40:50, 30:45] = 1
+    mask[42:50, 37:38] = 0  # a 1 px wide inlet: the offset closes it and fills it, it makes no hole
     raster = tiny.write_raster(tmp_path / "blocks.tif", mask)
     runs = {}
     for offset in (0.0, 1.0):
         path = tiny.semantic_band_model(tmp_path / f"m{offset}.onnx", card={**card, "polytopo.outline_offset_px": offset})
         runs[offset] = sorted((p.geometry for p in PreparedRun(load_model(path, CPU), raster)), key=lambda g: -g.area)
     pixel = 0.5  # map units per pixel of the test rasters
-    assert [g.area / pixel**2 for g in runs[0.0]] == [500, 100]
-    block, small = runs[1.0]
+    assert [g.area / pixel**2 for g in runs[0.0]] == [500, 142, 100]
+    block, notched, small = runs[1.0]
     assert block.area / pixel**2 == 32 * 22 - 8 * 8 and small.area / pixel**2 == 12 * 12
     assert len(block.interiors) == 1 and shapely.equals(block, runs[0.0][0].buffer(pixel, join_style="mitre"))
+    assert notched.area / pixel**2 == 17 * 12 and not notched.interiors
 
 
 def test_outline_offset_out_of_range_is_a_card_error(tmp_path, tiny):
