@@ -39,11 +39,18 @@ from ...core.output_safety import write_failure
 
 __all__ = [
     "GEOMETRY_TYPES",
+    "LayerSchema",
     "RecordTable",
+    "check_int64",
+    "error_layers",
+    "field_kind",
+    "geometry_srs_id",
+    "gpkg_blobs",
+    "table_columns",
     "write_csv",
     "write_geopackage",
+    "write_geopackage_layers",
     "write_summary_json",
-    "error_layers",
 ]
 
 GEOMETRY_TYPES = ("Polygon", "MultiPolygon", "Point", "MultiPoint", "LineString", "MultiLineString")

@@ -413,7 +413,7 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
     step = progress or (lambda name: None)
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_THREAD * task_slots(client))
     step("partitions")
-    with_parts = record_parts is not None and profile_named(params.profile).per_image == "paper"
+    with_parts = record_parts is not None and partition_task(params) is _match_task
     tasks = [(p.gt_set, p.pred_set, params, *((record_parts, p.gt_index, p.pred_index) if with_parts else ()))
              for p in parts]
     results = map_partitions(client, partition_task(params), tasks, names=[_partition_name(p) for p in parts],
