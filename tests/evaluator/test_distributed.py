@@ -167,7 +167,7 @@ def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_o
     with pytest.warns(UserWarning, match="appear only in the predictions"):
         one = evaluate(*inputs, bootstrap_resamples=40)
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         assert task_slots(client) == 2
         phases = []
         with pytest.warns(UserWarning, match="appear only in the predictions"):
