@@ -189,9 +189,10 @@ def run(args):
             with reporting(progress.within):
                 evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
                                       client=client, record_parts=parts, **overrides)
-        progress("write")
-        files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
-                             inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)
+            progress("write")
+            files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
+                                 inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg,
+                                 client=client)
     finally:
         progress.close()
     if not args.quiet:

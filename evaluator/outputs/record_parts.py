@@ -16,7 +16,7 @@ the partition alone; ``reference-code`` keeps its records on the client).
 import csv
 import io
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -272,11 +272,14 @@ class RecordParts:
                     handle.write(_ordered_rows(tables, order))
         return path
 
-    def write_geopackage(self, path, field_kinds, frame=None):
+    def write_geopackage(self, path, field_kinds, frame=None, client=None):
         """Write the error layers as :func:`.writers.write_geopackage` writes the same records' layers.
 
         ``field_kinds`` is the declared schema (:data:`.records.FIELD_KINDS`); ``frame``
         must be the one the parts were encoded in (their geometry is already in map units).
+        With ``client`` (a live Dask client), a worker assembles the file (the rows copied
+        from every part, the spatial indexes built) and sends its bytes, which are written
+        here: the same file, without the assembly's CPU in this process.
         """
         if not self.request.geopackage:
             raise ValueError("Expected record parts made with geopackage=True to write a GeoPackage; ask "
@@ -284,6 +287,8 @@ class RecordParts:
         if frame != self.request.frame:
             raise ValueError("Expected the frame the record parts were encoded in; the workers mapped their "
                              "geometry with another")
+        if client is not None:
+            return self._written_by_worker(path, field_kinds, client)
         schemas = [self._schema(layer, field_kinds) for layer in ERROR_LAYERS]
 
         in_order = self.in_order()
@@ -293,6 +298,20 @@ class RecordParts:
                     for number, (table, schema) in enumerate(zip(tables, schemas))]
 
         return write_geopackage_layers(path, schemas, self.request.frame, fill)
+
+    def _written_by_worker(self, path, field_kinds, client):
+        """:meth:`write_geopackage` on a worker of ``client``; its bytes written to ``path`` atomically."""
+        from ...core.atomic_output import atomic_output
+        from ...core.cluster import map_partitions
+
+        # the CSV text stays here: the worker needs the rows' keys, the layers and the databases
+        slim = RecordParts([replace(part, tables={name: replace(table, text="") for name, table in part.tables.items()})
+                            for part in self.parts], self.request)
+        (data,) = map_partitions(client, _geopackage_bytes, [(slim, field_kinds)], names=["the GeoPackage"],
+                                 packed=True)
+        with atomic_output(path) as temporary:
+            temporary.write_bytes(data)
+        return path
 
     def _schema(self, layer, declared):
         count = sum(part.layers[layer.name].count for part in self.parts)
@@ -341,6 +360,18 @@ class RecordParts:
         corners = np.array(extents, dtype=float)
         return (float(corners[:, 0].min()), float(corners[:, 1].min()), float(corners[:, 2].max()),
                 float(corners[:, 3].max()))
+
+
+def _geopackage_bytes(task):
+    """Worker side of :meth:`RecordParts.write_geopackage` with a client: the file's bytes."""
+    import tempfile
+    from pathlib import Path
+
+    parts, field_kinds = task
+    with tempfile.TemporaryDirectory(prefix="polytopo-gpkg-") as folder:
+        path = Path(folder) / "evaluation.gpkg"
+        parts.write_geopackage(path, field_kinds, parts.request.frame)
+        return path.read_bytes()
 
 
 def _ordered_rows(tables, order):

@@ -92,7 +92,9 @@ def test_worker_made_outputs_are_the_files_of_one_process(tmp_path, client, inpu
     assert two.records.count("predictions") == len(one.records["predictions"])
     write_report(one, tmp_path / "one", plots=False)
     write_report(two, tmp_path / "two", plots=False)
+    write_report(two, tmp_path / "three", plots=False, client=client)  # the GeoPackage assembled on a worker
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+    _assert_same_outputs(tmp_path / "one", tmp_path / "three")
     layers, _, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
     # the fixture has rows in every layer, and some partitions have none of a layer's rows
     assert {name: len(layer[-1]) > 0 for name, layer in layers.items()} == {layer.name: True for layer in ERROR_LAYERS}
@@ -104,7 +106,7 @@ def test_worker_made_outputs_in_map_units_and_a_crs(tmp_path, client, inputs):
     one = evaluate(*inputs, bootstrap_resamples=0)
     two = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(frame, True))
     write_report(one, tmp_path / "one", frame=frame, plots=False)
-    write_report(two, tmp_path / "two", frame=frame, plots=False)
+    write_report(two, tmp_path / "two", frame=frame, plots=False, client=client)
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
     _, contents, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
     assert {row[-1] for row in contents} == {32633}
