@@ -26,7 +26,8 @@ import numpy as np
 from ..tables.error_classes import RECORD_TABLES, error_layer
 from .instances import Instance
 
-__all__ = ["image_sort_key", "image_rank", "instance_sort_key", "canonical_order", "in_input_order"]
+__all__ = ["image_sort_key", "image_rank", "instance_sort_key", "canonical_order", "in_input_order",
+           "input_positions"]
 
 
 def image_sort_key(image_id):
@@ -96,6 +97,23 @@ def canonical_order(instance_set, by_score):
                                                                              key=image_sort_key)))
 
 
+def input_positions(instance_set, positions=None):
+    """``{(image_id, source id, part): input position}`` of the first instance with each key.
+
+    Parameters
+    ----------
+    instance_set : InstanceSet
+    positions : sequence of int, optional
+        The input position of each instance (when ``instance_set`` is a part of the input
+        that holds every instance of its images, e.g. a cluster partition); default their
+        index in ``instance_set``.
+    """
+    found = {}
+    for index, i in enumerate(instance_set.instances):
+        found.setdefault((i.image_id, i.source_id, i.part), index if positions is None else int(positions[index]))
+    return found
+
+
 def in_input_order(records, gt_set, pred_set):
     """Per-feature records (:func:`.records.build_records`) sorted back into input order.
 
@@ -114,13 +132,7 @@ def in_input_order(records, gt_set, pred_set):
     dict
         The same records, reordered (holes after their owner's position, then by index).
     """
-    def positions(instance_set):
-        found = {}
-        for index, i in enumerate(instance_set.instances):
-            found.setdefault((i.image_id, i.source_id, i.part), index)
-        return found
-
-    by_side = {"prediction": (positions(pred_set), "pred_id"), "reference": (positions(gt_set), "ref_id")}
+    by_side = {"prediction": (input_positions(pred_set), "pred_id"), "reference": (input_positions(gt_set), "ref_id")}
 
     def ordered(rows, side):
         position, id_field = by_side[side]

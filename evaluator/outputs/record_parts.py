@@ -4,8 +4,9 @@ On a cluster (:mod:`..run.distributed`), each partition's worker builds the reco
 images (:func:`.records.build_records` of the partition's outcome) and encodes them the
 way :func:`.report.write_report` writes them: CSV rows as text, GeoPackage rows (geometry
 blobs in map units, plain values) in an in-memory SQLite database sent as its bytes, and
-each row's place in input order. The client (:meth:`RecordParts.write`) writes the CSV
-text in that order and lets SQLite copy and sort the GeoPackage rows, so it handles no
+each row's place in input order. The client (:meth:`RecordParts.write_csv`) writes the CSV
+text in that order and SQLite copies and sorts the GeoPackage rows
+(:meth:`RecordParts.write_geopackage`, on a worker when a client is given), so it handles no
 Python object per feature. The files are those one process writes from the same
 evaluation: the same rows in the same order, the same field types, counts and extents.
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..inputs.ordering import input_positions
 from ..tables.error_classes import ERROR_LAYERS, RECORD_TABLES, error_layer
 from .writers import (
     LayerSchema,
@@ -114,19 +116,6 @@ class RecordPart:
     database: object
 
 
-def _positions(instance_set, index):
-    """``{(image_id, source id, part): input position}`` of the first instance with each key.
-
-    ``instance_set`` is a partition of the input, ``index`` the input position of each of
-    its instances; every instance of an image is in the same partition, so the first
-    occurrence here is the first in the whole input, as :func:`.ordering.in_input_order` finds.
-    """
-    found = {}
-    for local, instance in enumerate(instance_set.instances):
-        found.setdefault((instance.image_id, instance.source_id, instance.part), int(index[local]))
-    return found
-
-
 def _keys(table, positions, id_field):
     if not len(table):
         return np.zeros((0, 2), dtype=np.int64)
@@ -164,8 +153,9 @@ def record_part(outcome, gt_set, pred_set, gt_index, pred_index, request):
     from .records import build_records
 
     records = build_records(outcome)
-    positions = {"reference": (_positions(gt_set, gt_index), "ref_id"),
-                 "prediction": (_positions(pred_set, pred_index), "pred_id")}
+    # every instance of an image is in its partition: the first of a key here is the first in the input
+    positions = {"reference": (input_positions(gt_set, gt_index), "ref_id"),
+                 "prediction": (input_positions(pred_set, pred_index), "pred_id")}
     tables, keys = {}, {}
     for name in RECORD_TABLES:
         table = RecordTable.from_records(records[name])
@@ -198,8 +188,9 @@ def _geopackage_rows(tables, keys, request):
         layers = {}
         for number, layer in enumerate(ERROR_LAYERS):
             table, key = _layer_rows(tables, keys, layer)
-            for field, column in zip(table.fields, table.columns):
-                if "int" in table.kinds(field):
+            seen = tuple(table.kinds(field) for field in table.fields)
+            for field, found, column in zip(table.fields, seen, table.columns):
+                if "int" in found:
                     check_int64(layer.name, field, column)
             geometries = table.geometries
             _check_geometry_types(geometries, _GEOMETRY_TYPE, layer.name)
@@ -211,7 +202,7 @@ def _geopackage_rows(tables, keys, request):
             connection.executemany(
                 f"INSERT INTO layer{number} VALUES ({', '.join('?' * len(names))})",  # nosec B608: fixed names
                 zip(key[:, 0].tolist(), key[:, 1].tolist(), range(len(table)), blobs, *table.columns))
-            layers[layer.name] = _LayerPart(tuple(table.kinds(field) for field in table.fields), extent, len(table))
+            layers[layer.name] = _LayerPart(seen, extent, len(table))
         connection.commit()
         return layers, connection.serialize()
     finally:
@@ -234,6 +225,7 @@ class RecordParts:
 
     def __init__(self, parts, request):
         self.parts, self.request = list(parts), request
+        self._orders = {}
 
     def count(self, name):
         """Rows of the record table ``name`` (one of :data:`.error_classes.RECORD_TABLES`)."""
@@ -245,8 +237,10 @@ class RecordParts:
 
     def _order(self, name):
         """The rows of the record table ``name`` over all parts (concatenated) in input order."""
-        keys = [part.tables[name].keys for part in self.parts]
-        return np.lexsort(np.concatenate(keys).T[::-1]) if keys else np.zeros(0, np.int64)
+        if name not in self._orders:
+            keys = [part.tables[name].keys for part in self.parts]
+            self._orders[name] = np.lexsort(np.concatenate(keys).T[::-1]) if keys else np.zeros(0, np.int64)
+        return self._orders[name]
 
     def in_order(self):
         """Whether every record table's rows are already in input order when the parts are concatenated.

@@ -532,9 +532,10 @@ class _LayerPlan:
 def _layer_plan(name, records, geometry_type, frame, declared):
     """Check one layer and prepare it (before any file is created)."""
     table = _as_table(records, None)
-    kinds = [field_kind(name, field, table.kinds(field), declared.get(field)) for field in table.fields]
-    for field, kind, column in zip(table.fields, kinds, table.columns):
-        if kind == "int" and "int" in table.kinds(field):
+    seen = [table.kinds(field) for field in table.fields]
+    kinds = [field_kind(name, field, found, declared.get(field)) for field, found in zip(table.fields, seen)]
+    for field, kind, found, column in zip(table.fields, kinds, seen, table.columns):
+        if kind == "int" and "int" in found:
             check_int64(name, field, column)
     geometries = None
     if geometry_type is not None:
