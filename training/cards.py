@@ -114,6 +114,15 @@ _DESCRIPTIONS = {
         "background and they come out as separate polygons; role 'probabilities' of the semantic family, "
         "pixels >= seg_thresh are building."
     ),
+    "courtyard4-separate": (
+        "Trained with 4 classes (0 background, 1 building interior, 2 building boundary: the 2 px inner band "
+        "of every ring, 3 courtyard: a building's hole that no building covers); the graph applies a softmax and "
+        "outputs 'probabilities' (N, 1, H, W) = the building interior grown by one pixel and kept inside the "
+        "foreground P(building) + P(boundary), or that foreground where it is lower than the courtyard "
+        "probability averaged over 8 x 8 px cells and spread by {reach} px: touching buildings come apart and "
+        "the roof ring around a courtyard stays closed; role 'probabilities' of the semantic family, pixels "
+        ">= seg_thresh are building."
+    ),
     "vertex": (
         "Output 'mask' (N, 1, H, W) is the building probability and 'vertices' (N, 1, H, W) the vertex "
         "heatmap (sigmoids applied in the graph); roles 'mask' and 'vertices' of the vertex-mask family."
@@ -122,7 +131,8 @@ _DESCRIPTIONS = {
 
 
 def _description_key(recipe):
-    return "boundary3-separate" if recipe.head == "boundary3" and recipe.separate_touching else recipe.head
+    separated = recipe.head in ("boundary3", "courtyard4") and recipe.separate_touching
+    return f"{recipe.head}-separate" if separated else recipe.head
 
 
 def required_keys(family):
@@ -190,7 +200,7 @@ def card_entries(recipe, checkpoint_info):
             f"{recipe.summary} Input: {bands}; raw values in [{low:g}, {high:g}] are scaled to [0, 1], then "
             "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
             f"of {recipe.reduction} px); tile_size {recipe.tile_size_px} is the default. "
-            f"{_DESCRIPTIONS[_description_key(recipe)]}"
+            f"{_DESCRIPTIONS[_description_key(recipe)].format(reach=recipe.courtyard_reach_px)}"
         ),
         "polytopo.training": {
             "steps": recipe.steps,

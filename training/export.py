@@ -88,7 +88,8 @@ def export_model(recipe, checkpoint, zoo_dir):
         raise TrainingError(f"Expected a checkpoint of {recipe.name!r} in {checkpoint} but got one of {info.get('recipe')!r}.")
     net = build_net(recipe, pretrained=False)
     net.load_state_dict(info["state_dict"])
-    wrapper = ExportWrapper(net, recipe.head, separate=recipe.separate_touching).eval()
+    wrapper = ExportWrapper(net, recipe.head, separate=recipe.separate_touching,
+                            courtyard_reach_px=recipe.courtyard_reach_px).eval()
     path = Path(zoo_dir) / f"{recipe.name}.onnx"
     path.parent.mkdir(parents=True, exist_ok=True)
     names = list(recipe.output_names)

@@ -24,8 +24,17 @@ outputs the card names:
   building *interior* grown by one pixel and kept inside the foreground, so
   the boundary band between two touching buildings stays background and they
   come out as two polygons;
+* ``courtyard4`` head (background, building, boundary, courtyard): with
+  ``separate=True`` ``probabilities`` (N, 1, H, W) = the grown interior, or the
+  whole foreground P(building) + P(boundary) where it is lower than the
+  courtyard probability averaged over 8 x 8 px cells and spread (maximum) by
+  ``courtyard_reach_px``: touching buildings come apart, but the roof ring
+  around a courtyard is not cut by the walls the net sees on it, so the
+  courtyard stays a hole;
 * ``vertex`` head: ``mask`` and ``vertices`` (N, 1, H, W), sigmoids.
 """
+
+import math
 
 from .torch_support import require_torch
 
@@ -33,10 +42,14 @@ torch = require_torch()
 nn = torch.nn
 functional = torch.nn.functional
 
-__all__ = ["DEPTH", "ExportWrapper", "LiteUNet", "UNet", "build_net"]
+__all__ = ["COURTYARD_CELL_PX", "DEPTH", "ExportWrapper", "LiteUNet", "UNet", "build_net"]
 
 DEPTH = 4
 """Poolings of the U-Net: inputs are padded to a multiple of 2**DEPTH = 16 px."""
+
+COURTYARD_CELL_PX = 8
+"""``courtyard4`` head: cell edge (px) over which the courtyard probability is averaged before it is
+spread by ``courtyard_reach_px`` (a divisor of both nets' padding multiple)."""
 
 
 def _block(in_channels, out_channels):
@@ -156,17 +169,21 @@ class ExportWrapper(nn.Module):
     ----------
     net : UNet or LiteUNet
     head : str
-        ``binary``, ``boundary3`` or ``vertex``.
+        ``binary``, ``boundary3``, ``courtyard4`` or ``vertex``.
     separate : bool
-        ``boundary3`` only: output the grown interior (N, 1, H, W) that keeps touching
-        buildings apart (see the module docstring).
+        ``boundary3`` and ``courtyard4``: output the grown interior (N, 1, H, W) that keeps
+        touching buildings apart (see the module docstring).
+    courtyard_reach_px : int
+        ``courtyard4`` only: within about this many pixels of a likely courtyard the output is
+        the whole foreground instead of the grown interior.
     """
 
-    def __init__(self, net, head, separate=False):
+    def __init__(self, net, head, separate=False, courtyard_reach_px=0):
         super().__init__()
         self.net = net
         self.head = head
         self.separate = separate
+        self.courtyard_cells = max(1, math.ceil(courtyard_reach_px / COURTYARD_CELL_PX))
 
     def forward(self, x):
         height, width = x.shape[2], x.shape[3]
@@ -174,13 +191,29 @@ class ExportWrapper(nn.Module):
         pad_h = (multiple - height % multiple) % multiple
         pad_w = (multiple - width % multiple) % multiple
         logits = self.net(functional.pad(x, (0, pad_w, 0, pad_h), mode="replicate"))
+        if self.head == "courtyard4" and self.separate:
+            # on the padded tile: its sides are multiples of the courtyard cell
+            return self._courtyard_gated(torch.softmax(logits, dim=1))[:, :, :height, :width]
         logits = logits[:, :, :height, :width]
         if self.head == "binary":
             return torch.sigmoid(logits)
-        if self.head == "boundary3":
+        if self.head in ("boundary3", "courtyard4"):
             p = torch.softmax(logits, dim=1)
             if self.separate:
-                grown = functional.max_pool2d(p[:, 1:2], 3, stride=1, padding=1)
-                return torch.minimum(grown, p[:, 1:2] + p[:, 2:3])
+                return _grown_interior(p)
             return torch.cat([p[:, :1], p[:, 1:2] + p[:, 2:3]], dim=1)
         return torch.sigmoid(logits[:, :1]), torch.sigmoid(logits[:, 1:2])
+
+    def _courtyard_gated(self, p):
+        foreground = p[:, 1:2] + p[:, 2:3]
+        near = functional.avg_pool2d(p[:, 3:4], COURTYARD_CELL_PX)
+        kernel = 2 * self.courtyard_cells + 1
+        near = functional.max_pool2d(near, kernel, stride=1, padding=self.courtyard_cells)
+        near = functional.interpolate(near, scale_factor=float(COURTYARD_CELL_PX), mode="nearest")
+        return torch.maximum(_grown_interior(p), torch.minimum(foreground, near))
+
+
+def _grown_interior(p):
+    """min(max over 3 x 3 of P(building), P(building) + P(boundary)) of class probabilities ``p``."""
+    grown = functional.max_pool2d(p[:, 1:2], 3, stride=1, padding=1)
+    return torch.minimum(grown, p[:, 1:2] + p[:, 2:3])

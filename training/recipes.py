@@ -13,8 +13,9 @@ from .errors import TrainingError
 
 __all__ = ["HEADS", "LITE0_BUILDINGS", "LITE0_HOLES", "RECIPES", "Recipe", "recipe"]
 
-HEADS = ("binary", "boundary3", "vertex")
-"""Network heads: one foreground logit; background/building/boundary logits; mask and vertex logits."""
+HEADS = ("binary", "boundary3", "courtyard4", "vertex")
+"""Network heads: one foreground logit; background/building/boundary logits; the same and a courtyard logit;
+mask and vertex logits."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,12 @@ class Recipe:
         Width of the boundary class of the ``boundary3`` head.
     boundary_weight : float
         Cross-entropy weight of the boundary class.
+    courtyard_weight : float
+        Cross-entropy weight of the courtyard class (``courtyard4`` head).
+    courtyard_reach_px : int
+        ``courtyard4`` head: how far from a likely courtyard the exported output keeps the
+        whole building foreground (so the ring around a courtyard stays closed) instead of
+        the grown interior, grid pixels (see :class:`~.nets.ExportWrapper`).
     vertex_sigma_px : float
         Standard deviation of the Gaussian vertex targets of the ``vertex`` head.
     tile_size_px, tiles_overlap_percent : int, float
@@ -121,6 +128,8 @@ class Recipe:
     rendered_frames: int = 8
     boundary_width_px: int = 2
     boundary_weight: float = 3.0
+    courtyard_weight: float = 2.0
+    courtyard_reach_px: int = 48
     vertex_sigma_px: float = 1.5
     tile_size_px: int = 256
     tiles_overlap_percent: float = 15.0
@@ -149,6 +158,9 @@ class Recipe:
             raise TrainingError(f"Expected source 'kampala_rgb' or 'atlanta_pan' but got {self.source!r}.")
         if not 0.0 <= self.rendered_share < 1.0:
             raise TrainingError(f"Expected rendered_share in [0, 1) but got {self.rendered_share!r}.")
+        if self.head == "courtyard4" and not (self.courtyards and self.separate_touching):
+            raise TrainingError("Expected courtyards and separate_touching for the 'courtyard4' head (it learns "
+                                "courtyards and exports the courtyard-gated grown interior).")
         if self.rendered_share > 0 and not self.courtyards:
             raise TrainingError("Expected rendered_share 0 for a recipe without courtyards (its target has no holes).")
         if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
@@ -187,14 +199,14 @@ class Recipe:
     @property
     def output_channels(self):
         """Channels of the exported ``probabilities`` (semantic family)."""
-        if self.head == "boundary3" and not self.separate_touching:
+        if self.head in ("boundary3", "courtyard4") and not self.separate_touching:
             return 2
         return 1
 
     @property
     def out_channels(self):
         """Channels of the raw network output."""
-        return {"binary": 1, "boundary3": 3, "vertex": 2}[self.head]
+        return {"binary": 1, "boundary3": 3, "courtyard4": 4, "vertex": 2}[self.head]
 
 
 _RGB = {"source": "kampala_rgb", "resolution_cm": 30.0, "input_range": (0.0, 255.0)}
@@ -262,6 +274,22 @@ LITE0_HOLES_ALL_FRAMES = replace(
 )
 """The second hole-aware trial on the pretrained encoder: every courtyard square, half the crops rendered."""
 
+LITE0_HOLES_COURTYARD_HEAD = replace(
+    LITE0_HOLES_ALL_FRAMES,
+    name="unet_holes_rgb_courtyard",
+    head="courtyard4",
+    seed=20261207,
+    summary=(
+        "The default model's network (U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder) "
+        "fine-tuned from its weights with a fourth class, courtyard (a building's hole), on half real imagery with "
+        "synthetic courtyards and half every 240 m square of Monaco and Bangalore that holds a real OSM courtyard "
+        "building, rendered into imagery; the graph outputs the building interior grown by one pixel within the "
+        "foreground, and the whole foreground near a likely courtyard, so touching buildings come apart and "
+        "courtyard rings stay closed."
+    ),
+)
+"""The third hole-aware trial: a courtyard class that gates where the rings are kept closed (issue 31)."""
+
 LITE0_VERTEX = replace(
     LITE0_BUILDINGS,
     name="vertexmask_buildings_rgb",
@@ -314,6 +342,7 @@ RECIPES = {
         ),
         LITE0_HOLES,
         LITE0_HOLES_ALL_FRAMES,
+        LITE0_HOLES_COURTYARD_HEAD,
         LITE0_VERTEX,
         Recipe(
             name="vertexmask_buildings_rgb_scratch",

@@ -163,7 +163,8 @@ class Crop:
         Pixels that count in the loss: valid image pixels, and on noisily labelled
         ground only those near a labelled building.
     classes : numpy.ndarray of uint8, shape (crop, crop)
-        0 background, 1 building, 2 boundary (``boundary3`` head only).
+        0 background, 1 building, 2 boundary (``boundary3`` and ``courtyard4`` heads), 3 courtyard
+        (``courtyard4`` head).
     heatmap : numpy.ndarray of float32 or None
         Vertex targets (``vertex`` head only).
     """
@@ -209,7 +210,9 @@ class CropSampler:
         polygons = window_polygons(window, sample.polygons[np.sort(found)])
         if self.recipe.courtyards and len(polygons):
             image, polygons, _count = carve_courtyards(image, valid, polygons, self.rng, self._courtyards)
-        classes = class_map(polygons, (size, size), self.recipe.boundary_width_px if self.recipe.head == "boundary3" else None)
+        classes = class_map(polygons, (size, size),
+                            self.recipe.boundary_width_px if self.recipe.head in ("boundary3", "courtyard4") else None,
+                            courtyards=self.recipe.head == "courtyard4")
         heatmap = vertex_heatmap(polygons, (size, size), self.recipe.vertex_sigma_px) if self.recipe.head == "vertex" else None
         loss_valid = valid
         reach = self.samples[index].label_reach_px

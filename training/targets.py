@@ -5,6 +5,7 @@ a pixel belongs to a polygon when its centre (c + 0.5, r + 0.5) lies inside,
 as GDAL's default rasterization does.
 
 * :func:`rasterize` — building mask;
+* :func:`class_map` — background / building / boundary / courtyard classes;
 * :func:`boundary_band` — the inner band of every ring (exterior *and*
   holes) of every building, per instance, so walls shared by touching
   buildings and the walls around courtyards are both marked;
@@ -107,23 +108,35 @@ def boundary_band(polygons, shape, width_px):
     return band
 
 
-def class_map(polygons, shape, boundary_width_px=None):
-    """Class of every pixel: 0 background, 1 building, and 2 building boundary when asked.
+def class_map(polygons, shape, boundary_width_px=None, courtyards=False):
+    """Class of every pixel: 0 background, 1 building, 2 building boundary and 3 courtyard when asked.
 
     Parameters
     ----------
     polygons : sequence of shapely.Polygon
     shape : tuple of 2 int
     boundary_width_px : int or None
-        Width of the boundary class (see :func:`boundary_band`); None for two classes.
+        Width of the boundary class (see :func:`boundary_band`); None for no boundary class.
+    courtyards : bool
+        Mark class 3 on the pixels inside a building's hole that no building covers (its
+        courtyard), so a net learns a courtyard apart from the ground between buildings.
 
     Returns
     -------
     numpy.ndarray of uint8
+
+    Examples
+    --------
+    >>> ring = shapely.Polygon([(0, 0), (5, 0), (5, 5), (0, 5)], [[(2, 2), (3, 2), (3, 3), (2, 3)]])
+    >>> class_map([ring], (5, 6), 1, courtyards=True)[2].tolist()
+    [2, 2, 3, 2, 2, 0]
     """
     classes = rasterize(polygons, shape).astype(np.uint8)
     if boundary_width_px:
         classes[boundary_band(polygons, shape, boundary_width_px) & (classes == 1)] = 2
+    if courtyards:
+        holes = [shapely.Polygon(ring) for polygon in polygons for ring in polygon.interiors]
+        classes[rasterize(holes, shape) & (classes == 0)] = 3
     return classes
 
 

@@ -9,6 +9,8 @@ Losses (``valid`` pixels only, all means over pixels):
 * ``boundary3``: cross-entropy over (background, building, boundary) with the
   boundary class weighted by ``boundary_weight``, + soft Dice on the merged
   foreground P(building) + P(boundary) that the exported graph outputs;
+* ``courtyard4``: the same with a fourth class, courtyard (a building's hole
+  that no building covers), weighted by ``courtyard_weight``;
 * ``vertex``: the ``binary`` loss on the mask logit + the penalty-reduced
   focal loss of CornerNet/CenterNet (alpha 2, beta 4) on the vertex heatmap,
   normalized by the number of vertices.
@@ -84,14 +86,14 @@ def _loss(logits, batch, recipe, torch):
     functional = torch.nn.functional
     valid = batch["valid"]
     classes = batch["classes"]
-    if recipe.head == "boundary3":
-        weights = torch.tensor([1.0, 1.0, recipe.boundary_weight])
+    if recipe.head in ("boundary3", "courtyard4"):
+        weights = torch.tensor([1.0, 1.0, recipe.boundary_weight, recipe.courtyard_weight][:recipe.out_channels])
         ce = functional.cross_entropy(logits, classes.long(), weight=weights, reduction="none")
         pixel_weight = weights[classes.long()]
         ce = (ce * valid).sum() / (pixel_weight * valid).sum().clamp(min=1.0)
         p = torch.softmax(logits, dim=1)
         foreground = p[:, 1] + p[:, 2]
-        return ce + _dice(foreground, (classes > 0).float(), valid, torch)
+        return ce + _dice(foreground, ((classes == 1) | (classes == 2)).float(), valid, torch)
     target = (classes > 0).float()
     mask_logit = logits[:, 0]
     bce = _masked_mean(functional.binary_cross_entropy_with_logits(mask_logit, target, reduction="none"), valid)
@@ -302,13 +304,40 @@ def _load_start_weights(net, recipe, work_dir, torch, log):
         raise TrainingError(f"Expected a checkpoint of {recipe.fine_tune_from!r} in {start} but got one of "
                             f"{info.get('recipe')!r}.")
     state, own = info["state_dict"], net.state_dict()
-    fresh = sorted(key for key, value in state.items() if key in own and own[key].shape != value.shape)
+    grown = _grow_head(state, own, torch)
+    fresh = sorted(key for key, value in grown.items() if key in own and own[key].shape != value.shape)
     if any(not key.startswith("head.") for key in fresh):
         raise TrainingError(f"{recipe.name} cannot start from {start}: its layers {fresh} differ in shape beyond the "
                             "output head; fine-tune from a recipe with the same encoder and decoder.")
-    net.load_state_dict({key: value for key, value in state.items() if key not in fresh}, strict=not fresh)
+    net.load_state_dict({key: value for key, value in grown.items() if key not in fresh}, strict=not fresh)
     note = f"; the output head ({', '.join(fresh)}) has other channels and starts fresh" if fresh else ""
+    if grown is not state:
+        note = "; the output head's added classes start as the background's"
     log(f"{recipe.name}: starting from the weights of {start} ({info.get('completed_steps')} steps){note}")
+
+
+_NEW_CLASS_BIAS = -2.0
+"""Logit offset of a head's added classes against the background's at the start (P about e^-2 of it)."""
+
+
+def _grow_head(state, own, torch):
+    """``state`` with a head of more classes than the checkpoint's: its rows kept, each added row the background's.
+
+    A class the start never had (the courtyard of a ``courtyard4`` head fine-tuned from a
+    ``boundary3`` checkpoint) then starts as a less likely background, and every other
+    class keeps what was learned. Heads of other shapes are left alone (they start fresh).
+    """
+    weight, bias = state.get("head.weight"), state.get("head.bias")
+    if weight is None or bias is None or "head.weight" not in own:
+        return state
+    rows = own["head.weight"].shape[0]
+    if rows <= weight.shape[0] or own["head.weight"].shape[1:] != weight.shape[1:]:
+        return state
+    added = rows - weight.shape[0]
+    grown = dict(state)
+    grown["head.weight"] = torch.cat([weight, weight[:1].repeat(added, 1, 1, 1)])
+    grown["head.bias"] = torch.cat([bias, bias[:1].repeat(added) + _NEW_CLASS_BIAS])
+    return grown
 
 
 def _save(path, recipe, net, mean, std, vertex_threshold, vertex_f1, seconds, final_loss, samples, torch,
