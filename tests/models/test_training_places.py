@@ -17,6 +17,7 @@ from polytopo.training.data import GridSample, XYZTile, xyz_patches
 from polytopo.training.errors import TrainingError
 from polytopo.training.recipes import RECIPES, Recipe, recipe
 from polytopo.training.samples import CropSampler, WeightedSample, channel_statistics
+from polytopo.training.targets import class_map
 
 
 def test_tiles_of_two_distant_patches_form_two_patches():
@@ -105,3 +106,33 @@ def test_the_command_line_overrides_the_rendered_share():
     assert overridden(holes, parse(["unet_holes_rgb_lite", "--rendered-share", "0"])).rendered_share == 0.0
     with pytest.raises(TrainingError, match="without courtyards"):
         overridden(recipe("unet_buildings_rgb"), parse(["unet_buildings_rgb", "--rendered-share", "0.3"]))
+
+
+def test_the_courtyard_head_marks_a_buildings_hole_as_courtyard_and_the_ground_between_houses_as_background():
+    """``courtyard4``: class 3 on a courtyard (a hole no building covers), never on the gap between two houses."""
+    court = recipe("unet_holes_rgb_courtyard")
+    assert court.head == "courtyard4" and court.out_channels == 4 and court.output_channels == 1
+    block = shapely.Polygon([(20, 20), (140, 20), (140, 140), (20, 140)], [[(60, 60), (100, 60), (100, 100), (60, 100)]])
+    houses = [shapely.box(180, 180, 220, 220), shapely.box(230, 180, 270, 220)]  # 10 px of ground between them
+    tower = shapely.box(70, 70, 80, 80)  # a building inside the courtyard stays a building
+    classes = class_map([block, *houses, tower], (300, 300), court.boundary_width_px, courtyards=True)
+    assert (classes == 3).sum() == 40 * 40 - 10 * 10
+    assert (classes[180:220, 220:230] == 0).all() and (classes[70:80, 70:80] > 0).all()
+    assert (class_map([block, *houses], (300, 300), court.boundary_width_px) < 3).all()
+    with pytest.raises(TrainingError, match="courtyard4"):
+        dataclasses.replace(court, separate_touching=False)
+
+
+def test_every_encoder_variant_names_its_wheel_and_skip_channels():
+    from polytopo.training.encoder_variants import LITE_VARIANTS, lite_variant
+
+    assert lite_variant("efficientnet-lite0").skip_channels == (16, 24, 40, 112, 320)
+    assert lite_variant("efficientnet-lite2").skip_channels == (16, 24, 48, 120, 352)
+    assert sum(stage[0] for stage in lite_variant("efficientnet-lite2").stages) == 21
+    for variant in LITE_VARIANTS.values():
+        assert variant.weights_file.startswith(variant.name) and variant.package.startswith(variant.name)
+    assert recipe("unet_buildings_rgb_lite2").encoder == "efficientnet-lite2"
+    with pytest.raises(TrainingError, match="efficientnet-lite2"):
+        dataclasses.replace(recipe("unet_buildings_rgb"), encoder="efficientnet-b7")
+    with pytest.raises(ValueError, match="efficientnet-lite0"):
+        lite_variant("efficientnet-b7")
