@@ -31,7 +31,8 @@ from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
 
 __all__ = ["COMMAND_LINE", "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice",
-           "check_scheduler_address", "local_workers_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
+           "check_scheduler_address", "local_workers_option", "AUTO_WORKERS", "AUTO_CLUSTER_MIN_BYTES",
+           "auto_local_workers", "usable_cores", "workers_or_auto_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -177,6 +178,53 @@ def local_workers_option(text):
     except InvalidParameterError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return workers
+
+
+AUTO_WORKERS = "auto"
+"""The ``--workers`` value that lets the evaluator choose (:func:`auto_local_workers`)."""
+
+AUTO_CLUSTER_MIN_BYTES = 2_000_000
+"""Input size (bytes, all inputs of a run) from which ``--workers auto`` starts a local cluster.
+
+Below it a cluster's fixed cost (starting the worker processes, their imports, sending
+the partitions) outweighs what the cores gain (benchmarks/README.md, *Workers by default*)."""
+
+
+def usable_cores():
+    """CPU cores this process may run on (its affinity where the system reports it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def auto_local_workers(input_bytes, cores=None):
+    """Worker processes ``--workers auto`` starts: one per core, or 0 (this process) where a cluster does not pay.
+
+    Parameters
+    ----------
+    input_bytes : int
+        Size of the run's inputs, bytes.
+    cores : int, optional
+        Usable cores (default :func:`usable_cores`).
+
+    Returns
+    -------
+    int
+        0 on one core or for inputs under :data:`AUTO_CLUSTER_MIN_BYTES`, else the cores.
+
+    Examples
+    --------
+    >>> auto_local_workers(50_000_000, cores=2), auto_local_workers(1_000, cores=2), auto_local_workers(50_000_000, cores=1)
+    (2, 0, 0)
+    """
+    cores = usable_cores() if cores is None else cores
+    return cores if cores >= 2 and input_bytes >= AUTO_CLUSTER_MIN_BYTES else 0
+
+
+def workers_or_auto_option(text):
+    """A ``--workers`` value that may also be ``auto`` (:data:`AUTO_WORKERS`); else as :func:`local_workers_option`."""
+    return AUTO_WORKERS if text.strip().lower() == AUTO_WORKERS else local_workers_option(text)
 
 
 def _check_workers(workers):

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .shared import add_cluster_options, run_guarded
+from .shared import add_cluster_options, resolved_workers, run_guarded
 from ...core.errors import InputFormatError, InvalidParameterError
 from ..tables.profiles import PROFILE_NAMES, profiles_help
 
@@ -72,7 +72,8 @@ def run(args):
         _check_exists(path)
     options = {"default_score": args.default_score, "score_field": args.score_field, "image_field": args.image_field,
                "pixel_size": args.pixel_size, "drop_degenerate": args.drop_degenerate_rings}
-    with client_starting(args.workers, args.scheduler) as started_client:  # the cluster starts while loading
+    workers = resolved_workers(args, [args.gt, *(path for _, path in args.pred)])
+    with client_starting(workers, args.scheduler) as started_client:  # the cluster starts while loading
         gt_set, first, frame = load_inputs(args.gt, args.pred[0][1], **options)
         pending = _one_at_a_time(args.pred[0][0], first, args.pred[1:],
                                  lambda path: load_inputs(args.gt, path, reference=(gt_set, frame), **options)[1])

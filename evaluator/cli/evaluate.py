@@ -12,7 +12,7 @@ import math
 import sys
 from pathlib import Path
 
-from .shared import add_cluster_options, run_guarded
+from .shared import add_cluster_options, resolved_workers, run_guarded
 from ..tables.params import IOU_MODES
 from ..tables.profiles import PROFILE_NAMES, profiles_help
 
@@ -174,7 +174,7 @@ def run(args):
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
     try:
-        with client_starting(args.workers, args.scheduler) as started_client:
+        with client_starting(resolved_workers(args, (args.gt, args.pred)), args.scheduler) as started_client:
             progress("load")
             gt, pred, frame = load_inputs(
                 args.gt, args.pred, categories=args.categories, default_score=args.default_score,

@@ -8,22 +8,53 @@ and to its ``compare`` subcommand (:mod:`.compare_cli`).
 
 import sys
 import warnings
+from pathlib import Path
 
 from ...core.blas_threads import single_blas_thread
-from ...core.cluster import local_workers_option
+from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_option
 from ...core.errors import EvaluatorError
 
-__all__ = ["add_cluster_options", "run_guarded"]
+__all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded"]
 
 
 def add_cluster_options(parser):
     """The ``--workers`` / ``--scheduler`` options (Dask scale-out, see docs/scale-out.md)."""
     group = parser.add_argument_group("scale-out on Dask (same numbers as one process)")
     where = group.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=local_workers_option, default=0,
-                       help="worker processes of a local Dask cluster started for the run (default 0: this process)")
+    where.add_argument("--workers", type=workers_or_auto_option, default=AUTO_WORKERS,
+                       help="worker processes of a local Dask cluster started for the run; 0: this process; "
+                            "auto (default): one per core where the inputs are large enough for a cluster to pay, "
+                            "else this process")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="address of a running Dask scheduler (started with 'dask scheduler' and 'dask worker')")
+
+
+def input_bytes(paths):
+    """Bytes of the input files ``paths`` (a folder: its files; a GDAL ``/vsi`` path or a missing one: 0)."""
+    total = 0
+    for path in map(Path, paths):
+        if str(path).startswith("/vsi") or not path.exists():
+            continue
+        files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
+        total += sum(f.stat().st_size for f in files)
+    return total
+
+
+def resolved_workers(args, inputs):
+    """``args.workers`` as a number: ``auto`` becomes :func:`.cluster.auto_local_workers` of the inputs' size.
+
+    Unless ``args.quiet``, says on stderr when ``auto`` starts a cluster and how to avoid it.
+    """
+    if args.workers != AUTO_WORKERS:
+        return args.workers
+    if args.scheduler is not None:
+        return 0
+    size = input_bytes(inputs)
+    workers = auto_local_workers(size)
+    if workers and not args.quiet:
+        print(f"polytopo.evaluator: the inputs are {size / 1e6:.1f} MB: running on a local cluster of {workers} "
+              "workers, one per core (--workers 0 runs in this process)", file=sys.stderr)
+    return workers
 
 
 def run_guarded(func, args):

@@ -229,6 +229,53 @@ def test_cli_with_workers_writes_the_single_process_summary(tmp_path, fixtures_d
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
 
 
+def test_cli_workers_auto_uses_every_core_only_where_the_inputs_are_large_enough(tmp_path, fixtures_dir, capsys,
+                                                                                  monkeypatch):
+    """``--workers auto`` (the default): this process for small inputs, a cluster of one worker per core above
+    the size threshold, with the single process's numbers and records."""
+    from polytopo.core import cluster
+    from polytopo.evaluator.cli.evaluate import main
+
+    started = []
+    real = cluster.client_starting
+
+    def recording(workers, scheduler):
+        started.append(workers)
+        return real(workers, scheduler)
+
+    monkeypatch.setattr(cluster, "client_starting", recording)
+    monkeypatch.setattr(cluster, "usable_cores", lambda: 2)
+    folder = fixtures_dir / "ptb_small"
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+              "--bootstrap", "20", "--no-plots", "--no-gpkg"]
+    assert main([*common, "--out", str(tmp_path / "small")]) == 0
+    assert started == [0] and "local cluster" not in capsys.readouterr().err
+    monkeypatch.setattr(cluster, "AUTO_CLUSTER_MIN_BYTES", 1)
+    assert main([*common, "--out", str(tmp_path / "large"), "--workers", "auto"]) == 0
+    assert started == [0, 2]
+    assert "running on a local cluster of 2 workers, one per core (--workers 0 runs in this process)" in (
+        capsys.readouterr().err)
+    assert main([*common, "--out", str(tmp_path / "zero"), "--workers", "0", "--quiet"]) == 0
+    monkeypatch.setattr(cluster, "usable_cores", lambda: 1)
+    assert main([*common, "--out", str(tmp_path / "one-core"), "--quiet"]) == 0
+    assert started == [0, 2, 0, 0]
+    large, zero = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("large", "zero"))
+    large.pop("timings"), zero.pop("timings")
+    assert_same(large, zero)
+    for name in ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv"):
+        assert (tmp_path / "large" / name).read_text() == (tmp_path / "zero" / name).read_text()
+
+
+def test_input_bytes_counts_files_and_folders_and_skips_what_it_cannot_see(tmp_path):
+    from polytopo.evaluator.cli.shared import input_bytes
+
+    (tmp_path / "a.json").write_bytes(b"x" * 10)
+    (tmp_path / "layer").mkdir()
+    (tmp_path / "layer" / "part.shp").write_bytes(b"y" * 5)
+    (tmp_path / "layer" / "part.dbf").write_bytes(b"z" * 7)
+    assert input_bytes([tmp_path / "a.json", tmp_path / "layer", tmp_path / "missing.json", "/vsizip/x.zip/a"]) == 22
+
+
 def test_cli_reports_an_unanswering_scheduler_in_one_line(tmp_path, fixtures_dir, capsys, monkeypatch):
     from functools import partial
 
