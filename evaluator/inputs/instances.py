@@ -26,6 +26,7 @@ __all__ = [
     "PackedInstances",
     "ring_from_flat",
     "rings_from_flat_lists",
+    "flat_ring_table",
     "instances_from_geometry",
     "instances_from_geometries",
     "ring_area",
@@ -261,24 +262,56 @@ def rings_from_flat_lists(ring_lists):
     list
         Per ring, the ``(n, 2)`` array that :func:`ring_from_flat` returns (a view into
         one array holding every ring), or None where that ring needs
-        :func:`ring_from_flat` itself: it would raise (or, for its first three vertices
-        not pairwise different, check every vertex). When any value is not a JSON number
-        or any ring has an odd length, every entry is None.
+        :func:`ring_from_flat` itself (see :func:`flat_ring_table`).
 
     Examples
     --------
     >>> [None if r is None else r.tolist() for r in rings_from_flat_lists([[0, 0, 4, 0, 4, 4, 0, 0], [1, 1]])]
     [[[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]], None]
     """
+    coords, starts, sizes, ok = flat_ring_table(ring_lists)
+    return [coords[start:start + size] if good else None
+            for good, start, size in zip(ok.tolist(), starts.tolist(), sizes.tolist())]
+
+
+def flat_ring_table(ring_lists):
+    """Parse many flat rings at once into one coordinate array and offsets, without an object per ring.
+
+    Parameters
+    ----------
+    ring_lists : sequence of list
+        Flat ``[x0, y0, x1, y1, ...]`` rings in pixels (JSON lists).
+
+    Returns
+    -------
+    coords : numpy.ndarray of float64, shape (m, 2)
+        Every ring's vertices, pixels.
+    starts, sizes : numpy.ndarray of int64
+        Per ring, its first row in ``coords`` and its vertex count without a repeated
+        closing vertex: ``coords[start:start + size]`` is what :func:`ring_from_flat`
+        returns.
+    ok : numpy.ndarray of bool
+        False where a ring needs :func:`ring_from_flat` itself: it would raise (or, for its
+        first three vertices not pairwise different, check every vertex). When any value is
+        not a JSON number or any ring has an odd length, every entry is False.
+
+    Examples
+    --------
+    >>> coords, starts, sizes, ok = flat_ring_table([[0, 0, 4, 0, 4, 4, 0, 0], [1, 1]])
+    >>> starts.tolist(), sizes.tolist(), ok.tolist()
+    ([0, 4], [3, 1], [True, False])
+    """
     n = len(ring_lists)
     sizes = np.fromiter(map(len, ring_lists), np.int64, n)
     values = list(itertools.chain.from_iterable(ring_lists))
+    none = np.zeros((0, 2)), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, bool)
     if not n or (sizes % 2).any() or not set(map(type, values)) <= {int, float}:
-        return [None] * n
+        return none
     try:
         coords = np.array(values, dtype=np.float64).reshape(-1, 2)
     except OverflowError:
-        return [None] * n
+        return none
+    del values
     counts = sizes // 2
     starts = np.cumsum(counts) - counts
     bad = counts < 3
@@ -290,8 +323,7 @@ def rings_from_flat_lists(ring_lists):
     bad |= kept < 3
     a, b, c = (coords[starts[~bad] + k] for k in range(3))
     bad[~bad] = ~((a != b).any(axis=1) & (b != c).any(axis=1) & (a != c).any(axis=1))
-    return [None if skip else coords[start:start + size]
-            for skip, start, size in zip(bad.tolist(), starts.tolist(), kept.tolist())]
+    return coords, starts, kept, ~bad
 
 
 def _checked_ring(coords, where):

@@ -25,7 +25,8 @@ from ..inputs.input_checks import (
     warn_questionable_run,
 )
 from ...core.json_files import read_json
-from ..inputs.io_coco import load_coco_ground_truth, load_coco_predictions
+from ...core.heap import return_freed_heap
+from ..inputs.io_coco import ground_truth_columns, prediction_columns
 from ..tables.metric_table import SWEPT
 from ..inputs.ordering import in_input_order
 from ..tables.pair_rules import invalid_count
@@ -275,17 +276,25 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
     """
     if reference is not None:
         gt_set, frame = reference
-        (gt_coco, gt_data), (pred_coco, pred_data) = (frame is None, None), _coco_data(pred_path)
+        gt_coco = frame is None
     else:
-        (gt_coco, gt_data), (pred_coco, pred_data) = _coco_data(gt_path), _coco_data(pred_path)
+        gt_coco, gt_data = _coco_data(gt_path)
+        if gt_coco:
+            columns = ground_truth_columns(gt_path, gt_data, categories, drop_degenerate)
+            del gt_data  # the JSON is freed before the instances are made (see load_coco_ground_truth)
+            gt_set = columns.instance_set()
+            del columns
+    pred_coco, pred_data = _coco_data(pred_path)
     if gt_coco != pred_coco:
         raise InputFormatError(
             f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
             f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
     if gt_coco:
-        if reference is None:
-            gt_set = load_coco_ground_truth(gt_path, categories, drop_degenerate, data=gt_data)
-        pred_set = load_coco_predictions(pred_path, categories, default_score, drop_degenerate, data=pred_data)
+        columns = prediction_columns(pred_path, pred_data, categories, default_score, drop_degenerate)
+        del pred_data
+        pred_set = columns.instance_set()
+        del columns
+        return_freed_heap()  # the pages the JSON held
         check_categories(gt_set, pred_set, categories)
         return gt_set, pred_set, None
     from ..inputs.io_vector import load_vector_layer

@@ -92,3 +92,36 @@ def test_predictions_loaded_against_an_already_loaded_reference_equal_a_fresh_lo
     assert [(i.image_id, i.source_id, i.score) for i in again_pred.instances] == \
         [(i.image_id, i.source_id, i.score) for i in pred.instances]
     assert all(np.array_equal(a.exterior, b.exterior) for a, b in zip(again_pred.instances, pred.instances))
+
+
+def _square(x, y):
+    return [x, y, x + 4, y, x + 4, y + 4, x, y + 4]
+
+
+def test_instances_are_built_from_columns_that_keep_nothing_of_the_json():
+    """The two-phase read: the JSON can be changed or dropped before the instances are made."""
+    from polytopo.evaluator.inputs.io_coco import ground_truth_columns, prediction_columns
+
+    big = 2**70  # an id beyond int64 stays a Python int
+    data = {"images": [{"id": 1}, {"id": "b"}],
+            "annotations": [{"id": 10, "image_id": 1, "category_id": 1, "segmentation": [_square(0, 0), [1, 1, 2, 1, 2, 2]]},
+                            {"id": big, "image_id": "b", "category_id": None, "segmentation": [_square(5, 5)]},
+                            {"id": 12, "image_id": 1, "category_id": 1, "segmentation": [[0, 0, 0, 0, 0, 0]]}]}
+    columns = ground_truth_columns("gt.json", data, drop_degenerate=True)
+    for record in data["annotations"]:
+        record["segmentation"][0][:] = [99] * len(record["segmentation"][0])
+        record["id"] = -1
+    data.clear()
+    gt = columns.instance_set()
+    assert [i.source_id for i in gt.instances] == [10, big] and [i.image_id for i in gt.instances] == [1, "b"]
+    assert [type(i.image_id) for i in gt.instances] == [int, str] and gt.image_ids == (1, "b")
+    assert gt.instances[0].exterior.tolist() == [[0, 0], [4, 0], [4, 4], [0, 4]]
+    assert gt.instances[0].holes[0].tolist() == [[1, 1], [2, 1], [2, 2]]
+    assert [i.category_id for i in gt.instances] == [1, None] and gt.skipped == {"degenerate_exterior": 1}
+    preds = [{"image_id": 3, "score": 0.5, "segmentation": [_square(0, 0)]},
+             {"image_id": 2, "score": 1, "segmentation": [_square(1, 1)]}]
+    columns = prediction_columns("pred.json", preds)
+    preds.clear()
+    pred = columns.instance_set()
+    assert [(i.image_id, i.source_id, i.score) for i in pred.instances] == [(3, 0, 0.5), (2, 1, 1.0)]
+    assert pred.image_ids == (3, 2) and type(pred.instances[1].score) is float
