@@ -32,7 +32,7 @@ from .gc_pause import paused_gc
 
 __all__ = ["COMMAND_LINE", "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice",
            "check_scheduler_address", "local_workers_option", "AUTO_WORKERS", "AUTO_CLUSTER_MIN_BYTES",
-           "auto_local_workers", "usable_cores", "workers_or_auto_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
+           "auto_local_workers", "available_memory_bytes", "AUTO_WORKER_MEMORY_BYTES", "usable_cores", "workers_or_auto_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -198,7 +198,23 @@ def usable_cores():
         return os.cpu_count() or 1
 
 
-def auto_local_workers(input_bytes, cores=None):
+AUTO_WORKER_MEMORY_BYTES = 512 * 2**20
+"""Memory ``--workers auto`` counts per worker process (its libraries and a partition's share)."""
+
+
+def available_memory_bytes():
+    """Memory available to new processes (``MemAvailable`` of ``/proc/meminfo``), or None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def auto_local_workers(input_bytes, cores=None, memory_bytes=None):
     """Worker processes ``--workers auto`` starts: one per core, or 0 (this process) where a cluster does not pay.
 
     Parameters
@@ -207,19 +223,27 @@ def auto_local_workers(input_bytes, cores=None):
         Size of the run's inputs, bytes.
     cores : int, optional
         Usable cores (default :func:`usable_cores`).
+    memory_bytes : int, optional
+        Memory available (default :func:`available_memory_bytes`; unknown: no limit).
 
     Returns
     -------
     int
-        0 on one core or for inputs under :data:`AUTO_CLUSTER_MIN_BYTES`, else the cores.
+        0 on one core or for inputs under :data:`AUTO_CLUSTER_MIN_BYTES`, else the cores,
+        at most one worker per :data:`AUTO_WORKER_MEMORY_BYTES` of available memory (0 when
+        that leaves fewer than 2).
 
     Examples
     --------
-    >>> auto_local_workers(50_000_000, cores=2), auto_local_workers(1_000, cores=2), auto_local_workers(50_000_000, cores=1)
-    (2, 0, 0)
+    >>> auto_local_workers(50_000_000, cores=2, memory_bytes=2**34), auto_local_workers(1_000, cores=2)
+    (2, 0)
+    >>> auto_local_workers(50_000_000, cores=1), auto_local_workers(50_000_000, cores=64, memory_bytes=2**32)
+    (0, 8)
     """
     cores = usable_cores() if cores is None else cores
-    return cores if cores >= 2 and input_bytes >= AUTO_CLUSTER_MIN_BYTES else 0
+    memory_bytes = available_memory_bytes() if memory_bytes is None else memory_bytes
+    workers = cores if memory_bytes is None else min(cores, memory_bytes // AUTO_WORKER_MEMORY_BYTES)
+    return workers if workers >= 2 and input_bytes >= AUTO_CLUSTER_MIN_BYTES else 0
 
 
 def workers_or_auto_option(text):

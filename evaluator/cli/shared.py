@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from ...core.blas_threads import single_blas_thread
-from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_option
+from ...core.cluster import AUTO_WORKERS, auto_local_workers, usable_cores, workers_or_auto_option
 from ...core.errors import EvaluatorError
 
 __all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded"]
@@ -49,11 +49,11 @@ def resolved_workers(args, inputs):
         return args.workers
     if args.scheduler is not None:
         return 0
-    size = input_bytes(inputs)
-    workers = auto_local_workers(size)
+    size, cores = input_bytes(inputs), usable_cores()
+    workers = auto_local_workers(size, cores)
     if workers and not args.quiet:
         print(f"polytopo.evaluator: the inputs are {size / 1e6:.1f} MB: running on a local cluster of {workers} "
-              "workers, one per core (--workers 0 runs in this process)", file=sys.stderr)
+              f"workers for the {cores} cores here (--workers 0 runs in this process)", file=sys.stderr)
     return workers
 
 

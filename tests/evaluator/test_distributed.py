@@ -234,6 +234,7 @@ def test_cli_workers_auto_uses_every_core_only_where_the_inputs_are_large_enough
     """``--workers auto`` (the default): this process for small inputs, a cluster of one worker per core above
     the size threshold, with the single process's numbers and records."""
     from polytopo.core import cluster
+    from polytopo.evaluator.cli import shared
     from polytopo.evaluator.cli.evaluate import main
 
     started = []
@@ -244,7 +245,7 @@ def test_cli_workers_auto_uses_every_core_only_where_the_inputs_are_large_enough
         return real(workers, scheduler)
 
     monkeypatch.setattr(cluster, "client_starting", recording)
-    monkeypatch.setattr(cluster, "usable_cores", lambda: 2)
+    monkeypatch.setattr(shared, "usable_cores", lambda: 2)
     folder = fixtures_dir / "ptb_small"
     common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
               "--bootstrap", "20", "--no-plots", "--no-gpkg"]
@@ -253,10 +254,10 @@ def test_cli_workers_auto_uses_every_core_only_where_the_inputs_are_large_enough
     monkeypatch.setattr(cluster, "AUTO_CLUSTER_MIN_BYTES", 1)
     assert main([*common, "--out", str(tmp_path / "large"), "--workers", "auto"]) == 0
     assert started == [0, 2]
-    assert "running on a local cluster of 2 workers, one per core (--workers 0 runs in this process)" in (
+    assert "running on a local cluster of 2 workers for the 2 cores here (--workers 0 runs in this process)" in (
         capsys.readouterr().err)
     assert main([*common, "--out", str(tmp_path / "zero"), "--workers", "0", "--quiet"]) == 0
-    monkeypatch.setattr(cluster, "usable_cores", lambda: 1)
+    monkeypatch.setattr(shared, "usable_cores", lambda: 1)
     assert main([*common, "--out", str(tmp_path / "one-core"), "--quiet"]) == 0
     assert started == [0, 2, 0, 0]
     large, zero = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("large", "zero"))
