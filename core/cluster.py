@@ -30,9 +30,11 @@ from pathlib import Path
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
 
-__all__ = ["COMMAND_LINE", "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "ClusterAsker", "check_cluster_choice",
-           "check_scheduler_address", "local_workers_option", "AUTO_WORKERS", "AUTO_CLUSTER_MIN_BYTES",
-           "auto_local_workers", "available_memory_bytes", "AUTO_WORKER_MEMORY_BYTES", "usable_cores", "workers_or_auto_option", "max_local_workers", "open_client", "client_starting", "map_partitions", "require_distributed", "worker_python"]
+__all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE",
+           "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
+           "available_memory_bytes", "check_cluster_choice", "check_scheduler_address", "client_starting",
+           "ClusterAsker", "local_workers_option", "map_partitions", "max_local_workers", "open_client",
+           "require_distributed", "usable_cores", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -547,14 +549,7 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
     try:
         for done, future in enumerate(distributed.as_completed(futures, loop=client.loop), 1):
             i = index[future.key]
-            try:
-                results[i] = pickle.loads(future.result()) if packed else future.result()  # nosec B301: bytes this run pickled on its own workers
-            except Exception as exc:
-                if _is_own_error(exc):
-                    raise
-                raise ClusterError(
-                    f"Expected {names[i]} to finish on its Dask worker but it failed: "
-                    f"{type(exc).__name__}: {exc}") from exc
+            results[i] = _result_of(future, names[i], packed)
             future.release()
             if progress is not None:
                 progress(done, total)
@@ -562,6 +557,84 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         client.cancel(futures)
         raise
     return results
+
+
+def _result_of(future, name, packed=False):
+    """The result of a finished ``future`` (unpickled when ``packed``); a worker's failure as :class:`ClusterError`.
+
+    Errors of PolyTopo's own kinds are raised unchanged (they name their cause).
+    """
+    try:
+        value = future.result()
+    except Exception as exc:
+        if _is_own_error(exc):
+            raise
+        raise ClusterError(
+            f"Expected {name} to finish on its Dask worker but it failed: {type(exc).__name__}: {exc}") from exc
+    return pickle.loads(value) if packed else value  # nosec B301: bytes this run pickled on its own workers
+
+
+WORKER_BYTES_CHUNK = 16 * 2**20
+"""Bytes of each piece :func:`write_worker_bytes` fetches from the worker."""
+
+
+def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORKER_BYTES_CHUNK):
+    """Run ``func(argument)``, which returns bytes, on a worker and write them to ``handle`` piece by piece.
+
+    The bytes stay on the worker; the client fetches ``chunk_bytes`` at a time, so it never
+    holds more than one piece of a large output (a GeoPackage of hundreds of MB).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    func : callable
+        A module-level function (workers import it by name) returning ``bytes``.
+    argument : object
+        Its one argument, sent pickled as one byte string.
+    handle : binary file
+        Where the bytes are written, in order.
+    name : str
+        What the task makes, for messages (``"the GeoPackage"``).
+    chunk_bytes : int
+
+    Returns
+    -------
+    int
+        Bytes written.
+
+    Raises
+    ------
+    ClusterError
+        ``func`` failed on its worker (the message names ``name``).
+    """
+    require_distributed()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        made = client.submit(_run_packed_raw, func, _pack(argument), pure=False,
+                             key=f"{func.__name__}-{uuid.uuid4().hex}")
+    written = 0
+    try:
+        while True:
+            piece = client.submit(_byte_range, made, written, chunk_bytes, pure=False)
+            data = _result_of(piece, name)
+            piece.release()
+            handle.write(data)
+            written += len(data)
+            if len(data) < chunk_bytes:
+                return written
+    finally:
+        client.cancel([made])
+
+
+@paused_gc()
+def _run_packed_raw(func, packed):
+    """Worker side of :func:`write_worker_bytes`: ``func`` of the unpickled argument, its bytes as they are."""
+    return func(pickle.loads(packed))  # nosec B301: bytes this run pickled on its own client
+
+
+def _byte_range(data, offset, size):
+    """``data[offset:offset + size]`` (runs on the worker that holds ``data``)."""
+    return bytes(data[offset:offset + size])
 
 
 def _dask_config(settings):

@@ -296,15 +296,15 @@ class RecordParts:
     def _written_by_worker(self, path, field_kinds, client):
         """:meth:`write_geopackage` on a worker of ``client``; its bytes written to ``path`` atomically."""
         from ...core.atomic_output import atomic_output
-        from ...core.cluster import map_partitions
+        from ...core.cluster import write_worker_bytes
 
         # the CSV text stays here: the worker needs the rows' keys, the layers and the databases
         slim = RecordParts([replace(part, tables={name: replace(table, text="") for name, table in part.tables.items()})
                             for part in self.parts], self.request)
-        (data,) = map_partitions(client, _geopackage_bytes, [(slim, field_kinds)], names=["the GeoPackage"],
-                                 packed=True)
         with atomic_output(path) as temporary:
-            temporary.write_bytes(data)
+            with temporary.open("xb") as handle:
+                # the file comes back in pieces: this process never holds all of it
+                write_worker_bytes(client, _geopackage_bytes, (slim, field_kinds), handle, name="the GeoPackage")
         return path
 
     def _schema(self, layer, declared):

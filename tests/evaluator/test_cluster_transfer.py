@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from polytopo.evaluator.metrics.analysis import resample_weights
-from polytopo.core.cluster import client_starting, map_partitions
+from polytopo.core.cluster import client_starting, map_partitions, write_worker_bytes
 from polytopo.evaluator.run.distributed import _filtered, resample_metrics_on
 from polytopo.core.errors import ClusterError
 from polytopo.evaluator.inputs.instances import Instance, InstanceSet, PackedInstances
@@ -19,6 +19,11 @@ from polytopo.evaluator.inputs.ordering import canonical_order
 def ring_count(rings):
     """A worker function over many small arrays (as an instance set is)."""
     return {"rings": len(rings), "first": rings[0] * 2}
+
+
+def pattern_bytes(size):
+    """A worker function returning ``size`` bytes that differ from one position to the next."""
+    return bytes(k % 251 for k in range(size))
 
 
 def fail_on_empty(rings):
@@ -44,6 +49,21 @@ def test_packed_partitions_give_the_results_of_unpacked_ones(started_client):
 def test_a_failing_packed_partition_is_named(started_client):
     with pytest.raises(ClusterError, match=r"b to finish .* ZeroDivisionError: no rings"):
         map_partitions(started_client, fail_on_empty, [[np.zeros(2)], []], names=["a", "b"], packed=True)
+
+
+@pytest.mark.parametrize("size", [0, 999, 1000, 4321])
+def test_worker_bytes_come_back_in_pieces_and_whole(started_client, size, tmp_path):
+    """The bytes a worker makes are written piece by piece (pieces of 1000 here), in order, nothing more."""
+    path = tmp_path / "out.bin"
+    with path.open("wb") as handle:
+        written = write_worker_bytes(started_client, pattern_bytes, size, handle, name="the pattern", chunk_bytes=1000)
+    assert written == size and path.read_bytes() == pattern_bytes(size)
+
+
+def test_worker_bytes_that_fail_are_named(started_client, tmp_path):
+    with (tmp_path / "out.bin").open("wb") as handle:
+        with pytest.raises(ClusterError, match=r"the pattern to finish on its Dask worker but it failed: TypeError"):
+            write_worker_bytes(started_client, pattern_bytes, "not a size", handle, name="the pattern")
 
 
 def test_client_starting_without_workers_gives_none():
