@@ -185,7 +185,7 @@ def local_workers_option(text):
 AUTO_WORKERS = "auto"
 """The ``--workers`` value that lets the evaluator choose (:func:`auto_local_workers`)."""
 
-AUTO_CLUSTER_MIN_BYTES = 2_000_000
+AUTO_CLUSTER_MIN_BYTES = 2_500_000
 """Input size (bytes, all inputs of a run) from which ``--workers auto`` starts a local cluster.
 
 Below it a cluster's fixed cost (starting the worker processes, their imports, sending
