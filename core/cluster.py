@@ -578,7 +578,7 @@ WORKER_BYTES_CHUNK = 16 * 2**20
 """Bytes of each piece :func:`write_worker_bytes` fetches from the worker."""
 
 
-def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORKER_BYTES_CHUNK):
+def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORKER_BYTES_CHUNK, packed=True):
     """Run ``func(argument)``, which returns bytes, on a worker and write them to ``handle`` piece by piece.
 
     The bytes stay on the worker; the client fetches ``chunk_bytes`` at a time, so it never
@@ -590,12 +590,16 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
     func : callable
         A module-level function (workers import it by name) returning ``bytes``.
     argument : object
-        Its one argument, sent pickled as one byte string.
+        Its one argument, sent pickled as one byte string (``packed``), or as Dask sends it:
+        then large numpy arrays in it travel as frames of their own, without a copy here.
     handle : binary file
         Where the bytes are written, in order.
     name : str
         What the task makes, for messages (``"the GeoPackage"``).
     chunk_bytes : int
+    packed : bool
+        Pickle ``argument`` into one byte string first (many small arrays: see
+        :func:`map_partitions`); False for a few large ones (the copy would double them).
 
     Returns
     -------
@@ -610,8 +614,8 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
     require_distributed()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-        made = client.submit(_run_packed_raw, func, _pack(argument), pure=False,
-                             key=f"{func.__name__}-{uuid.uuid4().hex}")
+        made = client.submit(_run_packed_raw if packed else _run_raw, func, _pack(argument) if packed else argument,
+                             pure=False, key=f"{func.__name__}-{uuid.uuid4().hex}")
     written = 0
     try:
         while True:
@@ -630,6 +634,12 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
 def _run_packed_raw(func, packed):
     """Worker side of :func:`write_worker_bytes`: ``func`` of the unpickled argument, its bytes as they are."""
     return func(pickle.loads(packed))  # nosec B301: bytes this run pickled on its own client
+
+
+@paused_gc()
+def _run_raw(func, argument):
+    """Worker side of :func:`write_worker_bytes` with ``packed=False``."""
+    return func(argument)
 
 
 def _byte_range(data, offset, size):

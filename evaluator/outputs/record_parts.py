@@ -106,7 +106,8 @@ class RecordPart:
     layers : dict
         Error layer name → field kinds seen, extent, count (empty without a GeoPackage).
     database : bytes or None
-        An SQLite database (``sqlite3.Connection.serialize``) with one table per error
+        An SQLite database (``sqlite3.Connection.serialize``; a numpy uint8 view of those bytes
+        on its way to the worker that assembles the GeoPackage) with one table per error
         layer, in the order of :data:`.error_classes.ERROR_LAYERS` (``layer0`` ...):
         ``k_pos, k_hole, k_row``, the geometry blob, then the fields.
     """
@@ -298,13 +299,16 @@ class RecordParts:
         from ...core.atomic_output import atomic_output
         from ...core.cluster import write_worker_bytes
 
-        # the CSV text stays here: the worker needs the rows' keys, the layers and the databases
-        slim = RecordParts([replace(part, tables={name: replace(table, text="") for name, table in part.tables.items()})
+        # the CSV text stays here: the worker needs the rows' keys, the layers and the databases; each database
+        # goes as a numpy view of its bytes, which Dask sends as a frame of its own without copying it here
+        slim = RecordParts([replace(part, tables={name: replace(table, text="") for name, table in part.tables.items()},
+                                    database=None if part.database is None else np.frombuffer(part.database, np.uint8))
                             for part in self.parts], self.request)
         with atomic_output(path) as temporary:
             with temporary.open("xb") as handle:
                 # the file comes back in pieces: this process never holds all of it
-                write_worker_bytes(client, _geopackage_bytes, (slim, field_kinds), handle, name="the GeoPackage")
+                write_worker_bytes(client, _geopackage_bytes, (slim, field_kinds), handle, name="the GeoPackage",
+                                   packed=False)
         return path
 
     def _schema(self, layer, declared):
