@@ -29,12 +29,13 @@ from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
+from .machine import available_memory_bytes, usable_cores
 
 __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
-           "available_memory_bytes", "check_cluster_choice", "check_scheduler_address", "client_starting",
+           "check_cluster_choice", "check_scheduler_address", "client_starting",
            "ClusterAsker", "local_workers_option", "map_partitions", "max_local_workers", "open_client",
-           "require_distributed", "usable_cores", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
+           "require_distributed", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -192,28 +193,8 @@ Below it a cluster's fixed cost (starting the worker processes, their imports, s
 the partitions) outweighs what the cores gain (benchmarks/README.md, *Workers by default*)."""
 
 
-def usable_cores():
-    """CPU cores this process may run on (its affinity where the system reports it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 AUTO_WORKER_MEMORY_BYTES = 512 * 2**20
 """Memory ``--workers auto`` counts per worker process (its libraries and a partition's share)."""
-
-
-def available_memory_bytes():
-    """Memory available to new processes (``MemAvailable`` of ``/proc/meminfo``), or None where unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def auto_local_workers(input_bytes, cores=None, memory_bytes=None):
@@ -224,9 +205,9 @@ def auto_local_workers(input_bytes, cores=None, memory_bytes=None):
     input_bytes : int
         Size of the run's inputs, bytes.
     cores : int, optional
-        Usable cores (default :func:`usable_cores`).
+        Usable cores (default :func:`.machine.usable_cores`).
     memory_bytes : int, optional
-        Memory available (default :func:`available_memory_bytes`; unknown: no limit).
+        Memory available (default :func:`.machine.available_memory_bytes`; unknown: no limit).
 
     Returns
     -------

@@ -8,9 +8,9 @@ onnxruntime does not expose. It is a guard against settings that cannot
 work (a tile size or batch the memory cannot hold), not a promise.
 """
 
-import os
 from dataclasses import dataclass
 
+from ..core.machine import available_memory_bytes
 from .errors import MemoryBudgetError
 
 __all__ = ["MemoryEstimate", "available_memory_bytes", "check_memory", "estimate_memory"]
@@ -18,21 +18,6 @@ __all__ = ["MemoryEstimate", "available_memory_bytes", "check_memory", "estimate
 _FLOAT_BYTES = 4
 _MODEL_ACTIVATION_FACTOR = 8
 """Intermediate tensors of a model, as a multiple of its input and output size (a guess)."""
-
-
-def available_memory_bytes():
-    """Memory available to this process now, bytes (None when the platform does not say)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ import warnings
 from pathlib import Path
 
 from ...core.blas_threads import single_blas_thread
-from ...core.cluster import AUTO_WORKERS, auto_local_workers, usable_cores, workers_or_auto_option
+from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_option
+from ...core.machine import usable_cores
 from ...core.errors import EvaluatorError
 
 __all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded"]
