@@ -595,8 +595,8 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
     require_distributed()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-        made = client.submit(_run_packed_raw if packed else _run_raw, func, _pack(argument) if packed else argument,
-                             pure=False, key=f"{func.__name__}-{uuid.uuid4().hex}")
+        made = client.submit(_run_to_bytes, func, _pack(argument) if packed else argument, packed, pure=False,
+                             key=f"{func.__name__}-{uuid.uuid4().hex}")
     written = 0
     try:
         while True:
@@ -612,15 +612,9 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
 
 
 @paused_gc()
-def _run_packed_raw(func, packed):
-    """Worker side of :func:`write_worker_bytes`: ``func`` of the unpickled argument, its bytes as they are."""
-    return func(pickle.loads(packed))  # nosec B301: bytes this run pickled on its own client
-
-
-@paused_gc()
-def _run_raw(func, argument):
-    """Worker side of :func:`write_worker_bytes` with ``packed=False``."""
-    return func(argument)
+def _run_to_bytes(func, argument, packed):
+    """Worker side of :func:`write_worker_bytes`: ``func`` of the argument (unpickled when ``packed``), as it returns it."""
+    return func(pickle.loads(argument) if packed else argument)  # nosec B301: bytes this run pickled on its own client
 
 
 def _byte_range(data, offset, size):

@@ -124,6 +124,10 @@ class InstanceColumns:
         self._source_ids.append(source_id)
         self._categories.append(category_id)
 
+    def kept_image_ids(self):
+        """The image ids of the kept instances, each once, in the order they first occur."""
+        return list(dict.fromkeys(self._image_ids))
+
     def detach(self):
         """Turn the ids into arrays where they allow it and drop every reference into the JSON."""
         self._image_ids, self._source_ids, self._categories = (
@@ -261,7 +265,7 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False):
         columns.add(index, _image_id(record, where), record.get("id", None), record.get("category_id"), 1.0, rings)
     known = set(image_ids)
     listed = len(image_ids)
-    for image_id in columns._image_ids:
+    for image_id in columns.kept_image_ids():
         if image_id not in known:
             known.add(image_id)
             image_ids.append(image_id)
@@ -369,7 +373,7 @@ def prediction_columns(path, data, categories=None, default_score=None, drop_deg
                 _count(skipped, "empty_geometry")
             continue
         columns.add(index, _image_id(record, where), index, record.get("category_id"), score, rings)
-    columns.image_ids = list(dict.fromkeys(columns._image_ids))
+    columns.image_ids = columns.kept_image_ids()
     _warn_without_segmentation(path, "prediction", len(data), skipped)
     columns.source = str(path)
     return columns.detach()
