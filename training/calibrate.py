@@ -32,7 +32,7 @@ __all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_threshold", "choice_sc
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 """Candidate segmentation thresholds."""
 
-OUTLINE_OFFSETS_PX = (0.0, 0.5, 1.0, 1.5, 2.0)
+OUTLINE_OFFSETS_PX = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 """Candidate outline offsets, model px (0: the outlines as polygonized)."""
 
 
