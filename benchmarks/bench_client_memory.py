@@ -74,8 +74,7 @@ def main(argv=None):
         evaluation = evaluate(gt, pred, profile="paper", progress=phases, client=client,
                               record_parts=parts_request(frame, not args.no_gpkg))
         phases("write")
-        write_report(evaluation, Path(scratch) / "out", frame=frame, plots=False, geopackage=not args.no_gpkg,
-                     client=client)
+        write_report(evaluation, Path(scratch) / "out", frame=frame, plots=False, geopackage=not args.no_gpkg)
         phases("end")
     name, peak, _ = max(phases.rows, key=lambda row: row[1])
     print(f"\n{args.scale}x set on {args.workers} workers: client peak {peak:,} MiB, in phase {name!r}")

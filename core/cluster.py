@@ -33,7 +33,7 @@ from .machine import available_memory_bytes, usable_cores
 
 __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
-           "check_cluster_choice", "check_scheduler_address", "client_starting",
+           "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept", "require_open",
            "ClusterAsker", "local_workers_option", "map_partitions", "max_local_workers", "open_client",
            "require_distributed", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
@@ -466,7 +466,7 @@ def client_starting(workers=0, scheduler=None, **options):
         yield opening.result
 
 
-def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False):
+def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False, keep=False):
     """Return ``[func(p) for p in partitions]``, computed on the cluster's workers.
 
     Parameters
@@ -490,11 +490,18 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         of many small arrays (instance sets, ring tables: tens of thousands per
         partition) then cost the client seconds of CPU, one pickled string costs
         milliseconds. Packed partitions must not hold futures (Dask cannot see them).
+    keep : bool
+        ``func`` returns ``(result, kept)``: only ``result`` comes back (packed, with
+        ``packed``); ``kept`` stays in the memory of the worker that made it, for later tasks
+        (:func:`fetch_kept`, :func:`write_worker_bytes`) to read where it lies. Without a
+        client, ``kept`` is the value itself.
 
     Returns
     -------
     list
-        The results in the order of ``partitions``; the client holds only these.
+        The results in the order of ``partitions``; the client holds only these. With
+        ``keep``, ``(results, kept)``: ``kept`` a list of :class:`distributed.Future`
+        (each released when dropped) in the same order.
 
     Raises
     ------
@@ -511,8 +518,9 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
             results.append(func(part))
             if progress is not None:
                 progress(done, total)
-        return results
+        return ([r for r, _ in results], [k for _, k in results]) if keep else results
     distributed = require_distributed()
+    kept = []
     if packed:
         token = uuid.uuid4().hex
         with warnings.catch_warnings():
@@ -521,8 +529,18 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             # One submission per partition, in order, lets the first start on a worker
             # while the others are still being packed and sent.
-            futures = [client.submit(_run_packed, func, _pack(part), retries=retries,
-                                     key=f"{func.__name__}-{token}-{i}") for i, part in enumerate(partitions)]
+            futures = []
+            for i, part in enumerate(partitions):
+                key = f"{func.__name__}-{token}-{i}"
+                made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key)
+                if keep:
+                    # both halves run where ``made`` lies; ``made`` itself is forgotten once they have
+                    futures.append(client.submit(_item, made, 0, retries=retries, key=f"result-{key}"))
+                    kept.append(client.submit(_item, made, 1, retries=retries, key=f"kept-{key}"))
+                else:
+                    futures.append(made)
+    elif keep:
+        raise ValueError("Expected packed=True with keep=True: kept values stay with packed partitions only")
     else:
         futures = client.map(func, partitions, pure=False, retries=retries)
     index = {future.key: i for i, future in enumerate(futures)}
@@ -535,9 +553,58 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
             if progress is not None:
                 progress(done, total)
     except BaseException:
-        client.cancel(futures)
+        client.cancel(futures + kept)
         raise
-    return results
+    return (results, kept) if keep else results
+
+
+def fetch_kept(kept, func, *args, name):
+    """``func(kept, *args)`` computed where ``kept`` lies, and its (small) result brought here.
+
+    Parameters
+    ----------
+    kept : distributed.Future or object
+        A value :func:`map_partitions` kept on a worker (``keep=True``), or the value itself
+        (a run without a client): then ``func`` runs in this process.
+    func : callable
+        A module-level function.
+    name : str
+        What is fetched, for messages.
+
+    Raises
+    ------
+    ClusterError
+        ``func`` failed on the worker, or the worker holding ``kept`` is gone.
+    """
+    client = client_of([kept])
+    if client is None:
+        return func(kept, *args)
+    require_open(client, name)
+    future = client.submit(func, kept, *args, pure=False)
+    try:
+        return _result_of(future, name)
+    finally:
+        future.release()
+
+
+def require_open(client, name):
+    """Raise :class:`ClusterError` when ``client`` is closed: what its workers kept is gone with it."""
+    if client.status in ("closing", "closed"):
+        raise ClusterError(f"Expected the Dask client that {name} depends on to be open, but it is closed: values "
+                           "kept on its workers are gone; write the outputs before closing the client")
+
+
+def client_of(values):
+    """The :class:`distributed.Client` of the first future among ``values``; None when there is none."""
+    for value in values:
+        if type(value).__name__ == "Future" and hasattr(value, "client"):
+            return value.client
+    return None
+
+
+def _item(value, index):
+    """``value[index]`` (runs on the worker that holds ``value``)."""
+    return value[index]
 
 
 def _result_of(future, name, packed=False):
@@ -567,12 +634,15 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
 
     Parameters
     ----------
-    client : distributed.Client
+    client : distributed.Client or None
+        None runs ``func`` in this process and writes its bytes at once.
     func : callable
         A module-level function (workers import it by name) returning ``bytes``.
     argument : object
         Its one argument, sent pickled as one byte string (``packed``), or as Dask sends it:
-        then large numpy arrays in it travel as frames of their own, without a copy here.
+        then large numpy arrays in it travel as frames of their own, without a copy here,
+        and futures in its lists and tuples (values :func:`map_partitions` kept on workers)
+        arrive as their values, moved from worker to worker.
     handle : binary file
         Where the bytes are written, in order.
     name : str
@@ -592,7 +662,12 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
     ClusterError
         ``func`` failed on its worker (the message names ``name``).
     """
+    if client is None:
+        data = func(argument)
+        handle.write(data)
+        return len(data)
     require_distributed()
+    require_open(client, name)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         made = client.submit(_run_to_bytes, func, _pack(argument) if packed else argument, packed, pure=False,
@@ -635,12 +710,14 @@ def _pack(value):
 
 
 @paused_gc()
-def _run_packed(func, packed):
+def _run_packed(func, packed, keep=False):
     """Worker side of a packed partition: unpickle it, run ``func``, pickle the result.
 
+    With ``keep``, ``func`` returns ``(result, kept)`` and this ``(pickled result, kept)``.
     The cyclic garbage collector is held off meanwhile (:mod:`.gc_pause`).
     """
-    return _pack(func(pickle.loads(packed)))  # nosec B301: bytes this run pickled on its own client
+    value = func(pickle.loads(packed))  # nosec B301: bytes this run pickled on its own client
+    return (_pack(value[0]), value[1]) if keep else _pack(value)
 
 
 def _is_own_error(exc):

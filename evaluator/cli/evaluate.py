@@ -191,8 +191,7 @@ def run(args):
                                       client=client, record_parts=parts, **overrides)
             progress("write")
             files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
-                                 inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg,
-                                 client=client)
+                                 inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)
     finally:
         progress.close()
     if not args.quiet:

@@ -116,6 +116,21 @@ class RecordPart:
     layers: dict
     database: object
 
+    def outline(self):
+        """The part without its CSV text and database: what the client needs to place and count its rows."""
+        return replace(self, tables={name: replace(table, text="") for name, table in self.tables.items()},
+                       database=None)
+
+
+def _table_text(part, name):
+    """The CSV rows of the record table ``name`` of ``part`` (runs where the part is kept)."""
+    return part.tables[name].text
+
+
+def _database(part):
+    """The SQLite database of ``part`` as a numpy view of its bytes (runs where the part is kept)."""
+    return np.frombuffer(part.database, np.uint8)
+
 
 def _keys(table, positions, id_field):
     if not len(table):
@@ -215,17 +230,24 @@ class RecordParts:
 
     ``Evaluation.records`` of a cluster run that asked for them; :func:`.report.write_report`
     writes them with :meth:`write_csv` and :meth:`write_geopackage`. Holds no record as a
-    Python object.
+    Python object, and in a cluster run neither their text nor their geometry: those stay
+    on the workers that made them until they are written.
 
     Parameters
     ----------
     parts : list of RecordPart
-        In partition order.
+        In partition order; outlines (:meth:`RecordPart.outline`) where ``kept`` holds the
+        whole parts.
     request : PartsRequest
+    kept : list, optional
+        Each whole part, in the same order: a future of the worker that keeps it
+        (:func:`~polytopo.core.cluster.map_partitions` with ``keep=True``; read there while
+        that cluster's client is open), or the part itself. Default: ``parts``.
     """
 
-    def __init__(self, parts, request):
+    def __init__(self, parts, request, kept=None):
         self.parts, self.request = list(parts), request
+        self.kept = self.parts if kept is None else list(kept)
         self._orders = {}
 
     def count(self, name):
@@ -251,37 +273,53 @@ class RecordParts:
         """
         return all(np.array_equal(order, np.arange(len(order))) for order in map(self._order, RECORD_TABLES))
 
+    def _text(self, index, name):
+        """The CSV rows of table ``name`` of part ``index``, fetched from where it is kept."""
+        from ...core.cluster import fetch_kept
+
+        if not len(self.parts[index].tables[name].ends):
+            return ""
+        return fetch_kept(self.kept[index], _table_text, name, name=f"the {name} rows of partition {index}")
+
     def write_csv(self, name, path):
-        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records."""
+        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records.
+
+        Rows in input order are fetched and written part by part; otherwise every part's
+        rows of this table are fetched, then written sorted.
+        """
         from ...core.atomic_output import atomic_output
 
-        tables = [part.tables[name] for part in self.parts]
         order = self._order(name)
         with atomic_output(path) as temporary:
             with temporary.open("x", encoding="utf-8", newline="") as handle:
                 csv.writer(handle).writerow(self._fields(name))
                 if np.array_equal(order, np.arange(len(order))):
-                    for table in tables:
-                        handle.write(table.text)
+                    for index in range(len(self.parts)):
+                        handle.write(self._text(index, name))
                 else:
-                    handle.write(_ordered_rows(tables, order))
+                    texts = [self._text(index, name) for index in range(len(self.parts))]
+                    handle.write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts], order))
         return path
 
-    def write_geopackage(self, path, field_kinds, frame=None, client=None):
+    def write_geopackage(self, path, field_kinds, frame=None):
         """Write the error layers as :func:`.writers.write_geopackage` writes the same records' layers.
 
         ``field_kinds`` is the declared schema (:data:`.records.FIELD_KINDS`); ``frame``
         must be the one the parts were encoded in (their geometry is already in map units).
-        With ``client`` (a live Dask client), a worker assembles the file (the rows copied
-        from every part, the spatial indexes built) and sends its bytes, which are written
-        here: the same file, without the assembly's CPU in this process.
+        Parts kept on a cluster's workers are assembled on one of them (the rows copied
+        from every part, the spatial indexes built), whose file comes back in pieces and
+        is written here: the same file, without the assembly's CPU or the parts' databases
+        in this process.
         """
+        from ...core.cluster import client_of
+
         if not self.request.geopackage:
             raise ValueError("Expected record parts made with geopackage=True to write a GeoPackage; ask "
                              "parts_request(frame, geopackage=True)")
         if frame != self.request.frame:
             raise ValueError("Expected the frame the record parts were encoded in; the workers mapped their "
                              "geometry with another")
+        client = client_of(self.kept)
         if client is not None:
             return self._written_by_worker(path, field_kinds, client)
         schemas = [self._schema(layer, field_kinds) for layer in ERROR_LAYERS]
@@ -297,18 +335,21 @@ class RecordParts:
     def _written_by_worker(self, path, field_kinds, client):
         """:meth:`write_geopackage` on a worker of ``client``; its bytes written to ``path`` atomically."""
         from ...core.atomic_output import atomic_output
-        from ...core.cluster import write_worker_bytes
+        from ...core.cluster import require_open, write_worker_bytes
 
-        # the CSV text stays here: the worker needs the rows' keys, the layers and the databases; each database
-        # goes as a numpy view of its bytes, which Dask sends as a frame of its own without copying it here
-        slim = RecordParts([replace(part, tables={name: replace(table, text="") for name, table in part.tables.items()},
-                                    database=None if part.database is None else np.frombuffer(part.database, np.uint8))
-                            for part in self.parts], self.request)
-        with atomic_output(path) as temporary:
-            with temporary.open("xb") as handle:
-                # the file comes back in pieces: this process never holds all of it
-                write_worker_bytes(client, _geopackage_bytes, (slim, field_kinds), handle, name="the GeoPackage",
-                                   packed=False)
+        require_open(client, "the GeoPackage")
+        # only the databases go to the assembling worker (from the workers that keep them, each as a numpy
+        # view that Dask sends as a frame of its own); the CSV text stays where it is
+        databases = [client.submit(_database, kept, pure=False) for kept in self.kept]
+        outlines = [part.outline() for part in self.parts]
+        try:
+            with atomic_output(path) as temporary:
+                with temporary.open("xb") as handle:
+                    # the file comes back in pieces: this process never holds all of it
+                    write_worker_bytes(client, _geopackage_bytes, (outlines, self.request, field_kinds, databases),
+                                       handle, name="the GeoPackage", packed=False)
+        finally:
+            client.cancel(databases)
         return path
 
     def _schema(self, layer, declared):
@@ -340,7 +381,7 @@ class RecordParts:
                 # attached and detached outside a transaction (SQLite keeps a database in a transaction attached)
                 connection.execute("ATTACH DATABASE ':memory:' AS part")
                 try:
-                    connection.deserialize(part.database, name="part")
+                    connection.deserialize(self.kept[index].database, name="part")
                     connection.execute(f"{target} FROM part.layer{number} ORDER BY rowid" if in_order else  # nosec B608
                                        f"INSERT INTO temp.stage SELECT {index}, * FROM part.layer{number}")  # nosec B608
                 finally:
@@ -361,22 +402,26 @@ class RecordParts:
 
 
 def _geopackage_bytes(task):
-    """Worker side of :meth:`RecordParts.write_geopackage` with a client: the file's bytes."""
+    """Worker side of :meth:`RecordParts.write_geopackage` of parts kept on workers: the file's bytes.
+
+    ``task`` is ``(outlines, request, field_kinds, databases)``, each database its part's
+    bytes (a numpy uint8 view).
+    """
     import tempfile
     from pathlib import Path
 
-    parts, field_kinds = task
+    outlines, request, field_kinds, databases = task
+    parts = RecordParts([replace(part, database=database) for part, database in zip(outlines, databases)], request)
     with tempfile.TemporaryDirectory(prefix="polytopo-gpkg-") as folder:
         path = Path(folder) / "evaluation.gpkg"
-        parts.write_geopackage(path, field_kinds, parts.request.frame)
+        parts.write_geopackage(path, field_kinds, request.frame)
         return path.read_bytes()
 
 
-def _ordered_rows(tables, order):
-    """The CSV rows of all ``tables`` (concatenated) in ``order``, as one string."""
-    texts = [table.text for table in tables]
-    starts = [np.concatenate(([0], table.ends))[:-1] for table in tables]
-    which = np.repeat(np.arange(len(tables)), [len(table.ends) for table in tables])
-    start, end = np.concatenate(starts), np.concatenate([table.ends for table in tables])
+def _ordered_rows(texts, ends, order):
+    """The CSV rows of every part (``texts[k]``, row ``j`` ending at ``ends[k][j]``), concatenated, in ``order``."""
+    starts = [np.concatenate(([0], end))[:-1] for end in ends]
+    which = np.repeat(np.arange(len(texts)), [len(end) for end in ends])
+    start, end = np.concatenate(starts), np.concatenate(ends)
     return "".join(texts[w][s:e] for w, s, e in zip(which[order].tolist(), start[order].tolist(),
                                                      end[order].tolist()))

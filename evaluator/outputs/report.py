@@ -80,8 +80,7 @@ def check_report_folder(out_dir, *, inputs=(), overwrite=False):
 
 
 @paused_gc()
-def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True,
-                 client=None):
+def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True):
     """Write every output of ``evaluation`` into ``out_dir``.
 
     Files: ``summary.json``; ``predictions.csv``, ``references.csv``, ``missed_holes.csv``,
@@ -98,8 +97,8 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     (:mod:`.gc_pause`).
 
     Records a cluster's workers encoded (:class:`.record_parts.RecordParts`) are written
-    from their parts; with ``client`` (the live client of that cluster) a worker also
-    assembles the GeoPackage.
+    from their parts, which stay on those workers until then (a worker also assembles the
+    GeoPackage): write them while that cluster's client is open.
 
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
@@ -127,8 +126,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             for name in RECORD_TABLES:
                 files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
             if geopackage:
-                files["geopackage"] = records.write_geopackage(staging / "evaluation.gpkg", FIELD_KINDS, frame,
-                                                               client=client)
+                files["geopackage"] = records.write_geopackage(staging / "evaluation.gpkg", FIELD_KINDS, frame)
         else:
             tables = {name: RecordTable.from_records(records[name]) for name in RECORD_TABLES}
             for name, table in tables.items():

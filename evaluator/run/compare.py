@@ -413,7 +413,7 @@ def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, p
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         def evaluated(name, evaluation):
-            write_report(evaluation, staging / name, frame=frame, plots=plots, geopackage=geopackage, client=client)
+            write_report(evaluation, staging / name, frame=frame, plots=plots, geopackage=geopackage)
 
         comparison = compare_methods(gt_set, pred_sets, params, client=client, progress=progress,
                                      evaluated=evaluated,

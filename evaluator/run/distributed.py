@@ -15,8 +15,9 @@ on the groups, merged by :func:`merge_reference_matches`; ``p3-code`` adds its p
 (:func:`.p3_code.p3_code_parts`), merged by :func:`.p3_code.merge_p3_code_parts`.
 
 When the run writes per-feature outputs, each ``paper``-phase partition's worker also
-builds and encodes its records (:mod:`.record_parts`), so the client handles no Python
-object per output feature.
+builds and encodes its records (:mod:`.record_parts`) and keeps them until they are
+written, so the client handles no Python object per output feature and holds none of
+their text or geometry.
 
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
 chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
@@ -305,27 +306,39 @@ def task_slots(client):
 
 
 def _match_task(task):
-    """Worker side: filters and per-image work of one partition of the unfiltered sets.
-
-    ``task`` is ``(gt_set, pred_set, params)``, or with ``(request, gt_index, pred_index)``
-    after them when the run asked for record parts (:mod:`.record_parts`).
+    """Worker side: filters and per-image work of one partition ``(gt_set, pred_set, params)`` of the unfiltered sets.
 
     Returns the :class:`.paper.PaperMatch` of the filtered instances, in the canonical
     order of :mod:`.ordering` within the partition, as :func:`_for_transport` sends it,
     the profile's :attr:`.profiles.Profile.image_parts` of the partition (None when it has
-    none) and the partition's :class:`.record_parts.RecordPart` (None when not asked).
+    none) and None (no records).
     """
-    gt_raw, pred_raw, params, *outputs = task
+    gt_raw, pred_raw, params = task
+    match, extra = _partition_match(gt_raw, pred_raw, params)
+    return _for_transport(match, profile_named(params.profile).client_regions), extra, None
+
+
+def _match_records_task(task):
+    """Worker side: :func:`_match_task` and the partition's records, which stay on the worker.
+
+    ``task`` is ``(gt_set, pred_set, params, request, gt_index, pred_index)`` (:mod:`.record_parts`).
+    Returns ``(result, part)`` for :func:`.cluster.map_partitions` with ``keep=True``:
+    ``result`` as :func:`_match_task` returns it, with the outline of the partition's
+    :class:`.record_parts.RecordPart` last; ``part`` the whole part, kept on the worker.
+    """
+    gt_raw, pred_raw, params, request, gt_index, pred_index = task
+    match, extra = _partition_match(gt_raw, pred_raw, params)
+    part = record_part(pair_outcome(match, params), gt_raw, pred_raw, gt_index, pred_index, request)
+    return (_for_transport(match, profile_named(params.profile).client_regions), extra, part.outline()), part
+
+
+def _partition_match(gt_raw, pred_raw, params):
+    """The filtered :class:`.paper.PaperMatch` of one partition and its :attr:`.profiles.Profile.image_parts`."""
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params,
                                         profile_named(params.profile).canonical_rings)
     match = match_paper(gt_set, pred_set, params)
     image_parts = profile_named(params.profile).image_parts
-    extra = image_parts(match, gt_set.image_sizes) if image_parts is not None else None
-    part = None
-    if outputs:
-        request, gt_index, pred_index = outputs
-        part = record_part(pair_outcome(match, params), gt_raw, pred_raw, gt_index, pred_index, request)
-    return _for_transport(match, profile_named(params.profile).client_regions), extra, part
+    return match, image_parts(match, gt_set.image_sizes) if image_parts is not None else None
 
 
 def _for_transport(match, regions=True):
@@ -413,14 +426,19 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
     step = progress or (lambda name: None)
     parts = partition_images(gt_set, pred_set, PARTITIONS_PER_THREAD * task_slots(client))
     step("partitions")
-    with_parts = record_parts is not None and partition_task(params) is _match_task
-    tasks = [(p.gt_set, p.pred_set, params, *((record_parts, p.gt_index, p.pred_index) if with_parts else ()))
-             for p in parts]
-    results = map_partitions(client, partition_task(params), tasks, names=[_partition_name(p) for p in parts],
-                             progress=_counting(step, "partition"), packed=True)
-    encoded = [result[2] for result in results] if with_parts else None
+    names = [_partition_name(p) for p in parts]
+    if record_parts is not None and partition_task(params) is _match_task:
+        tasks = [(p.gt_set, p.pred_set, params, record_parts, p.gt_index, p.pred_index) for p in parts]
+        results, kept = map_partitions(client, _match_records_task, tasks, names=names,
+                                       progress=_counting(step, "partition"), packed=True, keep=True)
+        encoded = RecordParts([result[2] for result in results], record_parts, kept)
+    else:
+        tasks = [(p.gt_set, p.pred_set, params) for p in parts]
+        results = map_partitions(client, partition_task(params), tasks, names=names,
+                                 progress=_counting(step, "partition"), packed=True)
+        encoded = None
     outcome = merge_partitions(gt_set, pred_set, params, parts, results, progress)
-    return outcome if encoded is None else replace(outcome, record_parts=RecordParts(encoded, record_parts))
+    return outcome if encoded is None else replace(outcome, record_parts=encoded)
 
 
 def partition_task(params):

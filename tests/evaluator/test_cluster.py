@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from polytopo.core.cluster import map_partitions, open_client, worker_python
+from polytopo.core.cluster import fetch_kept, map_partitions, open_client, worker_python
 from polytopo.core.errors import ClusterError, InvalidParameterError
 
 
@@ -16,6 +16,17 @@ def fail_on_three(x):
     if x == 3:
         raise ZeroDivisionError("three is not allowed")
     return x
+
+
+def square_keeping_bytes(x):
+    """A small result and a large value (1 MiB) that stays where it was made."""
+    return x * x, bytes([x]) * (1 << 20)
+
+
+def kept_size_and_worker(value):
+    from distributed import get_worker
+
+    return len(value), value[0], get_worker().address
 
 
 def pretend_other_version():
@@ -121,3 +132,34 @@ def test_a_large_partition_travels_without_a_dask_warning(local_client, recwarn)
     parts = [bytes(6 << 20) for _ in range(2)]
     assert map_partitions(local_client, len, parts, packed=True) == [6 << 20] * 2
     assert not [w for w in recwarn if "large graph" in str(w.message)]
+
+
+def test_kept_values_stay_on_the_worker_that_made_them(local_client):
+    """Only the small results come back; each kept value is read where it lies, until released."""
+    results, kept = map_partitions(local_client, square_keeping_bytes, [1, 2, 3, 4], packed=True, keep=True)
+    assert results == [1, 4, 9, 16] and len(kept) == 4
+    holders = local_client.who_has(kept)
+    read = [fetch_kept(k, kept_size_and_worker, name=f"value {n}") for n, k in enumerate(kept)]
+    assert [(size, first) for size, first, _ in read] == [(1 << 20, n) for n in (1, 2, 3, 4)]
+    # read on the worker that holds it: nothing was moved to another one, nothing to the client
+    assert [where for _, _, where in read] == [holders[k.key][0] for k in kept]
+    del kept
+    deadline = time.monotonic() + 10
+    while any(key.startswith("kept-") for key in local_client.who_has()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [key for key in local_client.who_has() if key.startswith("kept-")]
+
+
+def test_kept_values_without_a_cluster_are_the_values(local_client):
+    results, kept = map_partitions(None, square_keeping_bytes, [2, 3], keep=True)
+    assert results == [4, 9] and [len(k) for k in kept] == [1 << 20] * 2
+    assert fetch_kept(kept[0], len, name="a value") == 1 << 20
+    with pytest.raises(ValueError, match="packed=True"):
+        map_partitions(local_client, square_keeping_bytes, [2], keep=True)
+
+
+def test_a_kept_value_read_after_its_client_closed_is_a_clear_error():
+    with open_client(workers=1) as client:
+        _, kept = map_partitions(client, square_keeping_bytes, [5], packed=True, keep=True)
+    with pytest.raises(ClusterError, match="value 0 depends on to be open, but it is closed.*before closing"):
+        fetch_kept(kept[0], len, name="value 0")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from polytopo.core.cluster import open_client
+from polytopo.core.errors import ClusterError
 from polytopo.core.vector_files import PixelFrame
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.outputs.record_parts import RecordParts, parts_request
@@ -92,9 +93,7 @@ def test_worker_made_outputs_are_the_files_of_one_process(tmp_path, client, inpu
     assert two.records.count("predictions") == len(one.records["predictions"])
     write_report(one, tmp_path / "one", plots=False)
     write_report(two, tmp_path / "two", plots=False)
-    write_report(two, tmp_path / "three", plots=False, client=client)  # the GeoPackage assembled on a worker
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
-    _assert_same_outputs(tmp_path / "one", tmp_path / "three")
     layers, _, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
     # the fixture has rows in every layer, and some partitions have none of a layer's rows
     assert {name: len(layer[-1]) > 0 for name, layer in layers.items()} == {layer.name: True for layer in ERROR_LAYERS}
@@ -106,7 +105,7 @@ def test_worker_made_outputs_in_map_units_and_a_crs(tmp_path, client, inputs):
     one = evaluate(*inputs, bootstrap_resamples=0)
     two = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(frame, True))
     write_report(one, tmp_path / "one", frame=frame, plots=False)
-    write_report(two, tmp_path / "two", frame=frame, plots=False, client=client)
+    write_report(two, tmp_path / "two", frame=frame, plots=False)
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
     _, contents, _ = _layer_rows(tmp_path / "two" / "evaluation.gpkg")
     assert {row[-1] for row in contents} == {32633}
@@ -125,12 +124,25 @@ def test_without_a_geopackage_and_with_only_unmatched_features(tmp_path, client,
             one = evaluate(gt, pred_set, bootstrap_resamples=0)
             two = evaluate(gt, pred_set, bootstrap_resamples=0, client=client,
                            record_parts=parts_request(None, name == "none"))
-        assert (two.records.parts[0].database is None) == (name == "all")
+        assert (two.records.parts[0].layers == {}) == (name == "all")
         write_report(one, tmp_path / f"one-{name}", plots=False, geopackage=name == "none")
         write_report(two, tmp_path / f"two-{name}", plots=False, geopackage=name == "none")
         for file in CSV_FILES:
             assert (tmp_path / f"one-{name}" / file).read_bytes() == (tmp_path / f"two-{name}" / file).read_bytes()
     _assert_same_outputs(tmp_path / "one-none", tmp_path / "two-none")
+
+
+def test_the_client_holds_no_record_text_or_geometry(tmp_path, inputs):
+    """The parts' CSV text and databases stay on the workers; written after the client closed, nothing is left."""
+    with open_client(workers=2) as own:
+        two = evaluate(*inputs, bootstrap_resamples=0, client=own, record_parts=parts_request(None, True))
+        assert all(part.database is None and not any(table.text for table in part.tables.values())
+                   for part in two.records.parts)
+        assert sum(len(table.ends) for part in two.records.parts for table in part.tables.values()) > 0
+        assert {type(kept).__name__ for kept in two.records.kept} == {"Future"}
+    with pytest.raises(ClusterError, match="is closed: values kept on its workers are gone"):
+        write_report(two, tmp_path / "late", plots=False)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_reference_code_keeps_its_records_on_the_client(client, inputs):
