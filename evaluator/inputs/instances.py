@@ -39,7 +39,7 @@ buffers, areas and distances at the pixel scale stay exact to far below a pixel;
 values (e.g. 1e300, or metres divided by a wrong pixel size) are refused by record."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Instance:
     """One polygon instance.
 

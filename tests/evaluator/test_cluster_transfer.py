@@ -1,6 +1,7 @@
 """How partitions reach the workers: packed transfers, a cluster started in the background, the merge order."""
 
 import pickle
+from dataclasses import replace
 import time
 import types
 import warnings
@@ -129,14 +130,16 @@ def test_packed_instances_unpack_to_equal_instances_whose_rings_share_one_read_o
 
 def test_an_instance_set_pickles_with_its_rings_in_one_array():
     """What is sent to a worker: equal instances, every field kept, the rings as one array."""
-    whole = InstanceSet(tuple(_mixed_instances()), ("a", 7, True, "empty"), {"null_geometry": 2}, "gt.json")
+    moved = [replace(i, exterior=i.exterior + k, holes=tuple(h + k for h in i.holes))
+             for k in range(100) for i in _mixed_instances()]
+    whole = InstanceSet(tuple(moved), ("a", 7, True, "empty"), {"null_geometry": 2}, "gt.json")
     blob = pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL)
     back = pickle.loads(blob)
     assert _same(back.instances, whole.instances) and isinstance(back.instances, tuple)
     assert (back.image_ids, back.skipped, back.source) == (whole.image_ids, whole.skipped, whole.source)
     bases = {id(ring.base) for instance in back.instances for ring in instance.rings}
     assert len(bases) == 1
-    # one array: smaller than pickling the rings one by one
+    # one array: smaller than pickling the rings one by one (beyond a handful of instances)
     assert len(blob) < len(pickle.dumps(list(whole.instances), protocol=pickle.HIGHEST_PROTOCOL))
 
 
