@@ -48,7 +48,7 @@ class RingTable:
         self._index(instances)
 
     @classmethod
-    def merged(cls, instances, tables, positions):
+    def merged(cls, instances, tables, positions, rings=True):
         """The table of ``instances`` assembled from the tables of its parts, computing nothing again.
 
         Geometry that every part has made (bands, polygons, regions) is taken over; the
@@ -58,6 +58,10 @@ class RingTable:
         ----------
         instances : list of Instance
             All instances, in their final order.
+        rings : bool
+            False when ``instances`` are :class:`.instances.InstanceFields` (their rings
+            stayed on the workers): the table then has the hole table's ``hole_start`` and
+            ``hole_owner`` and no ring sets, ``holes`` or geometry.
         tables : sequence of RingTable
             Tables of disjoint parts of ``instances`` (same band radius), or their
             :meth:`hole_index` alone.
@@ -72,7 +76,7 @@ class RingTable:
         """
         table = cls.__new__(cls)
         table.radius_px = tables[0].radius_px
-        table._index(instances)
+        table._index(instances, rings)
         hole_positions = [table.hole_start[pos[part.hole_owner]] + np.arange(len(part.hole_owner))
                           - part.hole_start[part.hole_owner] for part, pos in zip(tables, positions)]
         for name in _DERIVED:
@@ -85,15 +89,16 @@ class RingTable:
                 setattr(table, name, values)
         return table, hole_positions
 
-    def _index(self, instances):
-        """Set the ring sets and the hole table of ``instances``."""
+    def _index(self, instances, rings=True):
+        """Set the hole table of ``instances`` and (``rings``) their ring sets."""
         self.instances = instances
-        self.exterior_sets = [[instance.exterior] for instance in instances]
-        self.all_sets = [list(instance.rings) for instance in instances]
-        counts = np.array([instance.hole_count for instance in instances], dtype=np.int64)
+        counts = np.fromiter((instance.hole_count for instance in instances), np.int64, len(instances))
         self.hole_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hole_owner = np.repeat(np.arange(len(instances)), counts)
-        self.holes = [hole for instance in instances for hole in instance.holes]
+        if rings:
+            self.exterior_sets = [[instance.exterior] for instance in instances]
+            self.all_sets = [list(instance.rings) for instance in instances]
+            self.holes = [hole for instance in instances for hole in instance.holes]
 
     def hole_index(self):
         """A table holding only the band radius and the hole table's ``hole_start`` and ``hole_owner``.

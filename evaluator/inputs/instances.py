@@ -22,6 +22,7 @@ from ...core.errors import InputFormatError
 
 __all__ = [
     "Instance",
+    "InstanceFields",
     "InstanceSet",
     "PackedInstances",
     "ring_from_flat",
@@ -86,6 +87,52 @@ class Instance:
     def with_holes(self, holes):
         """A copy of this instance with other interior rings."""
         return replace(self, holes=tuple(holes))
+
+
+_RINGS_ELSEWHERE = ("Expected the rings of an instance of this evaluation, but they stayed on the Dask workers "
+                    "that scored it: a cluster run whose workers also made the per-feature records (record_parts) "
+                    "sends back only what its summary reads; evaluate without record_parts to have the geometry here")
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class InstanceFields:
+    """An instance whose rings stayed on the cluster worker that scored it: every field but the rings.
+
+    The instances of a cluster run's outcome where the workers also made the per-feature
+    records and the profile's dataset-wide phase reads no geometry
+    (:attr:`.profiles.Profile.client_rings`). Reading ``exterior``, ``holes``, ``rings`` or
+    :meth:`polygon` raises :class:`AttributeError` saying so.
+
+    Parameters
+    ----------
+    image_id, source_id, score, category_id, part
+        As :class:`Instance`.
+    hole_count : int
+        Number of interior rings.
+    """
+
+    image_id: object
+    source_id: object
+    score: float
+    category_id: object
+    part: int
+    hole_count: int
+
+    @property
+    def exterior(self):
+        raise AttributeError(_RINGS_ELSEWHERE)
+
+    @property
+    def holes(self):
+        raise AttributeError(_RINGS_ELSEWHERE)
+
+    @property
+    def rings(self):
+        raise AttributeError(_RINGS_ELSEWHERE)
+
+    def polygon(self):
+        """Not available: see the class."""
+        raise AttributeError(_RINGS_ELSEWHERE)
 
 
 @dataclass(frozen=True)
@@ -163,27 +210,37 @@ class PackedInstances:
     hole_counts : numpy.ndarray
         int64, holes of each instance.
     ring_sizes : numpy.ndarray
-        int64, vertices of each ring, instance by instance, exterior first.
+        int64, vertices of each ring, instance by instance, exterior first (empty without rings).
     coords : numpy.ndarray
         ``(sum(ring_sizes), 2)`` float64, every ring's vertices in pixels.
+    with_rings : bool
+        Whether the rings were packed (:meth:`pack` with ``rings=False`` sends the fields alone).
     """
 
     fields: list
     hole_counts: np.ndarray
     ring_sizes: np.ndarray
     coords: np.ndarray
+    with_rings: bool = True
 
     @classmethod
-    def pack(cls, instances):
-        """The packed form of a sequence of :class:`Instance`."""
-        rings = [ring for instance in instances for ring in instance.rings]
-        return cls([(i.image_id, i.source_id, i.score, i.category_id, i.part) for i in instances],
-                   np.fromiter((i.hole_count for i in instances), np.int64, len(instances)),
-                   np.fromiter(map(len, rings), np.int64, len(rings)),
-                   np.concatenate(rings) if rings else np.zeros((0, 2)))
+    def pack(cls, instances, rings=True):
+        """The packed form of a sequence of :class:`Instance`; without their rings unless ``rings``."""
+        fields = [(i.image_id, i.source_id, i.score, i.category_id, i.part) for i in instances]
+        hole_counts = np.fromiter((i.hole_count for i in instances), np.int64, len(instances))
+        if not rings:
+            return cls(fields, hole_counts, np.zeros(0, np.int64), np.zeros((0, 2)), False)
+        flat = [ring for instance in instances for ring in instance.rings]
+        return cls(fields, hole_counts, np.fromiter(map(len, flat), np.int64, len(flat)),
+                   np.concatenate(flat) if flat else np.zeros((0, 2)))
 
     def unpack(self):
-        """The instances again, as a list, in their order; rings are read-only views of :attr:`coords`."""
+        """The instances again, as a list, in their order; rings are read-only views of :attr:`coords`.
+
+        Packed without rings: :class:`InstanceFields`.
+        """
+        if not self.with_rings:
+            return [InstanceFields(*values, holes) for values, holes in zip(self.fields, self.hole_counts.tolist())]
         coords = self.coords.view()
         coords.flags.writeable = False
         ends = np.cumsum(self.ring_sizes).tolist()

@@ -244,8 +244,8 @@ def summarize_paper(match, params, detection=detection_metrics):
     gt_h, pred_h = pair_hole_counts(pairs, gt_table, pred_table)
 
     hole_tp = int(pairs.hole_tp.sum())
-    hole_fp = len(pred_table.holes) - hole_tp
-    hole_fn = len(gt_table.holes) - hole_tp
+    hole_fp = len(pred_table.hole_owner) - hole_tp
+    hole_fn = len(gt_table.hole_owner) - hole_tp
     k = len(pairs_gt) + (len(gt) - len(pairs_gt)) + (len(pred) - len(pairs_pred))
     ext_tp = int(ext_matched.sum())
     corner = {f"Corner-F1@{t:g}": f1_score(*(int(v) for v in match.corner_counts[j]))

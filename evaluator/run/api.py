@@ -94,7 +94,7 @@ def _counts(gt_set, pred_set, outcome):
         "images_only_in_predictions": len(only_pred),
         "images_without_predictions": len(gt_images - pred_images),
         "gt_instances": len(outcome.gt), "pred_instances": len(outcome.pred),
-        "gt_holes": len(outcome.gt_table.holes), "pred_holes": len(outcome.pred_table.holes),
+        "gt_holes": len(outcome.gt_table.hole_owner), "pred_holes": len(outcome.pred_table.hole_owner),
         "gt_input_instances": len(gt_set), "pred_input_instances": len(pred_set),
         "gt_input_holes": gt_set.hole_count, "pred_input_holes": pred_set.hole_count,
         "invalid_predictions": invalid_count(outcome.pred_reasons),

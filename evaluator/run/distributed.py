@@ -189,7 +189,7 @@ def _merged_regions(parts, matches, side, size):
     return None if any(r is None for r in regions) else _by_position(parts, regions, f"{side}_index", size)
 
 
-def merge_matches(gt_set, pred_set, parts, matches):
+def merge_matches(gt_set, pred_set, parts, matches, rings=True):
     """The :class:`.paper.PaperMatch` of the whole sets from the matches of their partitions.
 
     Parameters
@@ -201,6 +201,9 @@ def merge_matches(gt_set, pred_set, parts, matches):
         partition's instances.
     matches : list of PaperMatch
         ``match_paper`` of each partition's instances, in the order of ``parts``.
+    rings : bool
+        False when the instances are :class:`.instances.InstanceFields` (see
+        :meth:`.rings.RingTable.merged`).
 
     Returns
     -------
@@ -210,8 +213,9 @@ def merge_matches(gt_set, pred_set, parts, matches):
     """
     gt, pred = list(gt_set.instances), list(pred_set.instances)
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
-    gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], [p.gt_index for p in parts])
-    pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], [p.pred_index for p in parts])
+    gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], [p.gt_index for p in parts], rings)
+    pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], [p.pred_index for p in parts],
+                                              rings)
     cand = _merge_candidates(parts, matches, len(gt))
     return PaperMatch(
         gt, pred, ids, gt_image, pred_image, gt_table, pred_table,
@@ -321,15 +325,16 @@ def _match_task(task):
 def _match_records_task(task):
     """Worker side: :func:`_match_task` and the partition's records, which stay on the worker.
 
-    ``task`` is ``(gt_set, pred_set, params, request, gt_index, pred_index)`` (:mod:`.record_parts`).
+    ``task`` is ``(gt_set, pred_set, params, request, gt_index, pred_index, rings)``
+    (:mod:`.record_parts`; ``rings``: send the instances' rings back, see :func:`_for_transport`).
     Returns ``(result, part)`` for :func:`.cluster.map_partitions` with ``keep=True``:
     ``result`` as :func:`_match_task` returns it, with the outline of the partition's
     :class:`.record_parts.RecordPart` last; ``part`` the whole part, kept on the worker.
     """
-    gt_raw, pred_raw, params, request, gt_index, pred_index = task
+    gt_raw, pred_raw, params, request, gt_index, pred_index, rings = task
     match, extra = _partition_match(gt_raw, pred_raw, params)
     part = record_part(pair_outcome(match, params), gt_raw, pred_raw, gt_index, pred_index, request)
-    return (_for_transport(match, profile_named(params.profile).client_regions), extra, part.outline()), part
+    return (_for_transport(match, profile_named(params.profile).client_regions, rings), extra, part.outline()), part
 
 
 def _partition_match(gt_raw, pred_raw, params):
@@ -341,7 +346,7 @@ def _partition_match(gt_raw, pred_raw, params):
     return match, image_parts(match, gt_set.image_sizes) if image_parts is not None else None
 
 
-def _for_transport(match, regions=True):
+def _for_transport(match, regions=True, rings=True):
     """A match as a worker sends it: instances packed, ring tables reduced to their hole index.
 
     The tables' geometry (bands, polygons, regions) costs more to send than the client
@@ -349,10 +354,12 @@ def _for_transport(match, regions=True):
     once in :class:`.instances.PackedInstances`. :func:`_received` undoes the packing.
     The instances' occupied regions are sent only with ``regions`` (a profile whose
     dataset-wide phase reads them, :attr:`.profiles.Profile.client_regions`): shapely
-    geometries cost the client a WKB parse each.
+    geometries cost the client a WKB parse each. The rings are sent only with ``rings``
+    (False when the worker made the records and the profile's dataset-wide phase reads no
+    ring, :attr:`.profiles.Profile.client_rings`).
     """
     kept = {} if regions else {"gt_regions": None, "pred_regions": None}
-    return replace(match, gt=PackedInstances.pack(match.gt), pred=PackedInstances.pack(match.pred),
+    return replace(match, gt=PackedInstances.pack(match.gt, rings), pred=PackedInstances.pack(match.pred, rings),
                    gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index(), **kept)
 
 
@@ -428,7 +435,8 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
     step("partitions")
     names = [_partition_name(p) for p in parts]
     if record_parts is not None and partition_task(params) is _match_task:
-        tasks = [(p.gt_set, p.pred_set, params, record_parts, p.gt_index, p.pred_index) for p in parts]
+        rings = _rings_needed(params, parts)
+        tasks = [(p.gt_set, p.pred_set, params, record_parts, p.gt_index, p.pred_index, rings) for p in parts]
         results, kept = map_partitions(client, _match_records_task, tasks, names=names,
                                        progress=_counting(step, "partition"), packed=True, keep=True)
         encoded = RecordParts([result[2] for result in results], record_parts, kept)
@@ -439,6 +447,19 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
         encoded = None
     outcome = merge_partitions(gt_set, pred_set, params, parts, results, progress)
     return outcome if encoded is None else replace(outcome, record_parts=encoded)
+
+
+def _rings_needed(params, parts):
+    """Whether the client needs the filtered instances' rings once the workers have made the records.
+
+    When the profile's dataset-wide phase reads them (:attr:`.profiles.Profile.client_rings`),
+    or when two distinct image ids may share a sort key (``True`` and ``"True"``; any
+    ``bool`` id, which also equals ``1`` or ``0``): the merge then orders those images'
+    instances by their geometry (:func:`_filtered`).
+    """
+    ids = [image for part in parts for image in part.gt_set.image_ids]
+    shared = len({image_sort_key(image) for image in ids}) != len(ids) or any(isinstance(i, bool) for i in ids)
+    return profile_named(params.profile).client_rings or shared
 
 
 def partition_task(params):
@@ -478,11 +499,12 @@ def merge_partitions(gt_set, pred_set, params, parts, results, progress=None):
 
 def _merge_paper_partitions(gt_set, pred_set, parts, results):
     """``(match, gt, pred, image parts)`` of the whole run from the results of :func:`_match_task`."""
+    rings = all(result[0].gt.with_rings for result in results)
     matches = [_received(result[0]) for result in results]
     gt, gt_positions = _filtered(gt_set, matches, "gt")
     pred, pred_positions = _filtered(pred_set, matches, "pred")
     placed = [Partition(None, None, g, p) for g, p in zip(gt_positions, pred_positions)]
-    return merge_matches(gt, pred, placed, matches), gt, pred, [result[1] for result in results]
+    return merge_matches(gt, pred, placed, matches, rings), gt, pred, [result[1] for result in results]
 
 
 def _merge_reference_partitions(gt_set, pred_set, parts, results):

@@ -73,6 +73,11 @@ class Profile:
         Its dataset-wide phase reads the occupied regions of the instances (``p3``): a
         cluster's workers send them back. For the other profiles they are left on the
         workers and a cluster run's outcome has None for them.
+    client_rings : bool
+        Its dataset-wide phase reads the instances' rings (``coco``'s masks, ``p3``'s
+        per-tile metrics). When it does not (``paper``) and a cluster's workers also make
+        the per-feature records, the rings stay on the workers: the outcome's instances are
+        then :class:`.instances.InstanceFields`.
     """
 
     name: str
@@ -88,6 +93,7 @@ class Profile:
     canonical_order: bool = True
     metric_prefix: str | None = None
     client_regions: bool = False
+    client_rings: bool = True
 
 
 def _on_prepared(evaluate):
@@ -141,7 +147,7 @@ def _profile(name, description, defaults, run, per_image, finish, **rules):
 
 REGISTRY = MappingProxyType({profile.name: profile for profile in (
     _profile("paper", "the PolyTopoBench paper's definitions, the default", {},
-             _on_prepared(paper.evaluate_paper), "paper", _finish_paper),
+             _on_prepared(paper.evaluate_paper), "paper", _finish_paper, client_rings=False),
     _profile("reference-code", "the public PolyTopoBench evaluator's numbers",
              {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
               "mta_precision_inclusive": True, "polis_vertex_sets": False},

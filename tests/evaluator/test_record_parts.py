@@ -21,6 +21,7 @@ from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.outputs.record_parts import RecordParts, parts_request
 from polytopo.evaluator.outputs.report import write_report
 from polytopo.evaluator.tables.error_classes import ERROR_LAYERS
+from evaluation_equality import assert_same
 
 CSV_FILES = ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv")
 UTM_33N = ('PROJCS["WGS 84 / UTM zone 33N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],'
@@ -130,6 +131,44 @@ def test_without_a_geopackage_and_with_only_unmatched_features(tmp_path, client,
         for file in CSV_FILES:
             assert (tmp_path / f"one-{name}" / file).read_bytes() == (tmp_path / f"two-{name}" / file).read_bytes()
     _assert_same_outputs(tmp_path / "one-none", tmp_path / "two-none")
+
+
+@pytest.mark.parametrize("profile", ["paper", "coco"])
+def test_the_rings_stay_on_the_workers_when_the_summary_reads_none(client, inputs, profile):
+    """``paper`` needs no ring on the client once the workers made the records; ``coco`` draws masks from them."""
+    one = evaluate(*inputs, profile=profile, bootstrap_resamples=30, min_hole_area_px2=6.0)
+    two = evaluate(*inputs, profile=profile, bootstrap_resamples=30, min_hole_area_px2=6.0, client=client,
+                   record_parts=parts_request(None, True))
+    assert_same({k: v for k, v in one.summary.items() if k != "timings"},
+                {k: v for k, v in two.summary.items() if k != "timings"})
+    kinds = {type(instance).__name__ for instance in (*two.outcome.gt, *two.outcome.pred)}
+    assert kinds == ({"InstanceFields"} if profile == "paper" else {"Instance"})
+    assert [(i.image_id, i.source_id, i.score, i.part, i.hole_count) for i in two.outcome.pred] == \
+        [(i.image_id, i.source_id, i.score, i.part, i.hole_count) for i in one.outcome.pred]
+    if profile == "paper":
+        with pytest.raises(AttributeError, match="stayed on the Dask workers.*without record_parts"):
+            assert two.outcome.gt[0].exterior is None
+        with pytest.raises(AttributeError, match="stayed on the Dask workers"):
+            two.outcome.pred[0].polygon()
+        assert not hasattr(two.outcome.pred_table, "holes") and len(two.outcome.pred_table.hole_owner)
+
+
+def test_image_ids_sharing_a_sort_key_bring_the_rings_back_for_the_order(client, inputs):
+    """``True`` and ``"True"`` sort alike: their instances are ordered by geometry, so the rings come back."""
+    gt, pred = inputs
+    ids = {image: (True if k == 0 else "True" if k == 1 else f"image {image}")
+           for k, image in enumerate(dict.fromkeys(i.image_id for i in gt.instances))}
+    gt = replace(gt, instances=tuple(replace(i, image_id=ids[i.image_id]) for i in gt.instances),
+                 image_ids=tuple(ids.get(image, f"image {image}") for image in gt.image_ids))
+    pred = replace(pred, instances=tuple(replace(i, image_id=ids.get(i.image_id, f"image {i.image_id}"))
+                                         for i in pred.instances))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = evaluate(gt, pred, bootstrap_resamples=0)
+        two = evaluate(gt, pred, bootstrap_resamples=0, client=client, record_parts=parts_request(None, False))
+    assert {type(instance).__name__ for instance in two.outcome.pred} == {"Instance"}
+    assert_same({k: v for k, v in one.summary.items() if k != "timings"},
+                {k: v for k, v in two.summary.items() if k != "timings"})
 
 
 def test_the_client_holds_no_record_text_or_geometry(tmp_path, inputs):
