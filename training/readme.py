@@ -27,7 +27,11 @@ def _seconds(value):
 
 
 def render_tables(zoo_dir):
-    """Markdown tables of every indexed model's held-out scores, sizes and wall times."""
+    """Markdown tables of every indexed model's held-out scores, sizes and wall times.
+
+    A model the index lists whose file is not in ``zoo_dir`` gets a line saying so
+    instead of its scores.
+    """
     zoo_dir = Path(zoo_dir)
     index = json.loads((zoo_dir / "index.json").read_text(encoding="utf-8"))
     lines = [
@@ -41,6 +45,9 @@ def render_tables(zoo_dir):
             f"{_seconds(wall.get('train'))} s | {_seconds(wall.get('export'))} s | {_seconds(wall.get('evaluate'))} s |"
         )
     for entry in index["models"]:
+        if not (zoo_dir / entry["file"]).is_file():  # a model pack file not installed, a folder of one trial
+            lines += ["", f"**`{entry['name']}`**: `{entry['file']}` is not in this folder; its card has its scores."]
+            continue
         props = read_metadata_props(zoo_dir / entry["file"])
         if "polytopo.scores" not in props:
             continue

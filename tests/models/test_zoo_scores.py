@@ -18,7 +18,7 @@ from polytopo.models.zoo import zoo_model, zoo_models
 from polytopo.training import data
 from polytopo.training.errors import TrainingError
 from polytopo.training.evaluate_zoo import score_raster
-from polytopo.training.readme import SCORED_METRICS
+from polytopo.training.readme import SCORED_METRICS, render_tables
 from polytopo.training.heldout import UNSEEN_PLACE_ZOOM, kampala_heldout, unseen_places
 from polytopo.training.recipes import recipe
 from polytopo.training.shared_data import find_shared_data, shared_data_available
@@ -88,3 +88,19 @@ def test_hole_choices_have_validation_courtyards_apart_from_the_held_out_ground(
     rows = {"a": {"AP50": 0.4, "Hole-F1": 0.0, "synthetic": False},
             "b": {"AP50": 0.2, "Hole-F1": 0.6, "synthetic": True}}
     assert choice_score(rows) == pytest.approx((0.4 + 0.2 + 0.6) / 3)
+
+
+def test_readme_tables_of_a_folder_without_every_indexed_model(tmp_path):
+    """A trial's scratch folder (or a zoo whose model pack is not installed) names the missing files, scores the rest."""
+    import shutil
+
+    from polytopo.models.zoo import ZOO_DIR
+
+    index = json.loads((ZOO_DIR / "index.json").read_text(encoding="utf-8"))
+    default, *others = index["models"]
+    (tmp_path / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    shutil.copy(ZOO_DIR / default["file"], tmp_path / default["file"])
+    text = render_tables(tmp_path)
+    assert f"**`{default['name']}`** (" in text
+    for entry in others:
+        assert f"**`{entry['name']}`**: `{entry['file']}` is not in this folder" in text
