@@ -14,10 +14,11 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    against the single process;
 2. measures in this process, without a cluster, what a cluster run is made of: the
    client's serial parts (loading, partitioning, pickling the partitions out and the
-   results back, merge, the dataset-wide summary, analyses, records), the work of each
-   of the ``4 x 2`` partitions of a 2-worker run (``distributed.partition_task``: filters
-   and per-image work), one bootstrap chunk, and the scheduler's cost per task (empty
-   tasks on a 2-worker cluster);
+   results back, merge, the dataset-wide summary, analyses, writing the per-feature CSV
+   text), the work of each of the ``4 x 2`` partitions of a 2-worker run (filters,
+   per-image work and the partition's per-feature records, as :func:`part_costs` says),
+   one bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker
+   cluster);
 3. projects the evaluation time to 16 and 64 workers with a list-scheduling model. The
    single process takes ``T1 = L + R + W + chunks * b``; ``N`` workers take
 
@@ -25,10 +26,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
        max(P(N), W / N) <= M(N) <= W / N + (1 - 1 / N) * P(N),   P(N) = p * 8 / (4N)
 
    where L is the client's loading, R its work after the profile in one process too
-   (summary, analyses, records), S = L + R + the cluster-only client parts
+   (summary, analyses, writing the CSVs), S = L + R + the cluster-only client parts
    (partitioning, pickling the partitions, unpickling the results, merge), C the
    cluster's start-up (it runs while the client loads), W the summed work of the
-   partitions (pickling its result included), M(N) the makespan of the ``4N`` partitions
+   partitions (their records and pickling their results included), M(N) the makespan of the ``4N`` partitions
    on N workers, bounded below by the largest partition and by an even spread, and
    above by Graham's bound for list scheduling (a worker takes the next partition when
    it is free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the
@@ -39,6 +40,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    It assumes every worker on a core of its own, the client on one more, and network
    and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both
    bounds; ``T1 / S`` bounds it for any N (Amdahl).
+
+With ``--figure PNG`` it also draws the speed-up against the number of workers: the
+projection's bounds from 2 to 64 workers, the measured 2-worker run, the ideal ``N`` and
+the goals ``0.8 N`` at 16 and ``0.6 N`` at 64 workers.
 
 The machine's load average is printed before and after each part: on a machine shared
 with other jobs the measured 1-vs-2-worker ratio says little; the per-part costs, taken
@@ -62,7 +67,8 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["main", "project", "part_costs", "run_with_worker_peaks", "single_process_s", "task_overhead_s"]
+__all__ = ["draw_speedups", "main", "project", "part_costs", "run_with_worker_peaks", "single_process_s",
+           "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -96,8 +102,12 @@ def _noop(value):
 def part_costs(gt_path, pred_path, profile, n_parts):
     """Seconds of every part of a cluster evaluation, measured in this process.
 
-    Every part runs with the cyclic garbage collector held off, as it does in
-    ``evaluate`` and in the workers' tasks.
+    The parts are those of the command line on a cluster: each partition's work includes
+    building and encoding its per-feature records (``distributed._match_records_task``,
+    CSV rows only, as with ``--no-gpkg``), whose text stays with the partition; the client
+    merges the results and writes the CSV text part by part. (``reference-code`` builds its
+    records on the client, as on a cluster.) Every part runs with the cyclic garbage
+    collector held off, as it does in ``evaluate`` and in the workers' tasks.
 
     Returns
     -------
@@ -107,26 +117,39 @@ def part_costs(gt_path, pred_path, profile, n_parts):
         ``result_mib`` (pickled size of each result sent back), ``bootstrap_chunk_s``,
         ``bootstrap_chunks``.
     """
+    from polytopo.core.gc_pause import paused_gc
     from polytopo.evaluator import load_inputs
     from polytopo.evaluator.metrics.analysis import (per_image_statistics, resample_metrics, resample_weights,
-                                             simple_to_complex, wrong_topo)
-    from polytopo.evaluator.run.distributed import merge_partitions, partition_images, partition_task
-    from polytopo.core.gc_pause import paused_gc
-    from polytopo.evaluator.tables.params import params_for
+                                                     simple_to_complex, wrong_topo)
+    from polytopo.evaluator.outputs.record_parts import RecordParts, parts_request
     from polytopo.evaluator.outputs.records import build_records
+    from polytopo.evaluator.run.distributed import (_match_records_task, _rings_needed, merge_partitions,
+                                                    partition_images, partition_task)
+    from polytopo.evaluator.tables.error_classes import RECORD_TABLES
+    from polytopo.evaluator.tables.params import params_for
 
-    with paused_gc():
+    with paused_gc(), tempfile.TemporaryDirectory(prefix="polytopo_parts_") as scratch:
         params = params_for(profile)
         serial = {}
         (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
         parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
-        tasks = [(p.gt_set, p.pred_set, params) for p in parts]
-        blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
         task = partition_task(params)
-        partitions, results, result_blobs = [], [], []
+        on_workers = profile != "reference-code"
+        if on_workers:
+            request, rings = parts_request(None, False), _rings_needed(params, parts)
+            tasks = [(p.gt_set, p.pred_set, params, request, p.gt_index, p.pred_index, rings) for p in parts]
+            task = _match_records_task
+        else:
+            tasks = [(p.gt_set, p.pred_set, params) for p in parts]
+        blobs, serial["pickle partitions"] = _timed(lambda: [pickle.dumps(t, protocol=5) for t in tasks])
+        partitions, result_blobs, kept = [], [], []
         for blob in blobs:
             started = time.perf_counter()
-            result_blobs.append(pickle.dumps(task(pickle.loads(blob)), protocol=5))
+            result = task(pickle.loads(blob))
+            if on_workers:
+                result, part = result
+                kept.append(part)
+            result_blobs.append(pickle.dumps(result, protocol=5))
             partitions.append(time.perf_counter() - started)
         results, serial["unpickle results"] = _timed(lambda: [pickle.loads(b) for b in result_blobs])
         phases = {}
@@ -136,7 +159,12 @@ def part_costs(gt_path, pred_path, profile, n_parts):
         serial["merge"] = phases["summary"] - phases["merge"]
         serial["summary"] = done - phases["summary"]
         _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
-        _, serial["records"] = _timed(build_records, outcome)
+        if on_workers:
+            records = RecordParts([part.outline() for part in kept], request, kept)
+            _, serial["write CSVs"] = _timed(lambda: [records.write_csv(name, Path(scratch) / f"{name}.csv")
+                                                      for name in RECORD_TABLES])
+        else:
+            _, serial["records"] = _timed(build_records, outcome)
         chunk_s, chunks = 0.0, []
         if params.bootstrap_resamples and profile != "reference-code":
             stats = per_image_statistics(outcome)
@@ -177,6 +205,39 @@ def project(costs, overhead_s, startup_s, workers):
              + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
              + overhead_s * (4 * workers + costs["bootstrap_chunks"]))
     return (fixed + max(largest, work / workers), fixed + work / workers + (1 - 1 / workers) * largest)
+
+
+FIGURE_WORKERS = (2, 4, 8, 16, 32, 64)
+"""Worker counts the figure's projection is drawn at."""
+
+
+def draw_speedups(path, report):
+    """Speed-up over one process against workers (log-log): projection bounds, the measured run, ideal and goals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    costs, single = report["costs"], report["single_process_s"]
+    bounds = [project(costs, report["task_overhead_s"], report["startup_s"], n) for n in FIGURE_WORKERS]
+    figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    axes.plot([1, 64], [1, 64], color="0.6", linestyle=":", label="ideal: N")
+    axes.fill_between(FIGURE_WORKERS, [single / high for _, high in bounds], [single / low for low, _ in bounds],
+                      color="tab:blue", alpha=0.3, label="projected (bounds of the model)")
+    axes.plot([16, 64], [0.8 * 16, 0.6 * 64], "k^", label="goals: 0.8 N at 16, 0.6 N at 64")
+    axes.plot([2], [report["end_to_end"]["speedup"]], "o", color="tab:orange",
+              label="measured: 2 workers, command line")
+    axes.axhline(single / sum(costs["serial"].values()), color="tab:red", linewidth=1,
+                 label="limit of the serial client (Amdahl)")
+    axes.set(xscale="log", yscale="log", xlabel="workers", ylabel="speed-up over one process",
+             title=f"{report['scale']}x set, {report['profile']} profile, every per-feature CSV")
+    axes.set_xticks([1, *FIGURE_WORKERS], [str(n) for n in (1, *FIGURE_WORKERS)])
+    axes.set_yticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
+    axes.legend(fontsize=8, loc="lower right")
+    axes.grid(True, which="major", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
 
 
 def run_with_worker_peaks(python, args):
@@ -226,6 +287,7 @@ def _parse_args(argv):
     parser.add_argument("--python", default=sys.executable, help="interpreter with polytopo installed")
     parser.add_argument("--cache", type=Path, help="cache folder of the built sets")
     parser.add_argument("--json", type=Path, help="also write the measurements to this JSON file")
+    parser.add_argument("--figure", type=Path, help="also draw the measured and projected speed-ups into this PNG")
     args = parser.parse_args(argv)
     if args.scale < 4:
         parser.error(f"expected --scale >= 4 but got {args.scale}")
@@ -301,6 +363,9 @@ def main(argv=None):
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
+    if args.figure:
+        draw_speedups(args.figure, report)
+        print(f"figure: {args.figure}")
     if differences or not csv_same:
         print("the 2-worker run differs from the single-process run:", *differences[:10], sep="\n  ")
         return 1

@@ -55,3 +55,19 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     first, later = project(costs, 0.001, 3.0, 2), project(costs, 0.001, 0.0, 2)
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
+
+
+def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, fixtures_dir, tmp_path):
+    """Records are made with the partitions, the client writes their CSV text; the speed-up figure is a PNG."""
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4)
+    assert set(costs["serial"]) == {"load", "partitioning", "pickle partitions", "unpickle results", "merge",
+                                    "summary", "analyses", "write CSVs"}
+    assert len(costs["partitions"]) == len(costs["result_mib"]) > 1 and costs["bootstrap_chunks"] > 0
+    scale_out = sys.modules["bench_evaluator_scale_out"]
+    report = {"scale": 1, "profile": "paper", "costs": costs, "single_process_s": bench.single_process_s(costs),
+              "task_overhead_s": 0.002, "startup_s": 1.0, "end_to_end": {"speedup": 1.3}}
+    scale_out.draw_speedups(tmp_path / "speedup.png", report)
+    assert (tmp_path / "speedup.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
