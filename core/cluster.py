@@ -634,8 +634,7 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
 
     Parameters
     ----------
-    client : distributed.Client or None
-        None runs ``func`` in this process and writes its bytes at once.
+    client : distributed.Client
     func : callable
         A module-level function (workers import it by name) returning ``bytes``.
     argument : object
@@ -662,10 +661,6 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
     ClusterError
         ``func`` failed on its worker (the message names ``name``).
     """
-    if client is None:
-        data = func(argument)
-        handle.write(data)
-        return len(data)
     require_distributed()
     require_open(client, name)
     with warnings.catch_warnings():
