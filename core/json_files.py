@@ -9,12 +9,15 @@ from .errors import InputFormatError
 __all__ = ["read_json"]
 
 
-def read_json(path):
-    """Parse a JSON file, turning every failure into an :class:`InputFormatError`."""
+def read_json(path, object_hook=None):
+    """Parse a JSON file, turning every failure into an :class:`InputFormatError`.
+
+    ``object_hook`` is :func:`json.load`'s: called with each object as it is parsed.
+    """
     path = Path(path)
     try:
         with path.open("r", encoding="utf-8") as handle:
-            return json.load(handle)
+            return json.load(handle, object_hook=object_hook)
     except FileNotFoundError:
         raise InputFormatError(f"{path}: file not found; check the path") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

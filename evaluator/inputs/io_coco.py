@@ -17,40 +17,138 @@ from ...core.errors import InputFormatError
 from ...core.json_files import read_json
 from .instances import Instance, InstanceSet, flat_ring_table, ring_from_flat
 
-__all__ = ["InstanceColumns", "ground_truth_columns", "load_coco_ground_truth", "load_coco_predictions",
-           "prediction_columns"]
+__all__ = ["InstanceColumns", "RingPacker", "ground_truth_columns", "load_coco_ground_truth",
+           "load_coco_predictions", "prediction_columns", "read_coco_json"]
+
+
+class RingPacker:
+    """Moves each record's rings into numeric columns, a batch of records at a time.
+
+    Used as the ``object_hook`` of the JSON parser (:func:`read_coco_json`), it sees each
+    record as soon as it is parsed; every :attr:`BATCH` records it parses their rings
+    with :func:`.instances.flat_ring_table` and, when it owns the parsed objects
+    (``clear=True``), empties the ring lists of each record whose rings all parsed, so
+    that their coordinates never all exist as Python floats at once: a file's rings take
+    16 bytes per vertex instead of about 64. A record with any ring that did not parse
+    keeps its lists for :func:`.instances.ring_from_flat` (which gives the error, or
+    drops a degenerate ring). ``clear=False`` leaves the records as they are (JSON a
+    caller passed in).
+    """
+
+    BATCH = 2048
+    """Records parsed together (one :func:`.instances.flat_ring_table` call)."""
+
+    def __init__(self, clear):
+        self._clear = clear
+        self._pending = []
+        self._chunks, self._ring_chunk, self._starts, self._sizes, self._ok = [], [], [], [], []
+        self._ids, self._first, self._count = array("q"), array("q"), array("q")
+        self._rings = 0
+
+    def __call__(self, obj):
+        """Object hook: note ``obj`` when it has a ``segmentation`` list of rings; returns it unchanged."""
+        segmentation = obj.get("segmentation") if isinstance(obj, dict) else None
+        if isinstance(segmentation, list) and segmentation and all(isinstance(ring, list) for ring in segmentation):
+            self._pending.append(obj)
+            if len(self._pending) == self.BATCH:
+                self._pack()
+        return obj
+
+    def _pack(self):
+        pending, self._pending = self._pending, []
+        ring_lists = [ring for record in pending for ring in record["segmentation"]]
+        coords, starts, sizes, ok = flat_ring_table(ring_lists)
+        del ring_lists
+        chunk = len(self._chunks)
+        self._chunks.append(coords)
+        self._ring_chunk.append(np.full(len(ok), chunk, np.int64))
+        self._starts.append(starts)
+        self._sizes.append(sizes)
+        self._ok.append(ok)
+        position = 0
+        for record in pending:
+            rings = record["segmentation"]
+            self._ids.append(id(record))
+            self._first.append(self._rings + position)
+            self._count.append(len(rings))
+            if self._clear and ok[position:position + len(rings)].all():
+                for ring in rings:
+                    ring.clear()
+            position += len(rings)
+        self._rings += position
+
+    def table(self, records):
+        """The :class:`_SegmentationTable` of ``records`` (each record seen by the hook, or by :meth:`__call__`)."""
+        self._pack()
+        return _SegmentationTable(self, records)
 
 
 class _SegmentationTable:
-    """Every record's rings parsed in one pass (:func:`.instances.flat_ring_table`), as offsets.
+    """Every record's rings parsed (:class:`RingPacker`), as offsets into a few coordinate arrays.
 
     No object is made per ring or per record: the instances are built from it after the
     JSON is freed (:class:`InstanceColumns`), so they do not sit scattered among the freed
     JSON objects in the heap.
     """
 
-    def __init__(self, records):
-        ring_lists, first, count = [], np.full(len(records), -1, np.int64), np.zeros(len(records), np.int64)
-        for index, record in enumerate(records):
-            segmentation = record.get("segmentation") if isinstance(record, dict) else None
-            if isinstance(segmentation, list) and segmentation and all(isinstance(r, list) for r in segmentation):
-                first[index], count[index] = len(ring_lists), len(segmentation)
-                ring_lists.extend(segmentation)
-        self.coords, self.starts, self.sizes, ok = flat_ring_table(ring_lists)
-        del ring_lists
+    def __init__(self, packer, records):
+        def joined(parts, dtype):
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        self.chunks = packer._chunks
+        self.ring_chunk = joined(packer._ring_chunk, np.int64)
+        self.starts, self.sizes = joined(packer._starts, np.int64), joined(packer._sizes, np.int64)
+        ok = joined(packer._ok, bool)
+        ids = np.frombuffer(packer._ids, np.int64) if len(packer._ids) else np.zeros(0, np.int64)
+        order = np.argsort(ids, kind="stable")
+        wanted = np.fromiter(map(id, records), np.int64, len(records))
+        found = np.minimum(np.searchsorted(ids[order], wanted), max(len(ids) - 1, 0))
+        hit = (ids[order][found] == wanted) if len(ids) else np.zeros(len(records), bool)
+        packed_first = np.frombuffer(packer._first, np.int64) if len(ids) else np.zeros(0, np.int64)
+        packed_count = np.frombuffer(packer._count, np.int64) if len(ids) else np.zeros(0, np.int64)
+        first, count = np.full(len(records), -1, np.int64), np.zeros(len(records), np.int64)
+        first[hit], count[hit] = packed_first[order[found[hit]]], packed_count[order[found[hit]]]
         # a record is whole when every one of its rings parsed in the table
         bad_before = np.concatenate([[0], np.cumsum(~ok)])
         self.first, self.count = first, count
         self.whole = (first >= 0) & (bad_before[np.maximum(first, 0) + count] == bad_before[np.maximum(first, 0)])
         self.ok = ok
 
+    def view(self, position):
+        """Ring ``position`` of the table (a view of its chunk)."""
+        start = self.starts[position]
+        return self.chunks[self.ring_chunk[position]][start:start + self.sizes[position]]
+
     def ring(self, record_index, ring_index):
         """The parsed ring ``ring_index`` of record ``record_index``, or None when it needs :func:`ring_from_flat`."""
         position = self.first[record_index] + ring_index
         if self.first[record_index] < 0 or not self.ok[position]:
             return None
-        start = self.starts[position]
-        return self.coords[start:start + self.sizes[position]]
+        return self.view(position)
+
+
+def _segmentation_table(records, packer):
+    """The table of ``records``: from the ``packer`` that saw them parsed, else packed here without changing them."""
+    if packer is None:
+        packer = RingPacker(clear=False)
+        for record in records:
+            packer(record)
+    return packer.table(records)
+
+
+def read_coco_json(path):
+    """Parse a COCO-style JSON file with a :class:`RingPacker` as the object hook.
+
+    Returns
+    -------
+    data : object
+        The parsed JSON; the ring lists of records whose rings all parsed are emptied
+        (their coordinates are in the packer).
+    packer : RingPacker
+        Pass it with ``data`` to :func:`ground_truth_columns` / :func:`prediction_columns`.
+    """
+    packer = RingPacker(clear=True)
+    return read_json(path, object_hook=packer), packer
 
 
 def _checked_segmentation(record, where):
@@ -140,8 +238,8 @@ class InstanceColumns:
         table = self._table
         records = np.frombuffer(self._records, np.int64) if len(self._records) else np.zeros(0, np.int64)
         first, count = table.first[records].tolist(), table.count[records].tolist()
-        starts, sizes = table.starts.tolist(), table.sizes.tolist()
-        coords, alone = table.coords, self._alone
+        starts, sizes, chunk_of = table.starts.tolist(), table.sizes.tolist(), table.ring_chunk.tolist()
+        chunks, alone = table.chunks, self._alone
         instances = []
         for position, (image_id, source_id, category_id, score, start, rings) in enumerate(zip(
                 _expanded(self._image_ids), _expanded(self._source_ids), _expanded(self._categories),
@@ -149,7 +247,7 @@ class InstanceColumns:
             if position in alone:
                 ring_arrays = alone[position]
             else:
-                ring_arrays = [coords[starts[k]:starts[k] + sizes[k]] for k in range(start, start + rings)]
+                ring_arrays = [chunks[chunk_of[k]][starts[k]:starts[k] + sizes[k]] for k in range(start, start + rings)]
             instances.append(Instance(image_id, source_id, ring_arrays[0], tuple(ring_arrays[1:]), score, category_id))
         return InstanceSet(tuple(instances), tuple(_expanded(self.image_ids)), self.skipped, self.source,
                            self.image_sizes)
@@ -199,11 +297,11 @@ def load_coco_ground_truth(path, categories=None, drop_degenerate=False, *, data
     and can drop it should call the two itself, dropping it between them: the instances
     are then packed together in the heap instead of among the freed JSON objects.
     """
-    return ground_truth_columns(path, read_json(path) if data is None else data, categories,
-                                drop_degenerate).instance_set()
+    data, packer = read_coco_json(path) if data is None else (data, None)
+    return ground_truth_columns(path, data, categories, drop_degenerate, packer=packer).instance_set()
 
 
-def ground_truth_columns(path, data, categories=None, drop_degenerate=False):
+def ground_truth_columns(path, data, categories=None, drop_degenerate=False, *, packer=None):
     """Read and check the ground truth of a COCO-style JSON file into :class:`InstanceColumns`.
 
     Parameters
@@ -218,6 +316,9 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False):
         PolyTopoBench evaluator does silently; by default they are an error.
     data : object
         The file's parsed JSON.
+    packer : RingPacker, optional
+        The object hook ``data`` was parsed with (:func:`read_coco_json`); without it the
+        rings are parsed from ``data``, which is left unchanged.
 
     Returns
     -------
@@ -244,7 +345,7 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False):
         first_index[image_id] = index
         image_ids.append(image_id)
         sizes[image_id] = _image_size(image, f"{path} images[{index}]")
-    table = _SegmentationTable(data["annotations"])
+    table = _segmentation_table(data["annotations"], packer)
     columns = InstanceColumns(table)
     skipped = columns.skipped
     for index, record in enumerate(data["annotations"]):
@@ -321,11 +422,11 @@ def load_coco_predictions(path, categories=None, default_score=None, drop_degene
 
     See :func:`load_coco_ground_truth` for a caller that holds the parsed JSON.
     """
-    return prediction_columns(path, read_json(path) if data is None else data, categories, default_score,
-                              drop_degenerate).instance_set()
+    data, packer = read_coco_json(path) if data is None else (data, None)
+    return prediction_columns(path, data, categories, default_score, drop_degenerate, packer=packer).instance_set()
 
 
-def prediction_columns(path, data, categories=None, default_score=None, drop_degenerate=False):
+def prediction_columns(path, data, categories=None, default_score=None, drop_degenerate=False, *, packer=None):
     """Read and check a JSON list of ``{image_id, category_id, segmentation, score}`` into :class:`InstanceColumns`.
 
     Parameters
@@ -340,6 +441,8 @@ def prediction_columns(path, data, categories=None, default_score=None, drop_deg
         As in :func:`load_coco_ground_truth`.
     data : object
         The file's parsed JSON.
+    packer : RingPacker, optional
+        As in :func:`ground_truth_columns`.
 
     Returns
     -------
@@ -356,7 +459,7 @@ def prediction_columns(path, data, categories=None, default_score=None, drop_deg
             f"{path}: expected a list of prediction records {{image_id, segmentation, score}} "
             f"but got {type(data).__name__}"
         )
-    table = _SegmentationTable(data)
+    table = _segmentation_table(data, packer)
     columns = InstanceColumns(table)
     skipped = columns.skipped
     for index, record in enumerate(data):

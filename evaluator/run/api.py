@@ -24,9 +24,8 @@ from ..inputs.input_checks import (
     warn_no_overlap,
     warn_questionable_run,
 )
-from ...core.json_files import read_json
 from ...core.heap import return_freed_heap
-from ..inputs.io_coco import ground_truth_columns, prediction_columns
+from ..inputs.io_coco import ground_truth_columns, prediction_columns, read_coco_json
 from ..tables.metric_table import SWEPT
 from ..inputs.ordering import in_input_order
 from ..tables.pair_rules import invalid_count
@@ -240,13 +239,13 @@ def _pr_curve(outcome):
 
 
 def _coco_data(path):
-    """Whether ``path`` is COCO-style JSON (not GeoJSON, not another format), and its parsed JSON if so."""
+    """Whether ``path`` is COCO-style JSON (not GeoJSON, not another format), and its parsed JSON and ring packer if so."""
     if Path(path).suffix.lower() != ".json":
-        return False, None
-    data = read_json(path)
+        return False, None, None
+    data, packer = read_coco_json(path)
     if isinstance(data, dict) and data.get("type") == "FeatureCollection":
-        return False, None
-    return True, data
+        return False, None, None
+    return True, data, packer
 
 
 @paused_gc()
@@ -278,20 +277,21 @@ def load_inputs(gt_path, pred_path, *, categories=None, default_score=None, scor
         gt_set, frame = reference
         gt_coco = frame is None
     else:
-        gt_coco, gt_data = _coco_data(gt_path)
+        gt_coco, gt_data, packer = _coco_data(gt_path)
         if gt_coco:
-            columns = ground_truth_columns(gt_path, gt_data, categories, drop_degenerate)
-            del gt_data  # the JSON is freed before the instances are made (see load_coco_ground_truth)
+            columns = ground_truth_columns(gt_path, gt_data, categories, drop_degenerate, packer=packer)
+            del gt_data, packer  # the JSON is freed before the instances are made (see load_coco_ground_truth)
             gt_set = columns.instance_set()
             del columns
-    pred_coco, pred_data = _coco_data(pred_path)
+    pred_coco, pred_data, packer = _coco_data(pred_path)
     if gt_coco != pred_coco:
         raise InputFormatError(
             f"Expected both inputs as COCO JSON or both as vector layers but got {gt_path} "
             f"({'COCO' if gt_coco else 'vector'}) and {pred_path} ({'COCO' if pred_coco else 'vector'})")
     if gt_coco:
-        columns = prediction_columns(pred_path, pred_data, categories, default_score, drop_degenerate)
-        del pred_data
+        columns = prediction_columns(pred_path, pred_data, categories, default_score, drop_degenerate,
+                                     packer=packer)
+        del pred_data, packer
         pred_set = columns.instance_set()
         del columns
         return_freed_heap()  # the pages the JSON held

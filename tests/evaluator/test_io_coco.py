@@ -125,3 +125,62 @@ def test_instances_are_built_from_columns_that_keep_nothing_of_the_json():
     pred = columns.instance_set()
     assert [(i.image_id, i.source_id, i.score) for i in pred.instances] == [(3, 0, 0.5), (2, 1, 1.0)]
     assert pred.image_ids == (3, 2) and type(pred.instances[1].score) is float
+
+
+def _instances(loaded):
+    return [(i.image_id, i.source_id, i.score, i.category_id, i.exterior.tolist(), [h.tolist() for h in i.holes])
+            for i in loaded.instances], loaded.image_ids, loaded.skipped
+
+
+@pytest.fixture()
+def small_batches(monkeypatch):
+    """Rings packed three records at a time, so that a few records span several batches."""
+    from polytopo.evaluator.inputs.io_coco import RingPacker
+
+    monkeypatch.setattr(RingPacker, "BATCH", 3)
+
+
+@pytest.mark.parametrize("drop_degenerate", [False, True])
+def test_rings_packed_while_parsing_equal_rings_parsed_from_the_json(tmp_path, small_batches, drop_degenerate):
+    """Batches with malformed or degenerate rings take the one-at-a-time path; the others are packed."""
+    segmentations = [[_square(k, k), [k + 1, k + 1, k + 2, k + 1, k + 2, k + 2]] for k in range(7)]
+    segmentations[4] = [_square(0, 0), [2, 2, 3, 3, 2, 2]]  # a degenerate hole
+    segmentations[5:5] = [[[0, 0, 1, 1, 0, 0]], [_square(1, 2)]]  # a degenerate exterior, a plain square
+    records = [{"image_id": k % 3, "category_id": 1, "score": k / 10, "segmentation": seg,
+                "attributes": {"segmentation": [[0, 0, 1, 0]]}} for k, seg in enumerate(segmentations)]
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps(records))
+    if not drop_degenerate:
+        with pytest.raises(InputFormatError, match=r"record \[4\] field 'segmentation' ring 1"):
+            load_coco_predictions(path)
+        with pytest.raises(InputFormatError, match=r"record \[4\] field 'segmentation' ring 1"):
+            load_coco_predictions(path, data=json.loads(path.read_text()))
+        return
+    parsed = json.loads(path.read_text())
+    from_data = load_coco_predictions(path, drop_degenerate=True, data=parsed)
+    assert parsed == records  # a caller's JSON is left as it was
+    assert _instances(load_coco_predictions(path, drop_degenerate=True)) == _instances(from_data)
+    assert from_data.skipped == {"degenerate_hole": 1, "degenerate_exterior": 1}
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(_gt(segmentations)))
+    assert _instances(load_coco_ground_truth(gt_path, drop_degenerate=True)) == \
+        _instances(load_coco_ground_truth(gt_path, drop_degenerate=True, data=json.loads(gt_path.read_text())))
+
+
+@pytest.mark.parametrize("bad", [[0, 0, "1", 0, 1, 1], [0, 0, 1, 0, 1], [0, 0, 1, 0, float("nan"), 1]])
+def test_a_bad_ring_in_a_later_batch_is_named(tmp_path, small_batches, bad):
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(_gt([[SQUARE]] * 7 + [[SQUARE, bad]] + [[SQUARE]] * 2)))
+    with pytest.raises(InputFormatError, match=r"annotations\[7\] field 'segmentation' ring 1"):
+        load_coco_ground_truth(path)
+
+
+def test_the_parse_keeps_no_coordinate_of_a_record_whose_rings_all_parsed(tmp_path, small_batches):
+    from polytopo.evaluator.inputs.io_coco import read_coco_json
+
+    path = tmp_path / "pred.json"
+    segmentations = [[_square(k, 0)] for k in range(5)] + [[_square(0, 0), [0, 0, "x", 1, 1, 1]]]
+    path.write_text(json.dumps([{"image_id": 1, "score": 1, "segmentation": s} for s in segmentations]))
+    data, _packer = read_coco_json(path)
+    assert [r["segmentation"] for r in data[:3]] == [[[]]] * 3  # packed: the lists are emptied
+    assert [r["segmentation"] for r in data[3:]] == segmentations[3:]  # a batch with a string keeps its lists
