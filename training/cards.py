@@ -135,6 +135,12 @@ _DESCRIPTIONS = {
 }
 
 
+_FLIPS_DESCRIPTION = (
+    " The graph runs the net on {views} mirrored views of each tile (test-time augmentation) and averages their "
+    "class probabilities, mirrored back, before making its output."
+)
+
+
 def _description_key(recipe):
     separated = recipe.head in ("boundary3", "courtyard4") and recipe.separate_touching
     return f"{recipe.head}-separate" if separated else recipe.head
@@ -206,6 +212,7 @@ def card_entries(recipe, checkpoint_info):
             "standardized with standardization_mean/std. Any tile size works (the graph pads to a multiple "
             f"of {recipe.reduction} px); tile_size {recipe.tile_size_px} is the default. "
             f"{_DESCRIPTIONS[_description_key(recipe)].format(reach=recipe.courtyard_reach_px)}"
+            + (_FLIPS_DESCRIPTION.format(views=recipe.test_time_flips) if recipe.test_time_flips > 1 else "")
         ),
         "polytopo.training": {
             "steps": recipe.steps,

@@ -22,7 +22,8 @@ export that checkpoint, then score it), ``--resume CHECKPOINT`` (start from
 a checkpoint's weights with a second schedule of ``--steps`` and
 ``--learning-rate``), ``--time-budget SECONDS`` (stop then, the schedule
 following the elapsed share of it), ``--separate-touching yes|no``
-(``boundary3`` head: which output the graph gets).
+(``boundary3`` head: which output the graph gets), ``--test-time-flips 1|2|4``
+(mirrored views of each tile the graph averages).
 Training needs PyTorch (a development dependency) and the shared data folder
 (``$POLYTOPO_SHARED/data`` or ``<repository>/../shared/data``).
 
@@ -80,6 +81,9 @@ def build_parser():
     parser.add_argument("--separate-touching", choices=("yes", "no"), default=None,
                         help="boundary3 head: export the grown interior (yes, touching buildings apart) or the whole "
                              "foreground (no) instead of the recipe's choice")
+    parser.add_argument("--test-time-flips", type=int, choices=(1, 2, 4), default=None,
+                        help="views of each tile the exported graph averages instead of the recipe's (2: also "
+                             "mirrored left-right; 4: also upside down and both; costs that many times the CPU)")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate instead of the recipe's")
     parser.add_argument("--rendered-share", type=float, default=None, metavar="SHARE",
                         help="share (0-1) of the training crops drawn from the rendered OSM courtyard cities instead "
@@ -107,6 +111,8 @@ def overridden(current, args):
         current = replace(current, rendered_share=args.rendered_share)
     if getattr(args, "separate_touching", None):
         current = replace(current, separate_touching=args.separate_touching == "yes")
+    if getattr(args, "test_time_flips", None):
+        current = replace(current, test_time_flips=args.test_time_flips)
     return current
 
 

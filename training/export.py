@@ -89,7 +89,7 @@ def export_model(recipe, checkpoint, zoo_dir):
     net = build_net(recipe, pretrained=False)
     net.load_state_dict(info["state_dict"])
     wrapper = ExportWrapper(net, recipe.head, separate=recipe.separate_touching,
-                            courtyard_reach_px=recipe.courtyard_reach_px).eval()
+                            courtyard_reach_px=recipe.courtyard_reach_px, flips=recipe.test_time_flips).eval()
     path = Path(zoo_dir) / f"{recipe.name}.onnx"
     path.parent.mkdir(parents=True, exist_ok=True)
     names = list(recipe.output_names)

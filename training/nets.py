@@ -32,10 +32,16 @@ outputs the card names:
   around a courtyard is not cut by the walls the net sees on it, so the
   courtyard stays a hole;
 * ``vertex`` head: ``mask`` and ``vertices`` (N, 1, H, W), sigmoids.
+
+With ``flips`` > 1 the net also sees the tile mirrored (left-right; for 4 also
+upside down, and both) and the class probabilities (softmax or sigmoids) of the
+views, mirrored back, are averaged before the outputs above are made from them
+(test-time augmentation; the graph costs ``flips`` times as much).
 """
 
 import math
 
+from .recipes import TEST_TIME_FLIPS
 from .torch_support import require_torch
 
 torch = require_torch()
@@ -177,33 +183,47 @@ class ExportWrapper(nn.Module):
     courtyard_reach_px : int
         ``courtyard4`` only: within about this many pixels of a likely courtyard the output is
         the whole foreground instead of the grown interior.
+    flips : int
+        Views averaged, a key of :data:`.recipes.TEST_TIME_FLIPS` (1: the tile alone).
     """
 
-    def __init__(self, net, head, separate=False, courtyard_reach_px=0):
+    def __init__(self, net, head, separate=False, courtyard_reach_px=0, flips=1):
         super().__init__()
         self.net = net
         self.head = head
         self.separate = separate
         self.courtyard_cells = max(1, math.ceil(courtyard_reach_px / COURTYARD_CELL_PX))
+        self.views = TEST_TIME_FLIPS[flips]
 
     def forward(self, x):
         height, width = x.shape[2], x.shape[3]
         multiple = getattr(self.net, "reduction", 2**DEPTH)
         pad_h = (multiple - height % multiple) % multiple
         pad_w = (multiple - width % multiple) % multiple
-        logits = self.net(functional.pad(x, (0, pad_w, 0, pad_h), mode="replicate"))
+        padded = functional.pad(x, (0, pad_w, 0, pad_h), mode="replicate")
+        p = None
+        for dims in self.views:
+            view = self._activated(self.net(torch.flip(padded, dims) if dims else padded))
+            view = torch.flip(view, dims) if dims else view
+            p = view if p is None else p + view
+        p = p / len(self.views) if len(self.views) > 1 else p
         if self.head == "courtyard4" and self.separate:
             # on the padded tile: its sides are multiples of the courtyard cell
-            return self._courtyard_gated(torch.softmax(logits, dim=1))[:, :, :height, :width]
-        logits = logits[:, :, :height, :width]
+            return self._courtyard_gated(p)[:, :, :height, :width]
+        p = p[:, :, :height, :width]
         if self.head == "binary":
-            return torch.sigmoid(logits)
+            return p
         if self.head in ("boundary3", "courtyard4"):
-            p = torch.softmax(logits, dim=1)
             if self.separate:
                 return _grown_interior(p)
             return torch.cat([p[:, :1], p[:, 1:2] + p[:, 2:3]], dim=1)
-        return torch.sigmoid(logits[:, :1]), torch.sigmoid(logits[:, 1:2])
+        return p[:, :1], p[:, 1:2]
+
+    def _activated(self, logits):
+        """Class probabilities of the logits: a softmax over the classes, or a sigmoid per channel."""
+        if self.head in ("boundary3", "courtyard4"):
+            return torch.softmax(logits, dim=1)
+        return torch.sigmoid(logits)
 
     def _courtyard_gated(self, p):
         foreground = p[:, 1:2] + p[:, 2:3]

@@ -14,6 +14,10 @@ from .errors import TrainingError
 
 __all__ = ["HEADS", "LITE0_BUILDINGS", "LITE0_HOLES", "RECIPES", "Recipe", "recipe"]
 
+TEST_TIME_FLIPS = {1: ((),), 2: ((), (3,)), 4: ((), (3,), (2,), (2, 3))}
+"""Views the exported graph averages (:class:`~.nets.ExportWrapper`), by their count: the (N, C, H, W) tensor
+dimensions each view mirrors (3: left-right, 2: upside down; none: the tile itself)."""
+
 HEADS = ("binary", "boundary3", "courtyard4", "vertex")
 """Network heads: one foreground logit; background/building/boundary logits; the same and a courtyard logit;
 mask and vertex logits."""
@@ -101,6 +105,9 @@ class Recipe:
     separate_touching : bool
         ``boundary3`` head: export the grown building interior as one probability
         (N, 1, H, W), so touching buildings come apart (:class:`~.nets.ExportWrapper`).
+    test_time_flips : int
+        Views of each tile the exported graph averages, a key of :data:`TEST_TIME_FLIPS`
+        (1: the tile alone; 2: also mirrored left-right; 4: also upside down and both).
     fine_tune_from : str or None
         Name of another recipe (same encoder and head) whose final checkpoint in the
         same work folder gives the starting weights; None: the pretrained encoder.
@@ -147,6 +154,7 @@ class Recipe:
     label_reach_m: float = 4.0
     place_shares: tuple = ()
     separate_touching: bool = False
+    test_time_flips: int = 1
     fine_tune_from: object = None
 
     def __post_init__(self):
@@ -170,6 +178,9 @@ class Recipe:
                 f"Expected crop_px and tile_size_px divisible by {self.reduction} (the net's stride) but got "
                 f"{self.crop_px}, {self.tile_size_px}."
             )
+        if self.test_time_flips not in TEST_TIME_FLIPS:
+            raise TrainingError(f"Expected test_time_flips to be one of {sorted(TEST_TIME_FLIPS)} but got "
+                                f"{self.test_time_flips!r}.")
         if self.encoder is not None and self.encoder not in LITE_VARIANTS:
             raise TrainingError(f"Expected encoder None or one of {sorted(LITE_VARIANTS)} but got {self.encoder!r}.")
 

@@ -136,3 +136,24 @@ def test_every_encoder_variant_names_its_wheel_and_skip_channels():
         dataclasses.replace(recipe("unet_buildings_rgb"), encoder="efficientnet-b7")
     with pytest.raises(ValueError, match="efficientnet-lite0"):
         lite_variant("efficientnet-b7")
+
+
+def test_test_time_flips_are_checked_overridden_and_described():
+    """The mirrored views the graph averages: 1, 2 or 4, from the command line, stated on the card."""
+    from polytopo.training.cards import card_entries
+    from polytopo.training.cli import build_parser, overridden
+    from polytopo.training.recipes import TEST_TIME_FLIPS
+
+    default = recipe("unet_buildings_rgb")
+    assert default.test_time_flips == 1 and sorted(TEST_TIME_FLIPS) == [1, 2, 4]
+    assert all(len(views) == count and views[0] == () for count, views in TEST_TIME_FLIPS.items())
+    with pytest.raises(TrainingError, match=r"test_time_flips to be one of \[1, 2, 4\]"):
+        dataclasses.replace(default, test_time_flips=3)
+    parse = build_parser().parse_args
+    flipped = overridden(default, parse(["unet_buildings_rgb", "--test-time-flips", "2"]))
+    assert flipped.test_time_flips == 2 and overridden(default, parse(["unet_buildings_rgb"])) == default
+    info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
+    scratch = recipe("unet_buildings_rgb_scratch")  # no encoder: its card is made without PyTorch
+    flipped_scratch = dataclasses.replace(scratch, test_time_flips=4)
+    assert "4 mirrored views" in card_entries(flipped_scratch, info)["polytopo.description"]
+    assert "mirrored views" not in card_entries(scratch, info)["polytopo.description"]
