@@ -466,7 +466,8 @@ def client_starting(workers=0, scheduler=None, **options):
         yield opening.result
 
 
-def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False, keep=False):
+def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False, keep=False,
+                   in_flight=None):
     """Return ``[func(p) for p in partitions]``, computed on the cluster's workers.
 
     Parameters
@@ -495,6 +496,10 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         ``packed``); ``kept`` stays in the memory of the worker that made it, for later tasks
         (:func:`fetch_kept`, :func:`write_worker_bytes`) to read where it lies. Without a
         client, ``kept`` is the value itself.
+    in_flight : int, optional
+        ``packed`` only: partitions submitted but not yet finished, at most (default two
+        per connected worker, at least 4); the next is submitted as one finishes, in order.
+        Each submitted partition's bytes are held in the task graph until its task is done.
 
     Returns
     -------
@@ -520,42 +525,132 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
                 progress(done, total)
         return ([r for r, _ in results], [k for _, k in results]) if keep else results
     distributed = require_distributed()
-    kept = []
-    if packed:
-        token = uuid.uuid4().hex
+    if keep and not packed:
+        raise ValueError("Expected packed=True with keep=True: kept values stay with packed partitions only")
+    if not packed:
+        futures = client.map(func, partitions, pure=False, retries=retries)
+        return _gathered(distributed, client, [(f, None) for f in futures], iter(()), names, packed, progress, total,
+                         keep)
+    submit = _packed_submitter(client, func, partitions, keep, retries)
+    # A few partitions in flight per worker: the task graph holds each partition's bytes
+    # until its task is done, and a local cluster's scheduler runs in this process.
+    first = [submit() for _ in range(min(total, in_flight or _default_in_flight(client)))]
+    return _gathered(distributed, client, first, iter(submit, None), names, packed, progress, total, keep)
+
+
+def _default_in_flight(client):
+    """Partitions submitted at once: two per worker now connected (at least 4)."""
+    return max(4, 2 * len(client.scheduler_info().get("workers", {})))
+
+
+def _packed_submitter(client, func, partitions, keep, retries):
+    """A function that submits the next partition, packed, and returns ``(result future, made future or None)``.
+
+    With ``keep`` the result future is ``func``'s result alone, taken where ``made`` (the
+    whole return value) lies. It returns None once every partition is submitted.
+    """
+    token = uuid.uuid4().hex
+    pending = enumerate(partitions)
+
+    def submit():
+        i, part = next(pending, (None, None))
+        if i is None:
+            return None
+        key = f"{func.__name__}-{token}-{i}"
         with warnings.catch_warnings():
             # The partitions travel in the task graph on purpose (a scattered partition
             # would pin its task to one worker); Dask warns about graphs above 10 MB.
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            # One submission per partition, in order, lets the first start on a worker
-            # while the others are still being packed and sent.
-            futures = []
-            for i, part in enumerate(partitions):
-                key = f"{func.__name__}-{token}-{i}"
-                made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key)
-                if keep:
-                    # both halves run where ``made`` lies; ``made`` itself is forgotten once they have
-                    futures.append(client.submit(_item, made, 0, retries=retries, key=f"result-{key}"))
-                    kept.append(client.submit(_item, made, 1, retries=retries, key=f"kept-{key}"))
-                else:
-                    futures.append(made)
-    elif keep:
-        raise ValueError("Expected packed=True with keep=True: kept values stay with packed partitions only")
-    else:
-        futures = client.map(func, partitions, pure=False, retries=retries)
+            made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key)
+        if not keep:
+            return made, None
+        return client.submit(_item, made, 0, retries=retries, key=f"result-{key}"), made
+
+    return submit
+
+
+def _gathered(distributed, client, submitted, more, names, packed, progress, total, keep):
+    """Collect the results of the ``submitted`` pairs in partition order, submitting one of ``more`` as each finishes.
+
+    With ``keep``, each partition's kept value is taken out of its ``made`` future as soon as
+    its result is in (:func:`_detached_kept`), so that no kept value depends on a task
+    whose specification holds the partition's bytes.
+    """
+    futures = [f for f, _ in submitted]
+    made = [m for _, m in submitted]
     index = {future.key: i for i, future in enumerate(futures)}
-    results = [None] * total
+    results, kept = [None] * total, [None] * total
+    running = distributed.as_completed(futures, loop=client.loop)
+    holding = {}  # partition -> tries, while its kept value has not yet read its made
     try:
-        for done, future in enumerate(distributed.as_completed(futures, loop=client.loop), 1):
-            i = index[future.key]
+        for done, future in enumerate(running, 1):
+            i = index.pop(future.key)
             results[i] = _result_of(future, names[i], packed)
             future.release()
+            if keep:
+                kept[i] = _detached_kept(client, made[i], 0)
+                holding[i] = 0
+                _take_kept(client, holding, made, kept)
+            follow = next(more, None)
+            if follow is not None:
+                index[follow[0].key] = len(futures)
+                futures.append(follow[0])
+                made.append(follow[1])
+                running.add(follow[0])
             if progress is not None:
                 progress(done, total)
+        while holding:
+            for _ in distributed.as_completed([kept[i] for i in holding], loop=client.loop):
+                pass
+            _take_kept(client, holding, made, kept)
     except BaseException:
-        client.cancel(futures + kept)
+        client.cancel(futures + [f for f in made + kept if f is not None])
         raise
     return (results, kept) if keep else results
+
+
+KEPT_TRIES = 3
+"""How often a kept value is taken from its partition's value (:func:`_detached_kept`) before its error stands."""
+
+
+def _take_kept(client, holding, made, kept):
+    """Release the ``made`` futures whose kept value is taken; take again those that missed it (up to :data:`KEPT_TRIES`)."""
+    for i, tries in list(holding.items()):
+        if not kept[i].done():
+            continue
+        if kept[i].status == "error" and tries + 1 < KEPT_TRIES:
+            kept[i] = _detached_kept(client, made[i], tries + 1)
+            holding[i] = tries + 1
+            continue
+        made[i].release()
+        made[i] = None
+        del holding[i]
+
+
+def _detached_kept(client, made, attempt):
+    """A future of ``made``'s kept value (``made[1]``) that does not depend on ``made`` in the task graph.
+
+    It runs where ``made`` lies now and reads it from that worker's memory (a replica that
+    Dask dropped meanwhile makes it fail; the caller then takes it again). Without the
+    dependency, ``made`` (whose specification holds the partition's bytes) is forgotten
+    once this has run, instead of being kept for as long as the kept value lives; the
+    price is that a kept value lost with its worker cannot be made again (reading it then
+    fails with a :class:`ClusterError` that says so).
+    """
+    holders = client.who_has([made]).get(made.key) or ()
+    return client.submit(_kept_of, made.key, workers=list(holders) or None, allow_other_workers=True,
+                         pure=False, key=f"kept-{made.key}" + (f"-{attempt}" if attempt else ""))
+
+
+def _kept_of(made_key):
+    """Worker side of :func:`_detached_kept`: the kept half of the value ``made_key`` in this worker's memory."""
+    from distributed import get_worker
+
+    data = get_worker().data
+    if made_key not in data:
+        raise ClusterError(f"Expected the value kept from {made_key} on its worker but it is not there: the worker "
+                           "that held it left the cluster after its partition was done; evaluate again")
+    return data[made_key][1]
 
 
 def fetch_kept(kept, func, *args, name):

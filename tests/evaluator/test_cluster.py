@@ -23,6 +23,10 @@ def square_keeping_bytes(x):
     return x * x, bytes([x]) * (1 << 20)
 
 
+def first_byte_keeping_all(part):
+    return part[0], part
+
+
 def kept_size_and_worker(value):
     from distributed import get_worker
 
@@ -150,6 +154,50 @@ def test_kept_values_stay_on_the_worker_that_made_them(local_client):
     assert not [key for key in local_client.who_has() if key.startswith("kept-")]
 
 
+def slow_square(x):
+    time.sleep(0.05)
+    return x * x
+
+
+def slow_square_keeping_bytes(x):
+    time.sleep(0.05)
+    return square_keeping_bytes(x)
+
+
+def _tasks_named(client, prefix):
+    return client.run_on_scheduler(lambda dask_scheduler: sum(1 for key in dask_scheduler.tasks
+                                                               if str(key).startswith(prefix)))
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_packed_partitions_are_submitted_a_few_at_a_time(local_client, keep):
+    """At most ``in_flight`` partitions are in the task graph at once; the results keep their order."""
+    func = slow_square_keeping_bytes if keep else slow_square
+    seen = []
+    out = map_partitions(local_client, func, range(9), packed=True, keep=keep, in_flight=3,
+                         progress=lambda done, total: seen.append(_tasks_named(local_client, func.__name__)))
+    results = out[0] if keep else out
+    assert results == [x * x for x in range(9)] and len(seen) == 9
+    # counted before the next one is submitted; with keep, a partition's task is held until its kept
+    # value is taken from it (a short task of its own), so one or two more may be counted
+    assert 1 <= max(seen) <= (6 if keep else 3)
+    if keep:
+        assert [fetch_kept(k, len, name="kept") for k in out[1]] == [1 << 20] * 9
+
+
+def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
+    """Once the map returns, the tasks that carried the partitions' bytes are forgotten; the kept values stay."""
+    parts = [bytes([n]) * (2 << 20) for n in range(4)]
+    results, kept = map_partitions(local_client, first_byte_keeping_all, parts, packed=True, keep=True)
+    assert results == [0, 1, 2, 3]
+    deadline = time.monotonic() + 10
+    while _tasks_named(local_client, "first_byte_keeping_all") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _tasks_named(local_client, "first_byte_keeping_all") == 0
+    assert [fetch_kept(k, len, name="kept") for k in kept] == [2 << 20] * 4
+    assert [fetch_kept(k, bytes.__getitem__, 0, name="kept") for k in kept] == [0, 1, 2, 3]
+
+
 def test_kept_values_without_a_cluster_are_the_values(local_client):
     results, kept = map_partitions(None, square_keeping_bytes, [2, 3], keep=True)
     assert results == [4, 9] and [len(k) for k in kept] == [1 << 20] * 2
@@ -163,3 +211,17 @@ def test_a_kept_value_read_after_its_client_closed_is_a_clear_error():
         _, kept = map_partitions(client, square_keeping_bytes, [5], packed=True, keep=True)
     with pytest.raises(ClusterError, match="value 0 depends on to be open, but it is closed.*before closing"):
         fetch_kept(kept[0], len, name="value 0")
+
+
+def test_a_kept_value_is_read_where_its_partition_lies_and_named_elsewhere(local_client):
+    """The kept half is read from the worker's memory; a worker without the value says so (the map then takes it
+    again where the value lies now, or the error stands when its worker is gone)."""
+    from polytopo.core.cluster import _detached_kept, _kept_of, _result_of
+
+    first, second = sorted(local_client.scheduler_info()["workers"])
+    made = local_client.submit(square_keeping_bytes, 7, workers=[first], allow_other_workers=False, pure=False)
+    made.result()  # done: the kept half can be taken
+    assert _result_of(_detached_kept(local_client, made, 0), "kept") == bytes([7]) * (1 << 20)
+    elsewhere = local_client.submit(_kept_of, made.key, workers=[second], allow_other_workers=False, pure=False)
+    with pytest.raises(ClusterError, match=f"value kept from {made.key} on its worker but it is not there"):
+        _result_of(elsewhere, "kept")
