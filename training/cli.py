@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..models.errors import ModelsError
 from .augment import AUGMENTATIONS
+from .readme import checked_readme
 from .recipes import RECIPES, recipe
 from .shared_data import find_shared_data
 
@@ -169,6 +170,7 @@ def main(argv=None):
             for name, item in RECIPES.items():
                 print(f"{name}: {item.family}, {item.summary}")
             return 0
+        checked_readme(args.readme)
         if what[0] == "calibrate":
             from .calibrate import calibrate_threshold
 

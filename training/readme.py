@@ -10,7 +10,7 @@ from pathlib import Path
 from ..models.card.onnx_metadata import read_metadata_props
 from .errors import TrainingError
 
-__all__ = ["BEGIN", "END", "SCORED_METRICS", "render_tables", "update_readme"]
+__all__ = ["BEGIN", "END", "SCORED_METRICS", "checked_readme", "render_tables", "update_readme"]
 
 BEGIN = "<!-- BEGIN GENERATED TABLES (python -m polytopo.training evaluate) -->"
 END = "<!-- END GENERATED TABLES -->"
@@ -69,18 +69,28 @@ def render_tables(zoo_dir):
     return "\n".join(lines)
 
 
-def update_readme(readme_path, zoo_dir):
-    """Replace the generated section of ``readme_path`` with :func:`render_tables`.
+def checked_readme(readme_path):
+    """The text of ``readme_path`` and the positions of its BEGIN and END markers.
 
     Raises
     ------
     TrainingError
-        The README lacks the BEGIN/END markers.
+        The file is missing or lacks the markers (checked before a run, so that a long
+        training does not end on it).
     """
     readme_path = Path(readme_path)
+    if not readme_path.is_file():
+        raise TrainingError(f"Expected a README at {readme_path} (--readme) for the generated tables but there is no "
+                            "such file; copy models/README.md there or pass an existing one.")
     text = readme_path.read_text(encoding="utf-8")
     start, stop = text.find(BEGIN), text.find(END)
     if start < 0 or stop < start:
         raise TrainingError(f"Expected the markers {BEGIN!r} and {END!r} in {readme_path} but did not find them; add them.")
+    return text, start, stop
+
+
+def update_readme(readme_path, zoo_dir):
+    """Replace the generated section of ``readme_path`` (see :func:`checked_readme`) with :func:`render_tables`."""
+    text, start, stop = checked_readme(readme_path)
     text = text[: start + len(BEGIN)] + "\n" + render_tables(zoo_dir) + "\n" + text[stop:]
-    readme_path.write_text(text, encoding="utf-8")
+    Path(readme_path).write_text(text, encoding="utf-8")

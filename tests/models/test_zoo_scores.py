@@ -104,3 +104,17 @@ def test_readme_tables_of_a_folder_without_every_indexed_model(tmp_path):
     assert f"**`{default['name']}`** (" in text
     for entry in others:
         assert f"**`{entry['name']}`**: `{entry['file']}` is not in this folder" in text
+
+
+def test_a_missing_or_unmarked_readme_is_refused_before_any_work(tmp_path, capsys):
+    """``--readme`` is checked first: a long run must not end on a file that is not there."""
+    from polytopo.training.cli import main
+
+    missing = tmp_path / "absent" / "README.md"
+    assert main(["evaluate", "unet_buildings_rgb", "--readme", str(missing), "--work-dir", str(tmp_path)]) == 1
+    assert f"Expected a README at {missing} (--readme)" in capsys.readouterr().err
+    unmarked = tmp_path / "README.md"
+    unmarked.write_text("# no markers\n", encoding="utf-8")
+    assert main(["calibrate", "unet_buildings_rgb", "--readme", str(unmarked), "--work-dir", str(tmp_path)]) == 1
+    assert "Expected the markers" in capsys.readouterr().err
+    assert not (tmp_path / "mosaics").exists()  # nothing was read or made
