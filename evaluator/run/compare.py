@@ -50,7 +50,9 @@ class MethodScores:
     params : EvaluationParams
         The evaluation's parameters.
     summary : dict
-        The evaluation's JSON-ready summary (:attr:`.api.Evaluation.summary`).
+        The evaluation's JSON-ready summary (:attr:`.api.Evaluation.summary`) without its
+        ``pr_curve`` (two numbers per prediction, as Python floats: 19 MB for 300,000
+        predictions, kept for every method). The method's folder has it in full.
     metrics : dict
         Its flat metrics (:attr:`.outcome.Outcome.metrics`).
     image_ids : list or None
@@ -72,10 +74,11 @@ class MethodScores:
 def method_scores(evaluation):
     """The :class:`MethodScores` of an :class:`.api.Evaluation` (the paired-bootstrap parts where its profile bootstraps)."""
     outcome, params = evaluation.outcome, evaluation.params
+    summary = {key: value for key, value in evaluation.summary.items() if key != "pr_curve"}
     if not profile_named(params.profile).bootstrap:
-        return MethodScores(params, evaluation.summary, outcome.metrics)
-    return MethodScores(params, evaluation.summary, outcome.metrics, list(outcome.image_ids),
-                        per_image_statistics(outcome), outcome.ranking)
+        return MethodScores(params, summary, outcome.metrics)
+    return MethodScores(params, summary, outcome.metrics, list(outcome.image_ids), per_image_statistics(outcome),
+                        outcome.ranking)
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class Comparison:
 
     @property
     def summaries(self):
-        """``{method name: summary}`` in the order given."""
+        """``{method name: summary}`` in the order given (each without its ``pr_curve``, see :class:`MethodScores`)."""
         return {name: scores.summary for name, scores in self.methods.items()}
 
 

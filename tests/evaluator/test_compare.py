@@ -114,14 +114,21 @@ def test_methods_are_read_and_released_one_at_a_time(methods):
             events.append(("read", name, sum(ref() is not None for ref in alive)))
             yield name, load_inputs(gt, path, drop_degenerate=True, reference=(gt_set, None))[1]
 
+    full_summaries = {}
+
     def evaluated(name, evaluation):
         events.append(("evaluated", name))
         alive.append(weakref.ref(evaluation))
+        full_summaries[name] = dict(evaluation.summary)
 
     comparison = compare_methods(gt_set, one_at_a_time(), bootstrap_resamples=20, evaluated=evaluated)
     assert events == [("read", "Full", 0), ("evaluated", "Full"), ("read", "NoHoles", 0), ("evaluated", "NoHoles")]
     assert list(comparison.methods) == ["Full", "NoHoles"] and comparison.paired["Hole-F1"]["best"] == "Full"
     assert comparison.summaries["Full"]["metrics"]["Hole-F1"] > comparison.summaries["NoHoles"]["metrics"]["Hole-F1"]
+    # what is kept of each method: its summary but the per-prediction PR curve (in the method's folder)
+    for name, kept in comparison.summaries.items():
+        assert len(full_summaries[name]["pr_curve"]["precision"]) > 100 and "pr_curve" not in kept
+        assert kept == {key: value for key, value in full_summaries[name].items() if key != "pr_curve"}
 
 
 def test_a_missing_later_method_is_refused_before_any_evaluation(methods, tmp_path, capsys):
