@@ -145,21 +145,24 @@ def resample_weights(n_images, resamples, seed, chunk=64):
     Yields
     ------
     numpy.ndarray
-        ``(k, n_images)`` float counts, ``k <= chunk``; the rows of all chunks are the
-        resamples of one ``numpy.random.default_rng(seed)`` stream, in order.
+        ``(k, n_images)`` counts, ``k <= chunk``, in the smallest unsigned integer type
+        that holds the chunk's largest (uint8 unless an image is drawn 256 times or more):
+        500 resamples of 12,672 images take 6.3 MB instead of 51 MB as floats, made and
+        sent to the workers. :func:`resample_metrics` reads them as floats. The rows of all
+        chunks are the resamples of one ``numpy.random.default_rng(seed)`` stream, in order.
     """
     rng = np.random.default_rng(seed)
     total = resamples if n_images else 0
     for first in range(0, total, chunk):
-        rows = [np.bincount(rng.integers(0, n_images, n_images), minlength=n_images)
-                for _ in range(min(chunk, total - first))]
-        yield np.array(rows, dtype=float)
+        counts = np.array([np.bincount(rng.integers(0, n_images, n_images), minlength=n_images)
+                           for _ in range(min(chunk, total - first))])
+        yield counts.astype(np.min_scalar_type(int(counts.max())))
 
 
 def resample_metrics(weights, stats, ranking):
-    """The bootstrap metrics of each row of ``weights``, as ``{name: [value, ...]}``."""
+    """The bootstrap metrics of each row of ``weights`` (counts, read as floats), as ``{name: [value, ...]}``."""
     samples = {name: [] for name in BOOTSTRAP_METRICS}
-    for row in weights:
+    for row in np.asarray(weights, dtype=float):
         for name, value in _metrics_for(row, stats, ranking).items():
             samples[name].append(value)
     return samples

@@ -571,8 +571,8 @@ def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
     shared = client.scatter([stats, ranking], broadcast=True, hash=False)
     weights = []
     try:
-        # The weights (8 bytes per image and resample) go to the workers as data: inside the
-        # task graph they would make the graph as large (21 MiB at 5,632 images, 500 resamples).
+        # The weights (a byte per image and resample, resample_weights) go to the workers as
+        # data: inside the task graph they would make the graph as large.
         weights = client.scatter(weight_chunks, hash=False)
         return map_partitions(client, _bootstrap_task, [(w, *shared) for w in weights],
                               names=[f"bootstrap chunk {k}" for k in range(len(weight_chunks))],

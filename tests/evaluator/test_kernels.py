@@ -176,6 +176,18 @@ def test_ring_perimeters_are_the_closed_ring_lengths():
     assert ring_perimeters([]).shape == (0,)
 
 
+def test_ring_perimeters_in_runs_of_whole_rings_are_bit_identical(monkeypatch):
+    """Runs of a few vertices (a ring longer than a run alone) give the one-pass sums to the last bit."""
+    rng = np.random.default_rng(11)
+    rings = [rng.uniform(0, 500, size=(n, 2)) for n in (3, 4, 17, 250, 5, 3, 9, 40, 3)]
+    whole = ring_perimeters(rings)
+    for run in (1, 7, 10, 20, 251, 10_000):
+        monkeypatch.setattr(kernels, "PERIMETER_CHUNK_VERTICES", run)
+        assert ring_perimeters(rings).tobytes() == whole.tobytes()
+    monkeypatch.setattr(kernels, "PERIMETER_CHUNK_VERTICES", 4)
+    assert ring_perimeters(rings[:1]).tobytes() == whole[:1].tobytes()
+
+
 def _both_match_brute_force(points, point_owner, a, b, target_owner, n_groups, **options):
     """The kernel's distances and closest points equal the brute force's to the last bit."""
     distance, closest = nearest_segments(points, point_owner, a, b, target_owner, n_groups, closest=True, **options)
