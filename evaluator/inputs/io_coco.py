@@ -56,6 +56,8 @@ class RingPacker:
 
     def _pack(self):
         pending, self._pending = self._pending, []
+        if not pending:
+            return
         ring_lists = [ring for record in pending for ring in record["segmentation"]]
         coords, starts, sizes, ok = flat_ring_table(ring_lists)
         del ring_lists
@@ -65,17 +67,17 @@ class RingPacker:
         self._starts.append(starts)
         self._sizes.append(sizes)
         self._ok.append(ok)
-        position = 0
-        for record in pending:
-            rings = record["segmentation"]
-            self._ids.append(id(record))
-            self._first.append(self._rings + position)
-            self._count.append(len(rings))
-            if self._clear and ok[position:position + len(rings)].all():
-                for ring in rings:
-                    ring.clear()
-            position += len(rings)
-        self._rings += position
+        counts = [len(record["segmentation"]) for record in pending]  # each at least 1 (see __call__)
+        firsts = np.cumsum(counts, dtype=np.int64) - counts
+        self._ids.extend(map(id, pending))
+        self._first.extend((firsts + self._rings).tolist())
+        self._count.extend(counts)
+        if self._clear:  # a record's lists are emptied when all its rings parsed
+            for record, parsed in zip(pending, np.logical_and.reduceat(ok, firsts).tolist()):
+                if parsed:
+                    for ring in record["segmentation"]:
+                        ring.clear()
+        self._rings += len(ok)
 
     def table(self, records):
         """The :class:`_SegmentationTable` of ``records`` (each record seen by the hook, or by :meth:`__call__`)."""
