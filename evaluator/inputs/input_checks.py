@@ -23,7 +23,6 @@ import shapely
 
 from ..geometry.construct import polygons_of
 from ...core.errors import InputFormatError, InvalidParameterError
-from ..geometry.kernels import ring_perimeters
 
 __all__ = ["MAX_SAMPLES_PER_RING", "DisjointInputsWarning", "check_categories", "check_sampling_cost", "reference_flags", "warn_no_overlap",
            "warn_questionable_run"]
@@ -42,18 +41,22 @@ def _ring_perimeter(ring):
     return float(np.hypot(*np.diff(closed, axis=0).T).sum())
 
 
-def _longest_perimeter(rings):
-    """The longest perimeter (px) of ``rings``, or None without rings.
+def _longest_perimeter(sets):
+    """The longest ring perimeter (px) of the instance ``sets``, or None without rings.
 
-    All perimeters are summed in one pass; the few within rounding of the longest are
-    summed again ring by ring, so the value does not depend on the order of summation.
+    All perimeters are summed in one pass (:attr:`.instances.InstanceSet.ring_perimeters`);
+    the few within rounding of the longest are summed again ring by ring, so the value does
+    not depend on the order of summation.
     """
-    if not rings:
-        return None
-    perimeters = ring_perimeters(rings)
-    top = float(perimeters.max())
-    near = np.flatnonzero(perimeters >= top * (1.0 - 1e-6))
-    return max(_ring_perimeter(rings[i]) for i in near) if near.size else top
+    longest = None
+    for instance_set in sets:
+        perimeters = instance_set.ring_perimeters
+        if not perimeters.size:
+            continue
+        near = np.flatnonzero(perimeters >= float(perimeters.max()) * (1.0 - 1e-6))
+        top = max(_ring_perimeter(instance_set.ring_at(int(k))) for k in near)
+        longest = top if longest is None else max(longest, top)
+    return longest
 
 
 def check_sampling_cost(gt_set, pred_set, params):
@@ -83,7 +86,7 @@ def check_sampling_cost(gt_set, pred_set, params):
     ...
     polytopo.core.errors.InvalidParameterError: Expected at most 10000000 boundary samples per ring ...
     """
-    longest = _longest_perimeter([ring for s in (gt_set, pred_set) for i in s.instances for ring in i.rings])
+    longest = _longest_perimeter((gt_set, pred_set))
     if longest is None:
         return
     samples = longest / params.sample_spacing_px

@@ -14,11 +14,13 @@ Conventions
 
 import itertools
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import shapely
 
 from ...core.errors import InputFormatError
+from ..geometry.kernels import ring_perimeters
 
 __all__ = [
     "Instance",
@@ -177,6 +179,26 @@ class InstanceSet:
     def hole_count(self):
         """Total number of interior rings."""
         return sum(instance.hole_count for instance in self.instances)
+
+    @cached_property
+    def ring_counts(self):
+        """int64, rings of each instance (1 + its holes); computed once per set."""
+        return np.fromiter((1 + instance.hole_count for instance in self.instances), np.int64, len(self.instances))
+
+    @cached_property
+    def ring_perimeters(self):
+        """float64, perimeter (px) of every ring, instance by instance, exterior first; computed once per set.
+
+        Read by the sampling-cost check and by a cluster run's partitioning, each once per
+        evaluation: a comparison reads its ground truth's for every method.
+        """
+        return ring_perimeters([ring for instance in self.instances for ring in instance.rings])
+
+    def ring_at(self, position):
+        """Ring ``position`` of :attr:`ring_perimeters`' order."""
+        owner = int(np.searchsorted(np.cumsum(self.ring_counts), position, side="right"))
+        first = int(self.ring_counts[:owner].sum())
+        return self.instances[owner].rings[position - first]
 
     def __reduce__(self):
         # pickled with the rings in one array (PackedInstances): sent to Dask workers

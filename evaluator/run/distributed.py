@@ -32,7 +32,6 @@ from ..metrics.analysis import percentile_intervals, per_image_statistics, resam
 from ...core.cluster import map_partitions
 from ...core.gc_pause import paused_gc
 from ..inputs.instances import InstanceSet, PackedInstances
-from ..geometry.kernels import ring_perimeters
 from ..metrics.matching import Candidates
 from ..inputs.ordering import image_rank, image_sort_key, instance_sort_key
 from ..outputs.record_parts import RecordParts, record_part
@@ -97,8 +96,8 @@ def partition_images(gt_set, pred_set, n_parts):
     """
     gt, pred = gt_set.instances, pred_set.instances
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
-    weight = (1 + np.bincount(gt_image, weights=instance_costs(gt), minlength=len(ids))
-              + np.bincount(pred_image, weights=instance_costs(pred), minlength=len(ids)))
+    weight = (1 + np.bincount(gt_image, weights=instance_costs(gt_set), minlength=len(ids))
+              + np.bincount(pred_image, weights=instance_costs(pred_set), minlength=len(ids)))
     before = np.cumsum(weight) - weight
     n_parts = max(1, int(n_parts))
     group = np.minimum((before * n_parts / weight.sum()).astype(np.int64), n_parts - 1)
@@ -114,7 +113,7 @@ def partition_images(gt_set, pred_set, n_parts):
     return parts
 
 
-def instance_costs(instances):
+def instance_costs(instance_set):
     """Estimated per-image work of each instance, in instances of average outline.
 
     The pair metrics sample every boundary at 1 px steps, so their work grows with the
@@ -123,20 +122,20 @@ def instance_costs(instances):
 
     Parameters
     ----------
-    instances : sequence of Instance
-        In pixels.
+    instance_set : InstanceSet
+        In pixels; its :attr:`~.instances.InstanceSet.ring_perimeters` (computed once per
+        set, and already by the sampling-cost check).
 
     Returns
     -------
     numpy.ndarray
         float64, one cost per instance.
     """
-    if not instances:
+    n = len(instance_set.instances)
+    if not n:
         return np.zeros(0)
-    ring_counts = np.fromiter((len(inst.rings) for inst in instances), np.int64, len(instances))
-    ring_length = ring_perimeters([ring for inst in instances for ring in inst.rings])
-    boundary = np.bincount(np.repeat(np.arange(len(instances)), ring_counts), weights=ring_length,
-                           minlength=len(instances))
+    boundary = np.bincount(np.repeat(np.arange(n), instance_set.ring_counts), weights=instance_set.ring_perimeters,
+                           minlength=n)
     return 1.0 + boundary / BOUNDARY_PX_PER_INSTANCE
 
 

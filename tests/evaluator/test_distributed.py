@@ -20,7 +20,7 @@ import shapely
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.core.cluster import map_partitions, open_client
 from polytopo.evaluator.run.distributed import BOUNDARY_PX_PER_INSTANCE, instance_costs, merge_matches, partition_images
-from polytopo.core.errors import ClusterError
+from polytopo.core.errors import ClusterError, InvalidParameterError
 from polytopo.evaluator.inputs.instances import InstanceSet, instances_from_geometry
 from polytopo.evaluator.profiles.paper import match_paper, prepare
 from polytopo.evaluator.tables.params import params_for
@@ -84,7 +84,8 @@ def _square_instances(image_id, side, count):
 def test_instance_cost_counts_every_ring_of_the_outline():
     ring = shapely.Polygon([(0, 0), (30, 0), (30, 40)], [[(10, 5), (20, 5), (20, 15), (10, 15)]])
     (instance,) = instances_from_geometry(ring, image_id=1, source_id=0)
-    assert instance_costs([instance]) == pytest.approx([1 + (30 + 40 + 50 + 40) / BOUNDARY_PX_PER_INSTANCE])
+    assert instance_costs(InstanceSet((instance,), (1,))) == pytest.approx(
+        [1 + (30 + 40 + 50 + 40) / BOUNDARY_PX_PER_INSTANCE])
 
 
 def test_partitions_balance_outline_length_not_only_instance_counts():
@@ -94,7 +95,7 @@ def test_partitions_balance_outline_length_not_only_instance_counts():
     gt = InstanceSet(tuple(big + small), tuple(range(110)), {}, "gt")
     pred = InstanceSet((), (), {}, "pred")
     parts = partition_images(gt, pred, 2)
-    costs = [instance_costs(p.gt_set.instances).sum() + len(p.gt_set.image_ids) for p in parts]
+    costs = [instance_costs(p.gt_set).sum() + len(p.gt_set.image_ids) for p in parts]
     assert len(parts[0].gt_set.image_ids) <= 10  # by instance counts alone it would hold 57
     assert max(costs) < 0.6 * sum(costs)
 
@@ -391,3 +392,26 @@ def test_a_comparison_on_the_cluster_gives_the_same_numbers(client, few_images):
     assert_same(one.paired, two.paired, "paired")
     for name in sets:
         assert_same_evaluation(kept["one"][name], kept["two"][name])
+
+
+def test_each_set_sums_its_ring_perimeters_once(monkeypatch):
+    """The sampling-cost check and the partitioning read one perimeter sum per set (a comparison's ground truth
+    once for every method), and the longest ring is found in whichever set holds it."""
+    from polytopo.evaluator.inputs import instances as instances_module
+    from polytopo.evaluator.inputs.input_checks import check_sampling_cost
+
+    calls = []
+    real = instances_module.ring_perimeters
+    monkeypatch.setattr(instances_module, "ring_perimeters", lambda rings: calls.append(len(rings)) or real(rings))
+    holed = instances_from_geometry(shapely.Polygon([(0, 0), (30, 0), (30, 40)], [[(10, 5), (20, 5), (20, 15), (10, 15)]]),
+                                    image_id=0, source_id=9)
+    gt = InstanceSet(tuple(holed + _square_instances(0, 10, 3) + _square_instances(1, 500, 1)), (0, 1), {}, "gt")
+    assert gt.ring_counts.tolist() == [2, 1, 1, 1, 1]
+    assert np.array_equal(gt.ring_at(1), holed[0].holes[0]) and gt.ring_at(5) is gt.instances[4].exterior
+    for method in range(2):
+        pred = InstanceSet(tuple(_square_instances(1, 2000, 1)), (0, 1), {}, f"method {method}")
+        check_sampling_cost(gt, pred, params_for("paper"))
+        partition_images(gt, pred, 2)
+        with pytest.raises(InvalidParameterError, match=r"on the longest ring \(8000 px\)"):
+            check_sampling_cost(gt, pred, params_for("paper", sample_spacing_px=7e-4))
+    assert calls == [6, 1, 1]  # the ground truth's 6 rings once, each method's ring once
