@@ -128,8 +128,7 @@ def reference_flags(gt_set):
     {'gt_invalid': 1, 'gt_duplicate_ids': 1}
     """
     instances = gt_set.instances
-    polygons = polygons_of(instances)
-    invalid = np.flatnonzero(~shapely.is_valid(polygons)) if len(polygons) else np.array([], dtype=int)
+    invalid = gt_set.invalid_positions
     keys = Counter((instance.source_id, instance.part) for instance in instances if instance.source_id is not None)
     repeated = [key for key, count in keys.items() if count > 1]
     duplicates = sum(keys[key] - 1 for key in repeated)
@@ -137,7 +136,7 @@ def reference_flags(gt_set):
         first = instances[invalid[0]]
         warnings.warn(
             f"{len(invalid)} reference polygon(s) are invalid (e.g. id {first.source_id}: "
-            f"{shapely.is_valid_reason(polygons[invalid[0]])}); the metrics use them as they are, so fix them "
+            f"{shapely.is_valid_reason(polygons_of([first])[0])}); the metrics use them as they are, so fix them "
             "(e.g. ogr2ogr -makevalid) for numbers you can trust", stacklevel=3)
     if duplicates:
         warnings.warn(

@@ -20,6 +20,7 @@ import numpy as np
 import shapely
 
 from ...core.errors import InputFormatError
+from ..geometry.construct import polygons_of
 from ..geometry.kernels import ring_perimeters
 
 __all__ = [
@@ -193,6 +194,16 @@ class InstanceSet:
         evaluation: a comparison reads its ground truth's for every method.
         """
         return ring_perimeters([ring for instance in self.instances for ring in instance.rings])
+
+    @cached_property
+    def invalid_positions(self):
+        """int64, positions of the instances whose polygon, as given, GEOS finds invalid; computed once per set.
+
+        The reference check of every evaluation reads it (:func:`.input_checks.reference_flags`):
+        a comparison's ground truth is checked once for all its methods.
+        """
+        polygons = polygons_of(self.instances)
+        return np.flatnonzero(~shapely.is_valid(polygons)) if len(polygons) else np.zeros(0, np.int64)
 
     def ring_at(self, position):
         """Ring ``position`` of :attr:`ring_perimeters`' order."""

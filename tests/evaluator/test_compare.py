@@ -152,3 +152,28 @@ def test_a_broken_later_method_leaves_no_output(methods, tmp_path, capsys):
     err = capsys.readouterr().err
     assert status != 0 and "evaluating Full" in err and "broken.json: expected JSON" in err
     assert list(tmp_path.iterdir()) == [broken]
+
+
+def test_the_ground_truth_is_checked_once_for_all_methods(methods, monkeypatch):
+    """The reference validity check and the ring perimeters are computed once per ground truth, not per method;
+    every method's summary still reports the counts."""
+    from polytopo.evaluator.inputs import instances as instances_module
+    from polytopo.evaluator.run.compare import compare_methods
+
+    gt, preds = methods
+    gt_set = load_inputs(gt, preds["Full"], drop_degenerate=True)[0]
+    seen = {"polygons": [], "perimeters": []}
+    polygons_of, ring_perimeters = instances_module.polygons_of, instances_module.ring_perimeters
+    monkeypatch.setattr(instances_module, "polygons_of",
+                        lambda instances: seen["polygons"].append(len(instances)) or polygons_of(instances))
+    monkeypatch.setattr(instances_module, "ring_perimeters",
+                        lambda rings: seen["perimeters"].append(len(rings)) or ring_perimeters(rings))
+    pred_sets = [(name, load_inputs(gt, path, drop_degenerate=True, reference=(gt_set, None))[1])
+                 for name, path in preds.items()]
+    comparison = compare_methods(gt_set, pred_sets, bootstrap_resamples=0)
+    gt_rings = sum(1 + instance.hole_count for instance in gt_set.instances)
+    assert seen["polygons"] == [len(gt_set)]
+    assert seen["perimeters"].count(gt_rings) == 1 and len(seen["perimeters"]) == 1 + len(preds)
+    for name, path in preds.items():
+        alone = evaluate(load_inputs(gt, path, drop_degenerate=True)[0], dict(pred_sets)[name], bootstrap_resamples=0)
+        assert comparison.summaries[name]["counts"] == alone.summary["counts"]
