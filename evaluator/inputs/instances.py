@@ -205,6 +205,10 @@ class InstanceSet:
         polygons = polygons_of(self.instances)
         return np.flatnonzero(~shapely.is_valid(polygons)) if len(polygons) else np.zeros(0, np.int64)
 
+    def learn_invalid_positions(self, positions):
+        """Take :attr:`invalid_positions` as found elsewhere (the cluster workers that built these polygons)."""
+        self.__dict__["invalid_positions"] = np.asarray(positions, np.int64)
+
     def ring_at(self, position):
         """Ring ``position`` of :attr:`ring_perimeters`' order."""
         owner = int(np.searchsorted(np.cumsum(self.ring_counts), position, side="right"))

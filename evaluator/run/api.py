@@ -180,14 +180,15 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")
     check_sampling_cost(gt_set, pred_set, params)
     warn_questionable_run(gt_set, pred_set, params)
-    flags = reference_flags(gt_set)
     started = time.perf_counter()
     if client is None:
+        flags = reference_flags(gt_set)
         outcome = run_profile(gt_set, pred_set, params, step)
     else:
         from .distributed import run_profile_on
 
         outcome = run_profile_on(client, gt_set, pred_set, params, step, record_parts)
+        flags = reference_flags(gt_set)  # its invalid references found by the workers
     timings = {"profile_s": time.perf_counter() - started}
     if outcome.gt and outcome.pred and not np.any(outcome.ranking.tp):
         warn_no_overlap(gt_set, pred_set)

@@ -435,17 +435,40 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
     names = [_partition_name(p) for p in parts]
     if record_parts is not None and partition_task(params) is _match_task:
         rings = _rings_needed(params, parts)
-        tasks = [(p.gt_set, p.pred_set, params, record_parts, p.gt_index, p.pred_index, rings) for p in parts]
-        results, kept = map_partitions(client, _match_records_task, tasks, names=names,
+        tasks = [(_match_records_task, p.gt_set, p.pred_set, params, record_parts, p.gt_index, p.pred_index, rings)
+                 for p in parts]
+        checked, kept = map_partitions(client, _reference_checked_records_task, tasks, names=names,
                                        progress=_counting(step, "partition"), packed=True, keep=True)
+        results = [result for result, _ in checked]
         encoded = RecordParts([result[2] for result in results], record_parts, kept)
     else:
-        tasks = [(p.gt_set, p.pred_set, params) for p in parts]
-        results = map_partitions(client, partition_task(params), tasks, names=names,
+        tasks = [(partition_task(params), p.gt_set, p.pred_set, params) for p in parts]
+        checked = map_partitions(client, _reference_checked_task, tasks, names=names,
                                  progress=_counting(step, "partition"), packed=True)
+        results = [result for result, _ in checked]
         encoded = None
+    gt_set.learn_invalid_positions(np.sort(np.concatenate(
+        [np.zeros(0, np.int64)] + [p.gt_index[invalid] for p, (_, invalid) in zip(parts, checked)])))
     outcome = merge_partitions(gt_set, pred_set, params, parts, results, progress)
     return outcome if encoded is None else replace(outcome, record_parts=encoded)
+
+
+def _reference_checked_task(task):
+    """Worker side: ``(function, *rest)``: ``function(rest)`` and where its raw references are invalid.
+
+    The second value is :attr:`.instances.InstanceSet.invalid_positions` of the partition's
+    unfiltered references (positions within the partition): the client's reference check
+    reads them instead of building every reference polygon itself.
+    """
+    function, *rest = task
+    return function(tuple(rest)), rest[0].invalid_positions
+
+
+def _reference_checked_records_task(task):
+    """:func:`_reference_checked_task` of a function that returns ``(result, kept)`` (``keep=True``)."""
+    function, *rest = task
+    result, kept = function(tuple(rest))
+    return (result, rest[0].invalid_positions), kept
 
 
 def _rings_needed(params, parts):

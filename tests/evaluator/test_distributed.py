@@ -415,3 +415,38 @@ def test_each_set_sums_its_ring_perimeters_once(monkeypatch):
         with pytest.raises(InvalidParameterError, match=r"on the longest ring \(8000 px\)"):
             check_sampling_cost(gt, pred, params_for("paper", sample_spacing_px=7e-4))
     assert calls == [6, 1, 1]  # the ground truth's 6 rings once, each method's ring once
+
+
+def test_invalid_references_are_found_by_the_workers(client, inputs, monkeypatch):
+    """On a cluster the workers count the invalid references of their partitions: the client builds no reference
+    polygon for the check, and the counts and the warning are those of one process (every partition task kind)."""
+    import warnings
+
+    from polytopo.evaluator.inputs import instances as instances_module
+    from polytopo.evaluator.outputs.record_parts import parts_request
+
+    gt, pred = inputs
+    bowtie = np.array([[0.0, 0], [40, 40], [40, 0], [0, 40]])
+    late = len(gt.instances) - 3
+    instances = list(gt.instances)
+    for k in (late, 5):  # the first one in input order is the one the warning names
+        instances[k] = replace(instances[k], exterior=bowtie + instances[k].exterior.min(axis=0), holes=())
+    gt = replace(gt, instances=tuple(instances))
+    built = []
+    real = instances_module.polygons_of
+    monkeypatch.setattr(instances_module, "polygons_of", lambda items: built.append(len(items)) or real(items))
+    for profile, request in (("paper", None), ("paper", parts_request(None, False)), ("coco", None)):
+        with warnings.catch_warnings(record=True) as alone_warned:
+            warnings.simplefilter("always")
+            alone = evaluate(replace(gt), pred, profile=profile, bootstrap_resamples=0)
+        built.clear()
+        with warnings.catch_warnings(record=True) as cluster_warned:
+            warnings.simplefilter("always")
+            two = evaluate(replace(gt), pred, profile=profile, bootstrap_resamples=0, client=client,
+                           record_parts=request)
+        assert built == []  # no reference polygon made on the client
+        assert two.summary["counts"]["gt_invalid"] == alone.summary["counts"]["gt_invalid"] == 2
+        message = [str(w.message) for w in alone_warned if "reference polygon(s) are invalid" in str(w.message)]
+        assert message and message == [str(w.message) for w in cluster_warned
+                                       if "reference polygon(s) are invalid" in str(w.message)]
+        assert f"id {instances[5].source_id}:" in message[0]
