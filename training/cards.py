@@ -242,6 +242,8 @@ def card_entries(recipe, checkpoint_info):
             "fine_tuned_from": recipe.fine_tune_from,
             "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
         })
+        if recipe.encoder_learning_rate_scale != 1.0:
+            entries["polytopo.training"]["encoder_learning_rate_scale"] = recipe.encoder_learning_rate_scale
     if checkpoint_info.get("completed_steps") is not None:
         entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
     if checkpoint_info.get("phases") and (len(checkpoint_info["phases"]) > 1

@@ -15,11 +15,9 @@ Losses (``valid`` pixels only, all means over pixels):
   focal loss of CornerNet/CenterNet (alpha 2, beta 4) on the vertex heatmap,
   normalized by the number of vertices.
 
-The learning rate warms up linearly over the first 5 % of the steps and then
-follows a cosine decay to zero (AdamW, weight decay 1e-4).
+The learning rate follows :mod:`.schedule` (AdamW, weight decay 1e-4).
 """
 
-import math
 import re
 import time
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from ..models.decoders.vertex_mask import heatmap_peaks
 from .errors import TrainingError
 from .nets import build_net
 from .samples import CropSampler, channel_statistics, training_samples
+from .schedule import learning_rate_at, learning_rate_at_step, parameter_groups
 from .torch_support import configure_torch
 
 __all__ = ["TrainResult", "calibrate_vertex_threshold", "checkpoint_path", "predict_logits", "train"]
@@ -119,21 +118,6 @@ def _batch(crops, recipe, mean, std, torch):
     if recipe.head == "vertex":
         batch["heatmap"] = torch.from_numpy(np.stack([c.heatmap for c in crops]))
     return batch
-
-
-def _learning_rate_at(progress, recipe):
-    """Learning rate at a fraction ``progress`` of a time-bounded schedule (warm-up over the first 5 %, cosine)."""
-    if progress < 0.05:
-        return recipe.learning_rate * max(progress / 0.05, 0.01)
-    return recipe.learning_rate * 0.5 * (1.0 + math.cos(math.pi * min((progress - 0.05) / 0.95, 1.0)))
-
-
-def _learning_rate(step, recipe):
-    warmup = max(1, recipe.steps // 20)
-    if step < warmup:
-        return recipe.learning_rate * (step + 1) / warmup
-    progress = (step - warmup) / max(1, recipe.steps - warmup)
-    return recipe.learning_rate * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def predict_logits(net, image, recipe, mean, std, torch):
@@ -245,7 +229,7 @@ def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0, re
     if recipe.head == "vertex":
         with torch.no_grad():
             net.head.bias[1] = VERTEX_PRIOR_LOGIT
-    optimizer = torch.optim.AdamW(net.parameters(), lr=recipe.learning_rate, weight_decay=WEIGHT_DECAY)
+    optimizer = torch.optim.AdamW(parameter_groups(net, recipe), lr=recipe.learning_rate, weight_decay=WEIGHT_DECAY)
     losses = []
     loop_started = time.perf_counter()
     completed = recipe.steps
@@ -256,11 +240,11 @@ def train(recipe, shared, work_dir, threads=2, log=print, checkpoint_every=0, re
                 completed = step
                 log(f"{recipe.name}: time budget of {time_budget:g} s spent after {step} steps")
                 break
-            rate = _learning_rate_at(progress, recipe)
+            rate = learning_rate_at(progress, recipe)
         else:
-            rate = _learning_rate(step, recipe)
+            rate = learning_rate_at_step(step, recipe)
         for group in optimizer.param_groups:
-            group["lr"] = rate
+            group["lr"] = rate * group["scale"]
         batch = _batch([sampler.draw() for _ in range(recipe.batch_size)], recipe, mean, std, torch)
         net.train()
         loss = _loss(net(batch["image"]), batch, recipe, torch)

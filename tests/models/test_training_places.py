@@ -157,3 +157,35 @@ def test_test_time_flips_are_checked_overridden_and_described():
     flipped_scratch = dataclasses.replace(scratch, test_time_flips=4)
     assert "4 mirrored views" in card_entries(flipped_scratch, info)["polytopo.description"]
     assert "mirrored views" not in card_entries(scratch, info)["polytopo.description"]
+
+
+def test_the_slow_encoder_trial_moves_only_the_encoder_at_a_tenth_of_the_rate():
+    """``encoder_learning_rate_scale``: the encoder's parameters in a group of their own, the rest at the whole rate."""
+    from polytopo.training.schedule import parameter_groups
+
+    slow = recipe("unet_buildings_rgb_slow_encoder")
+    assert slow.encoder_learning_rate_scale == 0.1
+    assert dataclasses.replace(slow, encoder_learning_rate_scale=1.0, name="unet_buildings_rgb",
+                               summary=recipe("unet_buildings_rgb").summary) == recipe("unet_buildings_rgb")
+
+    class Part:
+        def __init__(self, *params):
+            self.params = list(params)
+
+        def parameters(self):
+            return iter(self.params)
+
+    encoder = Part("stem", "block")
+    net = Part("stem", "block", "decoder", "head")
+    net.params = encoder.params + ["decoder", "head"]
+    net.encoder = encoder
+    groups = parameter_groups(net, slow)
+    assert [(group["params"], group["scale"]) for group in groups] == [(["stem", "block"], 0.1),
+                                                                         (["decoder", "head"], 1.0)]
+    assert parameter_groups(Part("w", "b"), recipe("unet_buildings_rgb_scratch")) == [{"params": ["w", "b"],
+                                                                                       "scale": 1.0}]
+    for bad in (0.0, 1.5):
+        with pytest.raises(TrainingError, match=r"encoder_learning_rate_scale in \(0, 1\]"):
+            dataclasses.replace(slow, encoder_learning_rate_scale=bad)
+    with pytest.raises(TrainingError, match="from-scratch"):
+        dataclasses.replace(recipe("unet_buildings_rgb_scratch"), encoder_learning_rate_scale=0.1)
