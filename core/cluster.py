@@ -35,7 +35,7 @@ __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
            "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept", "require_open",
            "ClusterAsker", "local_workers_option", "map_partitions", "max_local_workers", "open_client",
-           "require_distributed", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
+           "require_distributed", "started_on_worker", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -674,12 +674,39 @@ def fetch_kept(kept, func, *args, name):
     client = client_of([kept])
     if client is None:
         return func(kept, *args)
+    return started_on_worker(client, func, kept, *args, name=name)()
+
+
+def started_on_worker(client, func, *args, name):
+    """Start ``func(*args)`` on a worker of ``client`` now; return a function that waits for its (small) result.
+
+    The client goes on with other work while the worker computes; calling the returned
+    function (once) brings the result here. Futures among ``args`` arrive as their values.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    func : callable
+        A module-level function.
+    name : str
+        What is computed, for messages.
+
+    Raises
+    ------
+    ClusterError
+        ``client`` is closed; from the returned function: ``func`` failed on the worker
+        (PolyTopo's own errors are raised unchanged), or its worker is gone.
+    """
     require_open(client, name)
-    future = client.submit(func, kept, *args, pure=False)
-    try:
-        return _result_of(future, name)
-    finally:
-        future.release()
+    future = client.submit(func, *args, pure=False)
+
+    def result():
+        try:
+            return _result_of(future, name)
+        finally:
+            future.release()
+
+    return result
 
 
 def require_open(client, name):

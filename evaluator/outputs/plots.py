@@ -8,6 +8,7 @@ so the global ``pyplot`` state of a host application such as QGIS is never touch
 values are left out of the plots; a panel without any value says "no data".
 """
 
+import io
 import math
 from pathlib import Path
 
@@ -28,6 +29,8 @@ __all__ = [
     "wrong_topo_figure",
     "sweep_figure",
     "save_png",
+    "png_bytes",
+    "write_png",
 ]
 
 _HOLE_BINS = ("0", "1", "2", ">=3")
@@ -325,7 +328,7 @@ def _new_figure(columns, size_in, *, suptitle=None):
 
 
 def save_png(figure, path, *, overwrite=False, protect=()):
-    """Write a figure as a PNG file through :func:`polytopo.core.atomic_output.atomic_output`.
+    """Write a figure as a PNG file (:func:`png_bytes`) through :func:`polytopo.core.atomic_output.atomic_output`.
 
     Parameters
     ----------
@@ -342,19 +345,30 @@ def save_png(figure, path, *, overwrite=False, protect=()):
     -------
     Path
         The written file.
+    """
+    return write_png(png_bytes(figure), path, overwrite=overwrite, protect=protect)
 
-    Notes
-    -----
+
+def write_png(data, path, *, overwrite=False, protect=()):
+    """Write PNG bytes (:func:`png_bytes`) to ``path`` as :func:`save_png` does; returns the path."""
+    with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
+        temporary.write_bytes(data)
+    return Path(path)
+
+
+def png_bytes(figure):
+    """A figure drawn and encoded as PNG, as bytes.
+
     The figure is drawn once on its Agg canvas and the canvas encoded as PNG with the
     DPI and metadata ``savefig`` writes, giving the same bytes as
     ``figure.savefig(path, format="png")`` under Matplotlib's default settings.
     """
     from matplotlib.image import imsave
 
-    with atomic_output(path, overwrite=overwrite, protect=protect) as temporary:
-        figure.canvas.draw()
-        imsave(temporary, figure.canvas.buffer_rgba(), format="png", origin="upper", dpi=figure.dpi)
-    return Path(path)
+    figure.canvas.draw()
+    encoded = io.BytesIO()
+    imsave(encoded, figure.canvas.buffer_rgba(), format="png", origin="upper", dpi=figure.dpi)
+    return encoded.getvalue()
 
 
 def _no_data(axes):

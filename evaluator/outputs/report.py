@@ -21,7 +21,7 @@ from ..tables.metric_table import HEADLINE, SWEEP_PLOTTED, metric, suffixes
 from ..tables.profiles import profile_named
 from ...core.output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
-__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
+__all__ = ["PLOTTED_ENTRIES", "write_report", "check_report_folder", "format_table", "plot_pngs", "staged_folder"]
 
 
 
@@ -98,7 +98,8 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
 
     Records a cluster's workers encoded (:class:`.record_parts.RecordParts`) are written
     from their parts, which stay on those workers until then (a worker also assembles the
-    GeoPackage): write them while that cluster's client is open.
+    GeoPackage, and a worker draws the plots while this process writes the tables): write
+    them while that cluster's client is open.
 
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
@@ -118,10 +119,15 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from .records import FIELD_KINDS
     from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
 
+    from ...core.cluster import client_of
+
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
         records = evaluation.records
+        cluster = client_of(records.kept) if isinstance(records, RecordParts) else None
+        # on a cluster a worker draws the plots while this process writes the tables
+        plotted = _plots_started(evaluation.summary, cluster) if plots else None
         if isinstance(records, RecordParts):
             for name in RECORD_TABLES:
                 files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
@@ -137,7 +143,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
                 write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
                                  field_kinds=FIELD_KINDS)
         if plots:
-            files.update(_plots(evaluation.summary, staging))
+            files.update(_write_plots(plotted(), staging))
     return {name: Path(out_dir) / path.name for name, path in files.items()}
 
 
@@ -168,21 +174,44 @@ def staged_folder(out_dir, *, overwrite=False, inputs=()):
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _plots(summary, folder):
-    from .plots import plot_precision_recall, plot_simple_to_complex, plot_sweep, plot_wrong_topo
+PLOTTED_ENTRIES = ("pr_curve", "simple_to_complex", "wrong_topo", "min_hole_area_sweep", "ring_threshold_sweep")
+"""The entries of a summary that its plots draw (the sweeps only when they ran)."""
 
-    files = {}
-    curve = summary["pr_curve"]
-    files["precision_recall"] = folder / "precision_recall.png"
-    plot_precision_recall({f"IoU {curve['iou_threshold']:g}": (curve["precision"], curve["recall"])},
-                          files["precision_recall"])
-    files["simple_to_complex"] = folder / "simple_to_complex.png"
-    plot_simple_to_complex(summary["simple_to_complex"], files["simple_to_complex"])
-    files["wrong_topo"] = folder / "wrong_topo.png"
-    plot_wrong_topo(summary["wrong_topo"], files["wrong_topo"])
+
+def plot_pngs(plotted):
+    """Every plot of an evaluation, drawn and encoded: output name → (file name, PNG bytes).
+
+    ``plotted`` holds the summary's :data:`PLOTTED_ENTRIES` (a whole summary works too).
+    Runs wherever it is called: in this process, or on a worker of a cluster run while
+    the client writes the other outputs.
+    """
+    from .plots import png_bytes, precision_recall_figure, simple_to_complex_figure, sweep_figure, wrong_topo_figure
+
+    curve = plotted["pr_curve"]
+    figures = {
+        "precision_recall": precision_recall_figure(
+            {f"IoU {curve['iou_threshold']:g}": (curve["precision"], curve["recall"])}),
+        "simple_to_complex": simple_to_complex_figure(plotted["simple_to_complex"]),
+        "wrong_topo": wrong_topo_figure(plotted["wrong_topo"]),
+    }
     for key, x_key, title in (("min_hole_area_sweep", "min_hole_area_px2", "Minimum hole area A_min (px²)"),
                               ("ring_threshold_sweep", "ring_match_threshold", "Ring match threshold γ")):
-        if key in summary:
-            files[key] = folder / f"{key}.png"
-            plot_sweep(summary[key], x_key, SWEEP_PLOTTED, files[key], title)
-    return files
+        if key in plotted:
+            figures[key] = sweep_figure(plotted[key], x_key, SWEEP_PLOTTED, title)
+    return {name: (f"{name}.png", png_bytes(figure)) for name, figure in figures.items()}
+
+
+def _plots_started(summary, client):
+    """The plots of ``summary`` started on a worker of ``client`` (None: drawn here); a function that waits for them."""
+    from ...core.cluster import started_on_worker
+
+    plotted = {key: summary[key] for key in PLOTTED_ENTRIES if key in summary}
+    if client is None:
+        return lambda: plot_pngs(plotted)
+    return started_on_worker(client, plot_pngs, plotted, name="the plots")
+
+
+def _write_plots(pngs, folder):
+    from .plots import write_png
+
+    return {name: write_png(data, folder / file_name) for name, (file_name, data) in pngs.items()}

@@ -210,3 +210,28 @@ def test_a_comparison_on_the_cluster_writes_each_method_folder_as_one_process(tm
     for name in methods:
         _assert_same_outputs(tmp_path / "one" / name, tmp_path / "two" / name)
     assert (tmp_path / "one" / "table.csv").read_bytes() == (tmp_path / "two" / "table.csv").read_bytes()
+
+
+def test_on_a_cluster_a_worker_draws_the_plots_of_one_process(tmp_path, fixtures_dir):
+    """The command line's client never imports Matplotlib; its PNG files are those of one process, byte for byte."""
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+              "--bootstrap", "0", "--sweeps", "--quiet"]
+    script = ("import sys\nfrom polytopo.evaluator.cli.evaluate import main\n"
+              "status = main(sys.argv[1:])\nprint('matplotlib' in sys.modules)\nsys.exit(status)\n")
+    found = {}
+    for name, workers in (("one", "0"), ("two", "2")):
+        done = subprocess.run([sys.executable, "-c", script, *common, "--out", str(tmp_path / name),
+                               "--workers", workers], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        found[name] = done.stdout.split()[-1]
+    assert found == {"one": "True", "two": "False"}
+    pngs = sorted(path.name for path in (tmp_path / "one").glob("*.png"))
+    assert pngs == ["min_hole_area_sweep.png", "precision_recall.png", "ring_threshold_sweep.png",
+                    "simple_to_complex.png", "wrong_topo.png"]
+    for name in pngs:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+    _assert_same_outputs(tmp_path / "one", tmp_path / "two")
