@@ -84,8 +84,8 @@ def test_evaluation_and_writing_run_with_the_collector_off(coco_files, tmp_path,
     assert len(phases) > 5 and not any(phases)
     assert gc.isenabled()
     seen = []
-    drawing = report._plots
-    monkeypatch.setattr(report, "_plots", lambda *args: (seen.append(gc.isenabled()), drawing(*args))[1])
+    drawing = report.plot_pngs
+    monkeypatch.setattr(report, "plot_pngs", lambda *args: (seen.append(gc.isenabled()), drawing(*args))[1])
     write_report(evaluation, tmp_path / "out", frame=frame)
     assert seen == [False]
     assert gc.isenabled()
