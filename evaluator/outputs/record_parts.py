@@ -273,19 +273,25 @@ class RecordParts:
         """
         return all(np.array_equal(order, np.arange(len(order))) for order in map(self._order, RECORD_TABLES))
 
-    def _text(self, index, name):
-        """The CSV rows of table ``name`` of part ``index``, fetched from where it is kept."""
-        from ...core.cluster import fetch_kept
+    def _texts(self, name):
+        """The CSV rows of table ``name`` of each part, in part order, fetched from where each is kept.
 
-        if not len(self.parts[index].tables[name].ends):
-            return ""
-        return fetch_kept(self.kept[index], _table_text, name, name=f"the {name} rows of partition {index}")
+        A few fetches are under way at a time (:func:`~polytopo.core.cluster.fetched_kept`),
+        so the round trips to the workers overlap.
+        """
+        from ...core.cluster import fetched_kept
+
+        filled = [index for index, part in enumerate(self.parts) if len(part.tables[name].ends)]
+        fetched = fetched_kept([self.kept[index] for index in filled], _table_text, name,
+                               names=[f"the {name} rows of partition {index}" for index in filled])
+        for part in self.parts:
+            yield next(fetched) if len(part.tables[name].ends) else ""
 
     def write_csv(self, name, path):
         """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records.
 
-        Rows in input order are fetched and written part by part; otherwise every part's
-        rows of this table are fetched, then written sorted.
+        Rows in input order are written part by part as they are fetched; otherwise every
+        part's rows of this table are fetched, then written sorted.
         """
         from ...core.atomic_output import atomic_output
 
@@ -294,10 +300,10 @@ class RecordParts:
             with temporary.open("x", encoding="utf-8", newline="") as handle:
                 csv.writer(handle).writerow(self._fields(name))
                 if np.array_equal(order, np.arange(len(order))):
-                    for index in range(len(self.parts)):
-                        handle.write(self._text(index, name))
+                    for text in self._texts(name):
+                        handle.write(text)
                 else:
-                    texts = [self._text(index, name) for index in range(len(self.parts))]
+                    texts = list(self._texts(name))
                     handle.write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts], order))
         return path
 

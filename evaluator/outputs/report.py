@@ -131,15 +131,16 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         if isinstance(records, RecordParts):
             for name in RECORD_TABLES:
                 files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
-            if geopackage:
-                files["geopackage"] = records.write_geopackage(staging / "evaluation.gpkg", FIELD_KINDS, frame)
         else:
             tables = {name: RecordTable.from_records(records[name]) for name in RECORD_TABLES}
             for name, table in tables.items():
                 files[f"{name}_csv"] = staging / f"{name}.csv"
                 write_csv(table, files[f"{name}_csv"])
-            if geopackage:
-                files["geopackage"] = staging / "evaluation.gpkg"
+        if geopackage:
+            files["geopackage"] = staging / "evaluation.gpkg"
+            if isinstance(records, RecordParts):
+                records.write_geopackage(files["geopackage"], FIELD_KINDS, frame)
+            else:
                 write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
                                  field_kinds=FIELD_KINDS)
         if plots:

@@ -185,6 +185,22 @@ def test_packed_partitions_are_submitted_a_few_at_a_time(local_client, keep):
         assert [fetch_kept(k, len, name="kept") for k in out[1]] == [1 << 20] * 9
 
 
+def long_first_then_worker(x):
+    """Partition 0 takes 1.5 s, the others 0.1 s; returns the worker it ran on."""
+    from distributed import get_worker
+
+    time.sleep(1.5 if x == 0 else 0.1)
+    return get_worker().address
+
+
+def test_the_next_partition_goes_to_the_worker_that_finished_one(local_client):
+    """One partition in flight per worker: while one worker runs a long partition, every other one runs on the
+    worker that finishes first, never queued behind the long one."""
+    where = map_partitions(local_client, long_first_then_worker, range(6), packed=True, in_flight=2)
+    assert where[0] != where[1]
+    assert set(where[1:]) == {where[1]}
+
+
 def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
     """Once the map returns, the tasks that carried the partitions' bytes are forgotten; the kept values stay."""
     parts = [bytes([n]) * (2 << 20) for n in range(4)]
