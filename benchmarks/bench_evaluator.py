@@ -223,8 +223,8 @@ def run_our_evaluator(python, files, profile, out_dir, extra_args=()):
     return run, json.loads(summary_path.read_text(encoding="utf-8"))
 
 
-def run_reference_evaluator(python, script, files, output_path):
-    """Run the public evaluator with one worker on a set and read its output.
+def run_reference_evaluator(python, script, files, output_path, workers=1):
+    """Run the public evaluator with ``workers`` worker processes on a set and read its output.
 
     Parameters
     ----------
@@ -235,6 +235,8 @@ def run_reference_evaluator(python, script, files, output_path):
     files : osm_benchmark_set.BenchmarkSetFiles
     output_path : pathlib.Path
         Its ``--output`` JSON file.
+    workers : int
+        Its ``--num-workers``.
 
     Returns
     -------
@@ -248,7 +250,7 @@ def run_reference_evaluator(python, script, files, output_path):
         "--pred",
         files.pred_path,
         "--num-workers",
-        "1",
+        str(workers),
         "--quiet",
         "--output",
         output_path,
@@ -438,7 +440,8 @@ _SIDE_BY_SIDE = ("public", "paper", "reference-code")
 
 def _side_by_side_part(args, files, report):
     print(
-        f"\n== whole command lines side by side: 1x set, one worker, every output written, "
+        f"\n== whole command lines side by side: 1x set, the public evaluator with {args.reference_workers} "
+        f"worker(s) and ours with its defaults, every output written, "
         f"{args.repeats} interleaved rounds =="
     )
     names = _SIDE_BY_SIDE if not args.skip_ours else _SIDE_BY_SIDE[:1]
@@ -466,7 +469,7 @@ def _side_by_side_part(args, files, report):
             work = Path(tempfile.mkdtemp(prefix=f"{name}_{repeat}_", dir=args.work_dir))
             if name == "public":
                 run, public_output = run_reference_evaluator(
-                    args.reference_python, script, files, work / "metrics.json"
+                    args.reference_python, script, files, work / "metrics.json", args.reference_workers
                 )
                 ok = public_output is not None
             else:
@@ -559,6 +562,12 @@ def _parse_args(argv):
         "--reference-python",
         default=sys.executable,
         help="Interpreter for the public evaluator (default: this one).",
+    )
+    parser.add_argument(
+        "--reference-workers",
+        type=int,
+        default=1,
+        help="The public evaluator's --num-workers (default 1; our evaluator runs with its own defaults).",
     )
     parser.add_argument(
         "--python",
