@@ -34,10 +34,10 @@ from .machine import available_memory_bytes, usable_cores
 
 __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE", "FETCHES_IN_FLIGHT",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
-           "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept", "fetched_kept",
-           "require_open",
-           "ClusterAsker", "local_workers_option", "map_partitions", "max_local_workers", "open_client",
-           "require_distributed", "started_on_worker", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
+           "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept",
+           "fetched_kept", "require_open", "ClusterAsker", "local_workers_option", "map_partitions",
+           "max_local_workers", "open_client", "require_distributed", "started_on_worker", "worker_python",
+           "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -532,8 +532,7 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
     if not packed:
         futures = client.map(func, partitions, pure=False, retries=retries)
         return _gathered(distributed, client, [(f, None) for f in futures], lambda workers: None, names, packed,
-                         progress, total,
-                         keep)
+                         progress, total, keep)
     submit = _packed_submitter(client, func, partitions, keep, retries)
     # A few partitions in flight per worker: the task graph holds each partition's bytes
     # until its task is done, and a local cluster's scheduler runs in this process.
