@@ -186,19 +186,45 @@ def test_packed_partitions_are_submitted_a_few_at_a_time(local_client, keep):
 
 
 def long_first_then_worker(x):
-    """Partition 0 takes 1.5 s, the others 0.1 s; returns the worker it ran on."""
+    """Partition 0 takes 2 s, the others 0.1 s; returns the worker it ran on."""
     from distributed import get_worker
 
-    time.sleep(1.5 if x == 0 else 0.1)
+    time.sleep(2.0 if x == 0 else 0.1)
     return get_worker().address
 
 
+PLACED = {}
+"""Partition key -> (worker restrictions, loose, worker it went to), noted by the scheduler of the local cluster
+(which runs in this process)."""
+
+
+def _note_placements(dask_scheduler):
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class NotePlacements(SchedulerPlugin):
+        name = "note-placements"
+
+        def transition(self, key, start, finish, *args, **kwargs):
+            if finish == "processing" and str(key).startswith("long_first_then_worker"):
+                task = dask_scheduler.tasks[key]
+                PLACED[key] = (set(task.worker_restrictions or ()), task.loose_restrictions,
+                               task.processing_on.address)
+
+    dask_scheduler.add_plugin(NotePlacements(), idempotent=True)
+
+
 def test_the_next_partition_goes_to_the_worker_that_finished_one(local_client):
-    """One partition in flight per worker: while one worker runs a long partition, every other one runs on the
-    worker that finishes first, never queued behind the long one."""
-    where = map_partitions(local_client, long_first_then_worker, range(6), packed=True, in_flight=2)
-    assert where[0] != where[1]
-    assert set(where[1:]) == {where[1]}
+    """Two partitions in flight per worker: each partition after the first four is sent, loosely, to the worker
+    that has just finished one; while one worker runs a long partition, all of them run on the other."""
+    local_client.run_on_scheduler(_note_placements)
+    PLACED.clear()
+    where = map_partitions(local_client, long_first_then_worker, range(12), packed=True, in_flight=4)
+    order = sorted(PLACED, key=lambda key: int(str(key).rsplit("-", 1)[1]))
+    assert len(order) == 12
+    assert all(not PLACED[key][0] for key in order[:4])
+    assert all(PLACED[key][0] == {PLACED[key][2]} and PLACED[key][1] for key in order[4:])
+    other = next(address for address in where if address != where[0])
+    assert set(where[4:]) == {other}
 
 
 def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
