@@ -32,7 +32,7 @@ from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
 from .machine import available_memory_bytes, usable_cores
 
-__all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE", "FETCHES_IN_FLIGHT",
+__all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
            "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept",
            "fetched_kept", "require_open", "ClusterAsker", "local_workers_option", "map_partitions",
@@ -686,16 +686,13 @@ def fetch_kept(kept, func, *args, name):
     return next(fetched_kept([kept], func, *args, names=[name]))
 
 
-FETCHES_IN_FLIGHT = 8
-"""Fetches :func:`fetched_kept` has under way beyond the one it waits for."""
-
-
-def fetched_kept(kept_values, func, *args, names, in_flight=FETCHES_IN_FLIGHT):
+def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=None):
     """Yield ``func(kept, *args)`` for each of ``kept_values`` in order, each computed where it lies.
 
-    :func:`fetch_kept` for many values: up to ``in_flight`` more are started on their
-    workers while the caller reads one, so their round trips overlap, and no more than
-    that are held here at once.
+    :func:`fetch_kept` for many values: while the caller reads one, the next ones are
+    already under way on their workers, as long as the sizes of those fetched and not
+    yet read stay within ``in_flight_size`` (always at least the one read next), so
+    that round trips overlap for small values and large ones come one at a time.
 
     Parameters
     ----------
@@ -706,7 +703,10 @@ def fetched_kept(kept_values, func, *args, names, in_flight=FETCHES_IN_FLIGHT):
         A module-level function.
     names : sequence of str
         What each fetch brings, for messages.
-    in_flight : int
+    sizes : sequence of float, optional
+        What each result weighs (rows, bytes: any unit); default 1 each.
+    in_flight_size : float, optional
+        Most size fetched ahead, in the unit of ``sizes``; default: one value at a time.
 
     Raises
     ------
@@ -718,13 +718,18 @@ def fetched_kept(kept_values, func, *args, names, in_flight=FETCHES_IN_FLIGHT):
         for kept in kept_values:
             yield func(kept, *args)
         return
-    started = collections.deque()
-    for kept, name in zip(kept_values, names):
-        started.append(started_on_worker(client, func, kept, *args, name=name))
-        if len(started) > in_flight:
-            yield started.popleft()()
-    while started:
-        yield started.popleft()()
+    sizes = [1.0] * len(kept_values) if sizes is None else list(sizes)
+    budget = 1.0 if in_flight_size is None else in_flight_size
+    started, pending = collections.deque(), collections.deque(zip(kept_values, names, sizes))
+    ahead = 0.0
+    while started or pending:
+        while pending and (not started or ahead + pending[0][2] <= budget):
+            kept, name, size = pending.popleft()
+            started.append((started_on_worker(client, func, kept, *args, name=name), size))
+            ahead += size
+        result, size = started.popleft()
+        ahead -= size
+        yield result()
 
 
 def started_on_worker(client, func, *args, name):

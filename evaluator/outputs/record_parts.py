@@ -36,7 +36,14 @@ from .writers import (
     _sql_name,
 )
 
-__all__ = ["PartsRequest", "RecordPart", "RecordParts", "record_part", "parts_request"]
+__all__ = ["FETCH_ROWS_IN_FLIGHT", "PartsRequest", "RecordPart", "RecordParts", "record_part", "parts_request"]
+
+FETCH_ROWS_IN_FLIGHT = 20_000
+"""CSV rows fetched ahead from the workers while a table is written (a few MB of text).
+
+Small parts then come several at a time, their round trips overlapping (the 1x benchmark
+set's 32 fetches); a part of more rows comes alone, so a table of hundreds of thousands
+of rows never lies in this process at once."""
 
 _GEOMETRY_TYPE = "Polygon"
 """Every record geometry is one polygon of a ring table (:func:`.construct.ring_polygons`)."""
@@ -276,14 +283,17 @@ class RecordParts:
     def _texts(self, name):
         """The CSV rows of table ``name`` of each part, in part order, fetched from where each is kept.
 
-        A few fetches are under way at a time (:func:`~polytopo.core.cluster.fetched_kept`),
-        so the round trips to the workers overlap.
+        Parts are fetched ahead while their rows add up to at most
+        :data:`FETCH_ROWS_IN_FLIGHT` (:func:`~polytopo.core.cluster.fetched_kept`): the round
+        trips of small parts overlap, large parts come one at a time.
         """
         from ...core.cluster import fetched_kept
 
         filled = [index for index, part in enumerate(self.parts) if len(part.tables[name].ends)]
         fetched = fetched_kept([self.kept[index] for index in filled], _table_text, name,
-                               names=[f"the {name} rows of partition {index}" for index in filled])
+                               names=[f"the {name} rows of partition {index}" for index in filled],
+                               sizes=[len(self.parts[index].tables[name].ends) for index in filled],
+                               in_flight_size=FETCH_ROWS_IN_FLIGHT)
         for part in self.parts:
             yield next(fetched) if len(part.tables[name].ends) else ""
 

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from polytopo.core.cluster import fetch_kept, map_partitions, open_client, worker_python
+from polytopo.core.cluster import fetch_kept, fetched_kept, map_partitions, open_client, worker_python
 from polytopo.core.errors import ClusterError, InvalidParameterError
 
 
@@ -225,6 +225,31 @@ def test_the_next_partition_goes_to_the_worker_that_finished_one(local_client):
     assert all(PLACED[key][0] == {PLACED[key][2]} and PLACED[key][1] for key in order[4:])
     other = next(address for address in where if address != where[0])
     assert set(where[4:]) == {other}
+
+
+def kept_length(value):
+    return len(value)
+
+
+def test_kept_values_are_fetched_ahead_within_a_size(local_client):
+    """``fetched_kept`` yields in order; fetches run ahead only while their sizes fit ``in_flight_size``."""
+    _, kept = map_partitions(local_client, square_keeping_bytes, range(1, 9), packed=True, keep=True)
+    names = [f"value {n}" for n in range(8)]
+
+    def alive_at_each_value(**options):
+        alive = []
+        for value in fetched_kept(kept, kept_length, names=names, **options):
+            assert value == 1 << 20
+            alive.append(_tasks_named(local_client, "kept_length"))
+        return alive
+
+    one_at_a_time = alive_at_each_value()
+    ahead = alive_at_each_value(sizes=[1] * 8, in_flight_size=3)
+    large = alive_at_each_value(sizes=[5] * 8, in_flight_size=3)
+    assert len(one_at_a_time) == len(ahead) == len(large) == 8
+    assert max(one_at_a_time) <= 1 and max(large) <= 1  # the one just read may not be forgotten yet
+    assert 2 <= max(ahead) <= 3
+    assert list(fetched_kept([b"ab", b"c"], kept_length, names=["a", "c"], sizes=[1, 1], in_flight_size=9)) == [2, 1]
 
 
 def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
