@@ -531,8 +531,8 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         raise ValueError("Expected packed=True with keep=True: kept values stay with packed partitions only")
     if not packed:
         futures = client.map(func, partitions, pure=False, retries=retries)
-        return _gathered(distributed, client, [(f, None) for f in futures], lambda workers: None, names, packed,
-                         progress, total, keep)
+        return _gathered(distributed, client, [(f, None) for f in futures], None, names, packed, progress, total,
+                         keep)
     submit = _packed_submitter(client, func, partitions, keep, retries)
     # A few partitions in flight per worker: the task graph holds each partition's bytes
     # until its task is done, and a local cluster's scheduler runs in this process.
@@ -578,8 +578,8 @@ def _packed_submitter(client, func, partitions, keep, retries):
 def _gathered(distributed, client, submitted, submit_next, names, packed, progress, total, keep):
     """Collect the results of the ``submitted`` pairs in partition order, submitting the next as each finishes.
 
-    ``submit_next(workers)`` submits the next partition (None when none is left) to the
-    worker that has just finished one: Dask's scheduler, left to itself, may queue
+    ``submit_next(workers)`` (None: everything is submitted already) submits the next
+    partition (None when none is left) to the worker that has just finished one: Dask's scheduler, left to itself, may queue
     the last partitions behind each other on one worker while another waits idle
     (measured: one of two workers idle for 1.7 s of a 4.5 s run).
 
@@ -597,13 +597,14 @@ def _gathered(distributed, client, submitted, submit_next, names, packed, progre
         for done, future in enumerate(running, 1):
             i = index.pop(future.key)
             results[i] = _result_of(future, names[i], packed)
-            holders = list(client.who_has([future]).get(future.key) or ()) or None
+            # where the partition ran: its kept value is taken there, and the next partition goes there
+            holders = _holders(client, made[i] if keep else future) if keep or submit_next else None
             future.release()
             if keep:
-                kept[i] = _detached_kept(client, made[i], 0)
+                kept[i] = _detached_kept(client, made[i], 0, holders)
                 holding[i] = 0
                 _take_kept(client, holding, made, kept)
-            follow = submit_next(holders)
+            follow = submit_next(holders) if submit_next else None
             if follow is not None:
                 index[follow[0].key] = len(futures)
                 futures.append(follow[0])
@@ -639,7 +640,12 @@ def _take_kept(client, holding, made, kept):
         del holding[i]
 
 
-def _detached_kept(client, made, attempt):
+def _holders(client, future):
+    """The addresses of the workers holding ``future``'s value, or None when none is known."""
+    return list(client.who_has([future]).get(future.key) or ()) or None
+
+
+def _detached_kept(client, made, attempt, holders=None):
     """A future of ``made``'s kept value (``made[1]``) that does not depend on ``made`` in the task graph.
 
     It runs where ``made`` lies now and reads it from that worker's memory (a replica that
@@ -647,10 +653,11 @@ def _detached_kept(client, made, attempt):
     dependency, ``made`` (whose specification holds the partition's bytes) is forgotten
     once this has run, instead of being kept for as long as the kept value lives; the
     price is that a kept value lost with its worker cannot be made again (reading it then
-    fails with a :class:`ClusterError` that says so).
+    fails with a :class:`ClusterError` that says so). ``holders``: where ``made`` lies, when
+    the caller has just asked.
     """
-    holders = client.who_has([made]).get(made.key) or ()
-    return client.submit(_kept_of, made.key, workers=list(holders) or None, allow_other_workers=True,
+    holders = holders or _holders(client, made)
+    return client.submit(_kept_of, made.key, workers=holders, allow_other_workers=True,
                          pure=False, key=f"kept-{made.key}" + (f"-{attempt}" if attempt else ""))
 
 
