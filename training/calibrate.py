@@ -3,7 +3,8 @@
 The exported model is run by the real engine over each validation raster
 (:func:`.heldout.kampala_validation`: the Kampala validation patch at zoom 19
 and 20, never trained on; for a hole-aware recipe also its zoom-20 variant with
-synthetic courtyards) once per candidate threshold
+synthetic courtyards; and :func:`.heldout.place_validation`: the recipe's validation
+places, whole, at zoom 19 and 20) once per candidate threshold
 (:class:`polytopo.models.RunParams` ``threshold``) and outline offset (the card's
 ``polytopo.outline_offset_px``: the boundary-aware models' outlines lie inside the
 buildings'), scored with the paper profile, and the pair with the best validation score
@@ -25,7 +26,7 @@ from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
 from .evaluate_zoo import _instances
-from .heldout import kampala_validation
+from .heldout import kampala_validation, place_validation
 
 __all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_threshold", "choice_score", "validation_scores"]
 
@@ -69,10 +70,11 @@ def choice_score(rows):
 
 
 def calibrate_threshold(model_path, shared, work_dir, thresholds=THRESHOLDS, threads=2, write=True, log=print,
-                        holes=False, offsets=OUTLINE_OFFSETS_PX):
+                        holes=False, offsets=OUTLINE_OFFSETS_PX, places=()):
     """Pick the threshold and outline offset with the best validation score and (``write``) store them in the card.
 
-    ``holes`` (a hole-aware recipe) adds the validation raster with synthetic courtyards.
+    ``holes`` (a hole-aware recipe) adds the validation raster with synthetic courtyards;
+    ``places`` (a recipe's ``validation_places``) the validation places.
     Each ``(threshold, offset)`` is a run of the engine with the card's offset replaced.
 
     Returns
@@ -83,7 +85,7 @@ def calibrate_threshold(model_path, shared, work_dir, thresholds=THRESHOLDS, thr
         Scores per ``(threshold, offset)`` (see :func:`validation_scores`).
     """
     model = load_model(Path(model_path), SessionParams(provider="cpu", intra_op_threads=threads))
-    rasters = kampala_validation(shared, work_dir, courtyards=holes)
+    rasters = kampala_validation(shared, work_dir, courtyards=holes) + place_validation(shared, work_dir, places)
     table = {}
     for threshold in thresholds:
         for offset in offsets:

@@ -45,6 +45,10 @@ _PLACES_DATA = (
     "every XYZ tile at zoom 19/20/21, both patches of each, with its labels.geojson); Nairobi (data/5) is the "
     "held-out place, never trained on."
 )
+_VALIDATION_PLACES_DATA = (
+    " {places} (same repository) is validation ground, used for no training: the threshold and outline offset "
+    "were chosen on it at zoom 19 and 20 together with the Kampala validation patch."
+)
 _JOPLIN_DATA = (
     " Plus the four xView2 Joplin (Missouri, USA) RGB tiles at 0.6 m of DIUx-xView/xView2-deploy @ "
     "ac79d32ad07d0eda0618a3bbc63a4dccc2804e3e (tests/data/input/pre/tile_*.tif) with tests/data/misc/joplin.geojson; "
@@ -72,6 +76,8 @@ def training_data(recipe):
     text = _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
     if recipe.train_places:
         text += _PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.train_places))
+    if recipe.validation_places:
+        text += _VALIDATION_PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.validation_places))
     if recipe.joplin:
         text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:

@@ -181,9 +181,9 @@ def main(argv=None):
             if args.work_dir is None:
                 args.work_dir = private_work_dir()
             for name in names:
-                recipe(name)
+                chosen = recipe(name)
                 calibrate_threshold(args.zoo_dir / f"{name}.onnx", shared, args.work_dir, threads=args.threads,
-                                    holes=recipe(name).courtyards)
+                                    holes=chosen.courtyards, places=chosen.validation_places)
             run(names, args, train_models=False)
             return 0
         if what[0] == "evaluate":

@@ -24,7 +24,14 @@ from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
-from .heldout import atlanta_heldout, kampala_heldout, kampala_validation, rendered_heldout, unseen_places
+from .heldout import (
+    atlanta_heldout,
+    kampala_heldout,
+    kampala_validation,
+    place_validation,
+    rendered_heldout,
+    unseen_places,
+)
 from .readme import SCORED_METRICS, update_readme
 from .zoo_index import update_entry
 
@@ -107,14 +114,17 @@ def score_raster(model, heldout, batch_size=4):
 def heldout_for(recipe, shared, work_dir):
     """The rasters a recipe is scored on.
 
-    Validation (Kampala only) first, then held-out Kampala, the unseen places, and the
-    rendered held-out city last (for recipes trained on rendered geometry).
+    Validation first (Kampala, then the recipe's validation places), then held-out Kampala,
+    the other places, and the rendered held-out city last (for recipes trained on rendered
+    geometry).
     """
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
     rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
-    return (kampala_validation(shared, work_dir, courtyards=recipe.courtyards) + kampala_heldout(shared, work_dir)
-            + unseen_places(shared, work_dir, trained=recipe.train_places) + rendered)
+    return (kampala_validation(shared, work_dir, courtyards=recipe.courtyards)
+            + place_validation(shared, work_dir, recipe.validation_places) + kampala_heldout(shared, work_dir)
+            + unseen_places(shared, work_dir, trained=recipe.train_places, validation=recipe.validation_places)
+            + rendered)
 
 
 def evaluate_model(recipe, shared, work_dir, zoo_dir, readme_path, threads=2, log=print):

@@ -16,8 +16,11 @@ Atlanta (panchromatic model)
 Unseen places (RGB models)
     Zanzibar, Nepal, the Philippines and Nairobi (:data:`.data.UNSEEN_PLACES`), each
     whole place at zoom 19 (``zanzibar-z19``, ...): a VRT mosaic of its XYZ tiles, each
-    placed by its name, with the place's labels clipped to the tiles. No RGB model is
-    trained on them and no choice was made on them.
+    placed by its name, with the place's labels clipped to the tiles. Split ``unseen
+    place`` where a recipe neither trains on the place nor chooses anything on it.
+Validation places (RGB recipes with ``validation_places``)
+    Such a place, whole, at zoom 19 and 20 (``validation-nepal-z19``, ...): validation
+    ground beside the Kampala patch, never trained on (:func:`place_validation`).
 Rendered Helsinki (hole-aware model)
     ``helsinki-rendered``: the OSM buildings of the held-out city of :mod:`.rendered`
     (never trained on), a :data:`RENDERED_HELDOUT_M` metre square from the corner of
@@ -40,7 +43,8 @@ from .rendered import CITIES, HELD_OUT_CITY, city_frames
 from .targets import CourtyardParams, carve_courtyards
 
 __all__ = ["COURTYARD_SEED", "RENDERED_HELDOUT_M", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
-           "kampala_validation", "rendered_heldout", "unseen_places", "UNSEEN_PLACE_ZOOM"]
+           "kampala_validation", "place_validation", "rendered_heldout", "unseen_places", "UNSEEN_PLACE_ZOOM",
+           "VALIDATION_ZOOMS"]
 
 COURTYARD_SEED = 7
 """Seed of the synthetic courtyards of the held-out raster."""
@@ -189,6 +193,10 @@ def _xyz_raster(tiles, labels_path, folder, key, title, split):
                          info.geotransform, gsd, split=split)
 
 
+VALIDATION_ZOOMS = (19, 20)
+"""Zoom levels of the validation ground: about 30 and 15 cm."""
+
+
 def kampala_validation(shared, work_dir, courtyards=False):
     """The Kampala validation patch (``data/2``, west of the chips) at zoom 19 and 20.
 
@@ -199,7 +207,7 @@ def kampala_validation(shared, work_dir, courtyards=False):
     out = [_xyz_raster(data.kampala_validation_tiles(shared.kampala_chips.parent, zoom), shared.kampala_labels,
                        Path(work_dir) / "validation", f"validation-z{zoom}",
                        f"Kampala validation patch (data/2, west), zoom {zoom}", "validation")
-           for zoom in (19, 20)]
+           for zoom in VALIDATION_ZOOMS]
     if courtyards:
         z20 = out[1]
         path = Path(work_dir) / "validation" / "validation_z20_courtyards.tif"
@@ -215,18 +223,32 @@ UNSEEN_PLACE_ZOOM = 19
 """Zoom level the unseen places are scored at: about 26-30 cm, the RGB models' own GSD."""
 
 
-def unseen_places(shared, work_dir, trained=()):
-    """Each of :data:`.data.UNSEEN_PLACES`, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM`.
+def place_validation(shared, work_dir, places):
+    """Each of ``places`` (a recipe's ``validation_places``), the whole place at each of :data:`VALIDATION_ZOOMS`.
+
+    Split ``validation``: never trained on; the threshold and outline offset are chosen on it.
+    """
+    fair_dir = shared.kampala_chips.parent
+    return [_xyz_raster(data.place_tiles(fair_dir, place, zoom), data.place_folder(fair_dir, place) / "labels.geojson",
+                        Path(work_dir) / "validation" / place, f"validation-{place}-z{zoom}",
+                        f"{place.capitalize()} (validation place), whole place, zoom {zoom}", "validation")
+            for place in places for zoom in VALIDATION_ZOOMS]
+
+
+def unseen_places(shared, work_dir, trained=(), validation=()):
+    """Each of :data:`.data.UNSEEN_PLACES` but ``validation``, the whole place at zoom :data:`UNSEEN_PLACE_ZOOM`.
 
     Split ``unseen place``, or ``trained place`` for the places in ``trained`` (a recipe's
     ``train_places``: scores on ground the model was trained on, not a measure of new ground).
+    The places in ``validation`` (a recipe's ``validation_places``) are left out: they are
+    :func:`place_validation` ground.
     """
     fair_dir = shared.kampala_chips.parent
     return [_xyz_raster(data.place_tiles(fair_dir, place, UNSEEN_PLACE_ZOOM),
                         data.place_folder(fair_dir, place) / "labels.geojson", Path(work_dir) / "places" / place,
                         f"{place}-z{UNSEEN_PLACE_ZOOM}", f"{place.capitalize()}, whole place, zoom {UNSEEN_PLACE_ZOOM}",
                         "trained place" if place in trained else "unseen place")
-            for place in data.UNSEEN_PLACES]
+            for place in data.UNSEEN_PLACES if place not in validation]
 
 
 def atlanta_heldout(shared):

@@ -98,6 +98,10 @@ class Recipe:
     train_places : tuple of str
         fAIr places of :data:`.data.UNSEEN_PLACES` also trained on (every zoom level, both
         patches); the others stay unseen. Empty: Kampala only.
+    validation_places : tuple of str
+        fAIr places of :data:`.data.UNSEEN_PLACES` held out of training as validation
+        ground: :mod:`.calibrate` chooses the threshold and outline offset on them (zoom 19
+        and 20) together with the Kampala validation patch. Never in :attr:`train_places`.
     joplin : bool
         Also train on the four xView2 Joplin tiles (0.6 m), with the loss restricted to
         :attr:`label_reach_m` around the labelled buildings (many houses have no footprint).
@@ -155,6 +159,7 @@ class Recipe:
     encoder: object = None
     standardization: object = None
     train_places: tuple = ()
+    validation_places: tuple = ()
     joplin: bool = False
     label_reach_m: float = 4.0
     place_shares: tuple = ()
@@ -192,6 +197,9 @@ class Recipe:
         if self.encoder is None and self.encoder_learning_rate_scale != 1.0:
             raise TrainingError("Expected encoder_learning_rate_scale 1 for the from-scratch U-Net (it has no "
                                 "pretrained encoder).")
+        if set(self.validation_places) & set(self.train_places):
+            raise TrainingError(f"Expected validation_places apart from train_places but both name "
+                                f"{sorted(set(self.validation_places) & set(self.train_places))}.")
         if self.encoder is not None and self.encoder not in LITE_VARIANTS:
             raise TrainingError(f"Expected encoder None or one of {sorted(LITE_VARIANTS)} but got {self.encoder!r}.")
 
@@ -285,6 +293,16 @@ LITE0_SLOW_ENCODER = replace(
 )
 """A trial: the default model with its pretrained encoder moved at a tenth of the learning rate (issue 31)."""
 
+LITE0_PLACE_VALIDATION = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_place_validation",
+    train_places=("zanzibar", "philippines"),
+    validation_places=("nepal",),
+    place_shares=(("kampala", 0.30), ("zanzibar", 0.20), ("philippines", 0.20), ("joplin", 0.30)),
+)
+"""A trial: the default model with Nepal moved from training to validation, so its threshold and outline offset
+are chosen on a second place as well as the Kampala patch (issue 31)."""
+
 LITE0_HOLES = replace(
     LITE0_BUILDINGS,
     name="unet_holes_rgb_finetuned",
@@ -364,6 +382,7 @@ RECIPES = {
         LITE0_BUILDINGS,
         LITE2_BUILDINGS,
         LITE0_SLOW_ENCODER,
+        LITE0_PLACE_VALIDATION,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",

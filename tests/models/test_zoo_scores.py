@@ -8,6 +8,7 @@ to the engine or the evaluator that moves a published score cannot go unnoticed.
 Needs the shared data folder; skipped, with that reason, without it. Runs without PyTorch.
 """
 
+import dataclasses
 import json
 
 import pytest
@@ -88,6 +89,37 @@ def test_hole_choices_have_validation_courtyards_apart_from_the_held_out_ground(
     rows = {"a": {"AP50": 0.4, "Hole-F1": 0.0, "synthetic": False},
             "b": {"AP50": 0.2, "Hole-F1": 0.6, "synthetic": True}}
     assert choice_score(rows) == pytest.approx((0.4 + 0.2 + 0.6) / 3)
+
+
+def test_a_validation_place_is_chosen_on_and_never_trained_or_scored_as_unseen(tmp_path):
+    """A recipe's validation place joins the Kampala patch as validation ground at zoom 19 and 20, and leaves training
+    and the unseen places; the card says so."""
+    from polytopo.training.cards import training_data
+    from polytopo.training.evaluate_zoo import heldout_for
+    from polytopo.training.heldout import place_validation
+
+    trial = recipe("unet_buildings_rgb_place_validation")
+    default = recipe("unet_buildings_rgb")
+    assert trial.validation_places == ("nepal",) and "nepal" not in trial.train_places
+    assert dict(trial.place_shares).keys() == {"kampala", *trial.train_places, "joplin"}
+    assert sum(dict(trial.place_shares).values()) == pytest.approx(1.0)
+    assert dataclasses.replace(trial, name=default.name, train_places=default.train_places, validation_places=(),
+                               place_shares=default.place_shares) == default
+    with pytest.raises(TrainingError, match=r"validation_places apart from train_places but both name \['nepal'\]"):
+        dataclasses.replace(default, validation_places=("nepal",))
+    assert "Nepal (same repository) is validation ground" in training_data(trial)
+    assert "validation ground, used for no training: the threshold" not in training_data(default)
+
+    shared = find_shared_data()
+    z19, z20 = place_validation(shared, tmp_path, trial.validation_places)
+    assert (z19.key, z20.key, z19.split, z20.split) == ("validation-nepal-z19", "validation-nepal-z20",
+                                                        "validation", "validation")
+    assert len(z19.reference) > 50 and z20.gsd_cm < z19.gsd_cm < 31.0
+    keys = [(raster.key, raster.split) for raster in heldout_for(trial, shared, tmp_path)]
+    assert keys[:4] == [("validation-z19", "validation"), ("validation-z20", "validation"),
+                        ("validation-nepal-z19", "validation"), ("validation-nepal-z20", "validation")]
+    assert "nepal-z19" not in dict(keys) and dict(keys)["nairobi-z19"] == "unseen place"
+    assert dict(keys)["philippines-z19"] == "trained place"
 
 
 def test_readme_tables_of_a_folder_without_every_indexed_model(tmp_path):
