@@ -8,6 +8,8 @@
     python -m polytopo.training list                the model names and recipes
     python -m polytopo.training calibrate NAME      choose NAME's threshold on the validation ground
                                                     only, write it into the card, then score it
+    python -m polytopo.training soup NAME FILE ...  average the models FILE ... (NAME's ``soup_of``,
+                                                    one network) into NAME, then score it
 
 Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
 ``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from ..models.errors import ModelsError
 from .augment import AUGMENTATIONS
+from .errors import TrainingError
 from .readme import checked_readme
 from .recipes import RECIPES, recipe
 from .shared_data import find_shared_data
@@ -66,7 +69,7 @@ def build_parser():
         prog="python -m polytopo.training",
         description="Retrain, re-export and re-score the bundled models (needs PyTorch and the shared data).",
     )
-    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | calibrate NAME | list | NAME [NAME ...]")
+    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | calibrate NAME | soup NAME FILE ... | list | NAME [NAME ...]")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch and onnxruntime (default 2)")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="folder for intermediate files (default: a new private temporary folder)")
@@ -186,15 +189,27 @@ def main(argv=None):
                                     holes=chosen.courtyards, places=chosen.validation_places)
             run(names, args, train_models=False)
             return 0
+        if what[0] == "soup":
+            from .soup import make_soup
+
+            if len(what) < 2:
+                parser.error("soup needs a model name and the model files it averages")
+            made = make_soup(recipe(what[1]), what[2:], args.zoo_dir)
+            print(f"{what[1]}: averaged {len(what) - 2} models into {made.path} ({made.size_bytes / 1e6:.2f} MB)")
+            run(what[1:2], args, train_models=False)
+            return 0
         if what[0] == "evaluate":
             names = what[1:] or list(RECIPES)
             for name in names:
                 recipe(name)
             run(names, args, train_models=False)
             return 0
-        names = list(RECIPES) if what == ["all"] else what
+        names = [name for name, item in RECIPES.items() if not item.soup_of] if what == ["all"] else what
         for name in names:
-            recipe(name)
+            if recipe(name).soup_of:
+                raise TrainingError(f"{name} is a model soup of {list(recipe(name).soup_of)}, not trained: make it "
+                                    f"with python -m polytopo.training soup {name} "
+                                    + " ".join(f"{item}.onnx" for item in recipe(name).soup_of))
         run(names, args)
         return 0
     except ModelsError as exc:

@@ -6,12 +6,11 @@ The graph is exported with the TorchScript-based exporter of PyTorch (opset
 17, dynamic batch, height and width; input ``input`` in NCHW float32), its
 outputs are compared with PyTorch's on a random tile, and the card is
 written with :func:`polytopo.models.card.card_files.write_card`, which checks it
-against the graph. A file of :data:`MAX_MODEL_BYTES` or more is refused.
+against the graph. A file of :data:`.model_files.MAX_MODEL_BYTES` or more is refused.
 """
 
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,28 +19,16 @@ from ..models.card.card_files import write_card
 from ..models.session import import_onnxruntime
 from .cards import card_entries
 from .errors import TrainingError
+from .model_files import recorded_model
 from .nets import ExportWrapper, build_net
 from .torch_support import require_torch
-from .zoo_index import update_entry
 
-__all__ = ["MAX_MODEL_BYTES", "OPSET", "ExportResult", "export_model"]
+__all__ = ["OPSET", "export_model"]
 
 OPSET = 17
-MAX_MODEL_BYTES = 25_000_000
-"""Largest model file accepted (25 MB, float32)."""
 _CHECK_TILE_PX = 90
 """Edge of the random tile used to compare ONNX and PyTorch (not a multiple of 16 or 32, so the padding runs)."""
 _CHECK_TOLERANCE = 1e-4
-
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    """An exported model: its file, size in bytes and the export wall time in seconds."""
-
-    path: Path
-    size_bytes: int
-    seconds: float
 
 
 def _check_against_torch(path, wrapper, channels, torch):
@@ -103,12 +90,4 @@ def export_model(recipe, checkpoint, zoo_dir):
         )
     _check_against_torch(path, wrapper, len(recipe.bands), torch)
     write_card(path, card_entries(recipe, info), keep_existing=False)
-    size = path.stat().st_size
-    if size >= MAX_MODEL_BYTES:
-        raise TrainingError(
-            f"Expected {path.name} under {MAX_MODEL_BYTES} bytes but it has {size}; use fewer base_channels."
-        )
-    seconds = time.perf_counter() - started
-    update_entry(zoo_dir, recipe, {"size_bytes": size, "train_seconds": info["train_seconds"],
-                                   "export_seconds": round(seconds, 1)})
-    return ExportResult(path, size, seconds)
+    return recorded_model(recipe, path, info["train_seconds"], started)

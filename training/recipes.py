@@ -116,6 +116,10 @@ class Recipe:
     test_time_flips : int
         Views of each tile the exported graph averages, a key of :data:`TEST_TIME_FLIPS`
         (1: the tile alone; 2: also mirrored left-right; 4: also upside down and both).
+    soup_of : tuple of str
+        Names of recipes of the same network whose exported models this one averages
+        weight by weight (:mod:`.soup`, made with ``python -m polytopo.training soup``);
+        empty: a model trained by :mod:`.train`.
     fine_tune_from : str or None
         Name of another recipe (same encoder and head) whose final checkpoint in the
         same work folder gives the starting weights; None: the pretrained encoder.
@@ -165,6 +169,7 @@ class Recipe:
     place_shares: tuple = ()
     separate_touching: bool = False
     test_time_flips: int = 1
+    soup_of: tuple = ()
     fine_tune_from: object = None
 
     def __post_init__(self):
@@ -197,6 +202,8 @@ class Recipe:
         if self.encoder is None and self.encoder_learning_rate_scale != 1.0:
             raise TrainingError("Expected encoder_learning_rate_scale 1 for the from-scratch U-Net (it has no "
                                 "pretrained encoder).")
+        if len(self.soup_of) == 1:
+            raise TrainingError(f"Expected soup_of to name no recipe or at least two but got {list(self.soup_of)}.")
         if set(self.validation_places) & set(self.train_places):
             raise TrainingError(f"Expected validation_places apart from train_places but both name "
                                 f"{sorted(set(self.validation_places) & set(self.train_places))}.")
@@ -303,6 +310,19 @@ LITE0_PLACE_VALIDATION = replace(
 """A trial: the default model with Nepal moved from training to validation, so its threshold and outline offset
 are chosen on a second place as well as the Kampala patch (issue 31)."""
 
+LITE0_SOUP = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_soup",
+    soup_of=("unet_buildings_rgb", "unet_buildings_rgb_slow_encoder"),
+    summary=(
+        "The weights of two U-Nets on an ImageNet-pretrained EfficientNet-Lite0 encoder averaged (a uniform model "
+        "soup: the default model and the same recipe with the encoder fine-tuned at a tenth of the learning rate), "
+        "trained on background / building interior / building boundary; the graph outputs the building interior "
+        "grown by one pixel within the foreground, so touching buildings come apart; Douglas-Peucker 1 px."
+    ),
+)
+"""A trial: the default model and the slow-encoder trial averaged weight by weight (issue 31)."""
+
 LITE0_HOLES = replace(
     LITE0_BUILDINGS,
     name="unet_holes_rgb_finetuned",
@@ -383,6 +403,7 @@ RECIPES = {
         LITE2_BUILDINGS,
         LITE0_SLOW_ENCODER,
         LITE0_PLACE_VALIDATION,
+        LITE0_SOUP,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
