@@ -36,8 +36,8 @@ __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
            "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept",
            "fetched_kept", "require_open", "ClusterAsker", "local_workers_option", "map_partitions",
-           "max_local_workers", "open_client", "require_distributed", "started_on_worker", "worker_python",
-           "workers_or_auto_option", "write_worker_bytes"]
+           "max_local_workers", "open_client", "require_distributed", "split_workers", "started_on_worker",
+           "worker_bytes_started", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
 """Seconds to wait for a scheduler (and its first worker) to answer before giving up."""
@@ -566,8 +566,7 @@ def _packed_submitter(client, func, partitions, keep, retries):
             # The partitions travel in the task graph on purpose (a scattered partition
             # would pin its task to one worker); Dask warns about graphs above 10 MB.
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            placed = {"workers": workers, "allow_other_workers": True} if workers else {}
-            made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key, **placed)
+            made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key, **_placement(workers))
         if not keep:
             return made, None
         return client.submit(_item, made, 0, retries=retries, key=f"result-{key}"), made
@@ -657,8 +656,8 @@ def _detached_kept(client, made, attempt, holders=None):
     the caller has just asked.
     """
     holders = holders or _holders(client, made)
-    return client.submit(_kept_of, made.key, workers=holders, allow_other_workers=True,
-                         pure=False, key=f"kept-{made.key}" + (f"-{attempt}" if attempt else ""))
+    return client.submit(_kept_of, made.key, pure=False, key=f"kept-{made.key}" + (f"-{attempt}" if attempt else ""),
+                         **_placement(holders))
 
 
 def _kept_of(made_key):
@@ -739,7 +738,7 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
         yield result()
 
 
-def started_on_worker(client, func, *args, name):
+def started_on_worker(client, func, *args, name, workers=None):
     """Start ``func(*args)`` on a worker of ``client`` now; return a function that waits for its (small) result.
 
     The client goes on with other work while the worker computes; calling the returned
@@ -752,6 +751,8 @@ def started_on_worker(client, func, *args, name):
         A module-level function.
     name : str
         What is computed, for messages.
+    workers : list of str, optional
+        Workers to run it on, loosely (another takes it if none of them can).
 
     Raises
     ------
@@ -760,7 +761,7 @@ def started_on_worker(client, func, *args, name):
         (PolyTopo's own errors are raised unchanged), or its worker is gone.
     """
     require_open(client, name)
-    future = client.submit(func, *args, pure=False)
+    future = client.submit(func, *args, pure=False, **_placement(workers))
 
     def result():
         try:
@@ -813,8 +814,24 @@ WORKER_BYTES_CHUNK = 16 * 2**20
 def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORKER_BYTES_CHUNK, packed=True):
     """Run ``func(argument)``, which returns bytes, on a worker and write them to ``handle`` piece by piece.
 
-    The bytes stay on the worker; the client fetches ``chunk_bytes`` at a time, so it never
-    holds more than one piece of a large output (a GeoPackage of hundreds of MB).
+    :func:`worker_bytes_started` and then its writer, at once.
+
+    Returns
+    -------
+    int
+        Bytes written.
+    """
+    return worker_bytes_started(client, func, argument, name=name, chunk_bytes=chunk_bytes, packed=packed)(handle)
+
+
+def worker_bytes_started(client, func, argument, *, name, chunk_bytes=WORKER_BYTES_CHUNK, packed=True, workers=None):
+    """Start ``func(argument)``, which returns bytes, on a worker now; return ``write(handle)`` for its bytes.
+
+    The client goes on with other work while the worker computes. ``write(handle)`` (call
+    it once) waits for the bytes and writes them to ``handle`` piece by piece: they stay on
+    the worker and the client fetches ``chunk_bytes`` at a time, so it never holds more
+    than one piece of a large output (a GeoPackage of hundreds of MB). It returns the
+    number of bytes written.
 
     Parameters
     ----------
@@ -826,43 +843,57 @@ def write_worker_bytes(client, func, argument, handle, *, name, chunk_bytes=WORK
         then large numpy arrays in it travel as frames of their own, without a copy here,
         and futures in its lists and tuples (values :func:`map_partitions` kept on workers)
         arrive as their values, moved from worker to worker.
-    handle : binary file
-        Where the bytes are written, in order.
     name : str
         What the task makes, for messages (``"the GeoPackage"``).
     chunk_bytes : int
     packed : bool
         Pickle ``argument`` into one byte string first (many small arrays: see
         :func:`map_partitions`); False for a few large ones (the copy would double them).
-
-    Returns
-    -------
-    int
-        Bytes written.
+    workers : list of str, optional
+        Workers to run it on, loosely (another takes it if none of them can).
 
     Raises
     ------
     ClusterError
-        ``func`` failed on its worker (the message names ``name``).
+        ``client`` is closed; from ``write``: ``func`` failed on its worker (the message
+        names ``name``).
     """
     require_distributed()
     require_open(client, name)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         made = client.submit(_run_to_bytes, func, _pack(argument) if packed else argument, packed, pure=False,
-                             key=f"{func.__name__}-{uuid.uuid4().hex}")
-    written = 0
-    try:
-        while True:
-            piece = client.submit(_byte_range, made, written, chunk_bytes, pure=False)
-            data = _result_of(piece, name)
-            piece.release()
-            handle.write(data)
-            written += len(data)
-            if len(data) < chunk_bytes:
-                return written
-    finally:
-        client.cancel([made])
+                             key=f"{func.__name__}-{uuid.uuid4().hex}", **_placement(workers))
+
+    def write(handle):
+        written = 0
+        try:
+            while True:
+                piece = client.submit(_byte_range, made, written, chunk_bytes, pure=False)
+                data = _result_of(piece, name)
+                piece.release()
+                handle.write(data)
+                written += len(data)
+                if len(data) < chunk_bytes:
+                    return written
+        finally:
+            client.cancel([made])
+
+    return write
+
+
+def split_workers(client):
+    """The workers of ``client`` split for two long tasks at once: ``([one], the others)``.
+
+    ``(None, None)`` with fewer than two workers (the tasks then share the one there is).
+    """
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    return ([workers[0]], workers[1:]) if len(workers) > 1 else (None, None)
+
+
+def _placement(workers):
+    """``client.submit`` keywords that place a task loosely on ``workers`` (none: anywhere)."""
+    return {} if not workers else {"workers": list(workers), "allow_other_workers": True}
 
 
 @paused_gc()

@@ -320,12 +320,21 @@ class RecordParts:
     def write_geopackage(self, path, field_kinds, frame=None):
         """Write the error layers as :func:`.writers.write_geopackage` writes the same records' layers.
 
+        :meth:`geopackage_started` and then its writer, at once.
+        """
+        return self.geopackage_started(path, field_kinds, frame)()
+
+    def geopackage_started(self, path, field_kinds, frame=None, workers=None):
+        """Start writing the error layers as :func:`.writers.write_geopackage` writes the same records' layers.
+
         ``field_kinds`` is the declared schema (:data:`.records.FIELD_KINDS`); ``frame``
         must be the one the parts were encoded in (their geometry is already in map units).
-        Parts kept on a cluster's workers are assembled on one of them (the rows copied
-        from every part, the spatial indexes built), whose file comes back in pieces and
-        is written here: the same file, without the assembly's CPU or the parts' databases
-        in this process.
+        Parts kept on a cluster's workers are assembled on one of them (loosely one of
+        ``workers``, when given: the rows copied from every part, the spatial indexes
+        built) while this process goes on; the returned function (call it once) waits for
+        that file, which comes back in pieces, and writes it to ``path``: the same file,
+        without the assembly's CPU or the parts' databases in this process. Parts in this
+        process are written at once. The function returns ``path``.
         """
         from ...core.cluster import client_of
 
@@ -337,7 +346,7 @@ class RecordParts:
                              "geometry with another")
         client = client_of(self.kept)
         if client is not None:
-            return self._written_by_worker(path, field_kinds, client)
+            return self._started_on_worker(path, field_kinds, client, workers)
         schemas = [self._schema(layer, field_kinds) for layer in ERROR_LAYERS]
 
         in_order = self.in_order()
@@ -346,12 +355,13 @@ class RecordParts:
             return [self._fill_layer(connection, number, table, schema, srs_ids.get(table), in_order)
                     for number, (table, schema) in enumerate(zip(tables, schemas))]
 
-        return write_geopackage_layers(path, schemas, self.request.frame, fill)
+        written = write_geopackage_layers(path, schemas, self.request.frame, fill)
+        return lambda: written
 
-    def _written_by_worker(self, path, field_kinds, client):
-        """:meth:`write_geopackage` on a worker of ``client``; its bytes written to ``path`` atomically."""
+    def _started_on_worker(self, path, field_kinds, client, workers):
+        """:meth:`geopackage_started` on a worker of ``client``; the writer puts its bytes at ``path`` atomically."""
         from ...core.atomic_output import atomic_output
-        from ...core.cluster import require_open, write_worker_bytes
+        from ...core.cluster import require_open, worker_bytes_started
 
         require_open(client, "the GeoPackage")
         # only the databases go to the assembling worker (from the workers that keep them, each as a numpy
@@ -359,14 +369,23 @@ class RecordParts:
         databases = [client.submit(_database, kept, pure=False) for kept in self.kept]
         outlines = [part.outline() for part in self.parts]
         try:
-            with atomic_output(path) as temporary:
-                with temporary.open("xb") as handle:
-                    # the file comes back in pieces: this process never holds all of it
-                    write_worker_bytes(client, _geopackage_bytes, (outlines, self.request, field_kinds, databases),
-                                       handle, name="the GeoPackage", packed=False)
-        finally:
+            write = worker_bytes_started(client, _geopackage_bytes, (outlines, self.request, field_kinds, databases),
+                                         name="the GeoPackage", packed=False, workers=workers)
+        except BaseException:
             client.cancel(databases)
-        return path
+            raise
+
+        def written():
+            try:
+                with atomic_output(path) as temporary:
+                    with temporary.open("xb") as handle:
+                        # the file comes back in pieces: this process never holds all of it
+                        write(handle)
+            finally:
+                client.cancel(databases)
+            return path
+
+        return written
 
     def _schema(self, layer, declared):
         count = sum(part.layers[layer.name].count for part in self.parts)

@@ -97,9 +97,9 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     (:mod:`.gc_pause`).
 
     Records a cluster's workers encoded (:class:`.record_parts.RecordParts`) are written
-    from their parts, which stay on those workers until then (a worker also assembles the
-    GeoPackage, and a worker draws the plots while this process writes the tables): write
-    them while that cluster's client is open.
+    from their parts, which stay on those workers until then; once the tables' rows are
+    fetched, a worker assembles the GeoPackage while another draws the plots: write them
+    while that cluster's client is open.
 
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
@@ -119,15 +119,13 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from .records import FIELD_KINDS
     from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
 
-    from ...core.cluster import client_of
+    from ...core.cluster import client_of, split_workers
 
     with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
         records = evaluation.records
         cluster = client_of(records.kept) if isinstance(records, RecordParts) else None
-        # on a cluster a worker draws the plots while this process writes the tables
-        plotted = _plots_started(evaluation.summary, cluster) if plots else None
         if isinstance(records, RecordParts):
             for name in RECORD_TABLES:
                 files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
@@ -136,13 +134,22 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
             for name, table in tables.items():
                 files[f"{name}_csv"] = staging / f"{name}.csv"
                 write_csv(table, files[f"{name}_csv"])
+        # On a cluster the two long tasks start after the tables' rows are fetched (a worker runs one
+        # task at a time: a fetch from a worker that draws would wait for the plots), on different
+        # workers: one assembles the GeoPackage while another draws the plots.
+        plot_workers, geopackage_workers = split_workers(cluster) if cluster is not None else (None, None)
+        geopackage_written = None
         if geopackage:
             files["geopackage"] = staging / "evaluation.gpkg"
             if isinstance(records, RecordParts):
-                records.write_geopackage(files["geopackage"], FIELD_KINDS, frame)
+                geopackage_written = records.geopackage_started(files["geopackage"], FIELD_KINDS, frame,
+                                                                workers=geopackage_workers)
             else:
                 write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
                                  field_kinds=FIELD_KINDS)
+        plotted = _plots_started(evaluation.summary, cluster, plot_workers) if plots else None
+        if geopackage_written is not None:
+            geopackage_written()
         if plots:
             files.update(_write_plots(plotted(), staging))
     return {name: Path(out_dir) / path.name for name, path in files.items()}
@@ -202,14 +209,17 @@ def plot_pngs(plotted):
     return {name: (f"{name}.png", png_bytes(figure)) for name, figure in figures.items()}
 
 
-def _plots_started(summary, client):
-    """The plots of ``summary`` started on a worker of ``client`` (None: drawn here); a function that waits for them."""
+def _plots_started(summary, client, workers=None):
+    """The plots of ``summary`` started on a worker of ``client`` (loosely one of ``workers``; None: drawn here).
+
+    Returns a function that waits for them.
+    """
     from ...core.cluster import started_on_worker
 
     plotted = {key: summary[key] for key in PLOTTED_ENTRIES if key in summary}
     if client is None:
         return lambda: plot_pngs(plotted)
-    return started_on_worker(client, plot_pngs, plotted, name="the plots")
+    return started_on_worker(client, plot_pngs, plotted, name="the plots", workers=workers)
 
 
 def _write_plots(pngs, folder):

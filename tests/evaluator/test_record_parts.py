@@ -212,6 +212,42 @@ def test_a_comparison_on_the_cluster_writes_each_method_folder_as_one_process(tm
     assert (tmp_path / "one" / "table.csv").read_bytes() == (tmp_path / "two" / "table.csv").read_bytes()
 
 
+STARTED = []
+"""(task name, worker, order) of each write-phase task as the scheduler (in this process) sends it to a worker."""
+_WRITE_TASKS = ("_table_text", "_database", "_geopackage_bytes", "plot_pngs")
+
+
+def _note_write_tasks(dask_scheduler):
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class NoteWriteTasks(SchedulerPlugin):
+        name = "note-write-tasks"
+
+        def transition(self, key, start, finish, *args, **kwargs):
+            task_name = str(key).split("-")[0]
+            if finish == "processing" and task_name in _WRITE_TASKS:
+                STARTED.append((task_name, dask_scheduler.tasks[key].processing_on.address, len(STARTED)))
+
+    dask_scheduler.add_plugin(NoteWriteTasks(), idempotent=True)
+
+
+def test_on_a_cluster_the_geopackage_and_the_plots_start_after_the_rows_on_two_workers(tmp_path, client, inputs):
+    """A worker runs one task at a time: the rows' fetches come first, then one worker assembles the GeoPackage while
+    another draws the plots (neither waits for the other; no fetch waits for either)."""
+    evaluation = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(None, True))
+    client.run_on_scheduler(_note_write_tasks)
+    STARTED.clear()
+    write_report(evaluation, tmp_path / "out")
+    names = [name for name, _, _ in STARTED]
+    assert names.count("plot_pngs") == 1 and names.count("_geopackage_bytes") == 1
+    assert names.count("_table_text") >= 4 and names.count("_database") == len(evaluation.records.parts)
+    where = {name: worker for name, worker, _ in STARTED if name in ("plot_pngs", "_geopackage_bytes")}
+    assert where["plot_pngs"] != where["_geopackage_bytes"]
+    last_fetch = max(order for name, _, order in STARTED if name == "_table_text")
+    assert all(order > last_fetch for name, _, order in STARTED if name != "_table_text")
+    assert {path.name for path in (tmp_path / "out").glob("*.png")} >= {"precision_recall.png", "wrong_topo.png"}
+
+
 def test_on_a_cluster_a_worker_draws_the_plots_of_one_process(tmp_path, fixtures_dir):
     """The command line's client never imports Matplotlib; its PNG files are those of one process, byte for byte."""
     import subprocess
