@@ -18,7 +18,8 @@ import shapely
 from PIL import Image
 from scipy import ndimage
 
-__all__ = ["AUGMENTATIONS", "BASIC", "MULTISCALE", "STRONG", "Augmentation", "CropWindow", "photometric", "warp", "window_polygons"]
+__all__ = ["AUGMENTATIONS", "BASIC", "MULTISCALE", "MULTISCALE_COLOUR", "STRONG", "Augmentation", "CropWindow",
+           "photometric", "warp", "window_polygons"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class Augmentation:
         Shrink the crop by a factor in this range (antialiased bilinear) and enlarge it
         back: imagery whose own ground size was that much coarser than the model grid
         (at 30 cm: 0.6 m for a factor 2), as the engine's resampling delivers it.
+    gamma : float
+        Brightness curve: values scaled to [0, 1] are raised to a power drawn
+        log-uniformly in ``[1 / (1 + gamma), 1 + gamma]`` (0: off).
+    grey_probability : float
+        Share of 3-band crops turned grey (each band the mean of the three).
     """
 
     name: str
@@ -69,12 +75,14 @@ class Augmentation:
     noise: float = 0.0
     coarsen_probability: float = 0.0
     coarsen_factor: tuple = (1.0, 2.0)
+    gamma: float = 0.0
+    grey_probability: float = 0.0
 
     @property
     def changes_colour(self):
-        """True when saturation, blur, JPEG, noise or coarsening is on."""
+        """True when saturation, gamma, grey, blur, JPEG, noise or coarsening is on."""
         return bool(self.saturation or self.blur_probability or self.jpeg_probability or self.noise
-                    or self.coarsen_probability)
+                    or self.coarsen_probability or self.gamma or self.grey_probability)
 
     def describe(self):
         """One phrase naming the changes, for cards and READMEs."""
@@ -85,6 +93,10 @@ class Augmentation:
             parts.append("rotation by any angle")
         if self.saturation:
             parts.append(f"saturation ±{self.saturation:g}")
+        if self.gamma:
+            parts.append(f"gamma {1 / (1 + self.gamma):.2g}–{1 + self.gamma:g}")
+        if self.grey_probability:
+            parts.append(f"grey ({self.grey_probability:.0%} of crops)")
         if self.blur_probability:
             parts.append(f"Gaussian blur σ {self.blur_sigma_px[0]:g}–{self.blur_sigma_px[1]:g} px "
                          f"({self.blur_probability:.0%} of crops)")
@@ -109,7 +121,14 @@ MULTISCALE = Augmentation(
 """Ground sizes and colour, for the pretrained-encoder model: imagery from 0.075 m (read on the 0.3 m grid) to
 0.6 m (coarsened 1.3-2x, and the 0.6 m Joplin tiles), buildings 0.75-1.33x as large, any rotation, saturation,
 blur, JPEG and noise."""
-AUGMENTATIONS = {a.name: a for a in (BASIC, STRONG, MULTISCALE)}
+MULTISCALE_COLOUR = Augmentation(
+    "multiscale-colour", scale=(0.75, 1.33), rotate=True, gain=0.25, shift=0.1, saturation=0.5, gamma=0.3,
+    grey_probability=0.1, blur_probability=0.2, blur_sigma_px=(0.4, 1.0), jpeg_probability=0.2, jpeg_quality=(40, 90),
+    noise=0.01, coarsen_probability=0.35, coarsen_factor=(1.3, 2.0),
+)
+""":data:`MULTISCALE` with wider colour changes, for imagery of other sensors and light: per-channel gain ±0.25 and
+shift ±0.1 (colour casts), saturation ±0.5, a gamma of 0.77-1.3 and a tenth of the crops grey."""
+AUGMENTATIONS = {a.name: a for a in (BASIC, STRONG, MULTISCALE, MULTISCALE_COLOUR)}
 """Every augmentation strength by name."""
 
 
@@ -243,6 +262,12 @@ def photometric(rng, augmentation, image, input_range):
         grey = out.mean(axis=0, keepdims=True)
         factor = np.float32(rng.uniform(1 - augmentation.saturation, 1 + augmentation.saturation))
         out = grey + factor * (out - grey)
+    if augmentation.gamma:
+        bound = np.log1p(augmentation.gamma)
+        power = np.float32(np.exp(rng.uniform(-bound, bound)))
+        out = low + span * np.clip((out - low) / span, 0.0, 1.0) ** power
+    if augmentation.grey_probability and bands == 3 and rng.random() < augmentation.grey_probability:
+        out = np.repeat(out.mean(axis=0, keepdims=True), 3, axis=0)
     if augmentation.coarsen_probability and rng.random() < augmentation.coarsen_probability:
         out = _coarsen(out, float(rng.uniform(*augmentation.coarsen_factor)))
     if augmentation.blur_probability and rng.random() < augmentation.blur_probability:

@@ -105,7 +105,7 @@ def test_basic_is_flips_and_gain_only():
     assert not BASIC.changes_colour and BASIC.scale == (1.0, 1.0) and not BASIC.rotate
     window = CropWindow.draw(np.random.default_rng(1), BASIC, (300, 260), 128)
     assert window.is_shift and float(window.origin[0]).is_integer() and float(window.origin[1]).is_integer()
-    assert set(AUGMENTATIONS) == {"basic", "strong", "multiscale"}
+    assert set(AUGMENTATIONS) == {"basic", "strong", "multiscale", "multiscale-colour"}
     assert "rotation" in STRONG.describe() and "JPEG" in STRONG.describe() and "rotation" not in BASIC.describe()
 
 
@@ -122,6 +122,35 @@ def test_coarsening_blurs_like_coarser_imagery_and_keeps_range():
     assert MULTISCALE.changes_colour and "coarser source imagery" in MULTISCALE.describe()
     always = dataclasses.replace(MULTISCALE, name="always", coarsen_probability=1.0)
     assert photometric(np.random.default_rng(1), always, image, (0.0, 255.0)).max() <= 255.0
+
+
+def test_gamma_and_grey_change_colour_within_range_and_leave_the_other_strengths_as_they_were():
+    from polytopo.training.augment import MULTISCALE, MULTISCALE_COLOUR
+
+    rng = np.random.default_rng(5)
+    image = rng.uniform(0, 255, (3, 32, 32)).astype(np.float32)
+    grey = dataclasses.replace(BASIC, name="grey", gain=0.0, shift=0.0, grey_probability=1.0)
+    out = photometric(np.random.default_rng(1), grey, image, (0.0, 255.0))
+    assert np.allclose(out, image.mean(axis=0, keepdims=True).repeat(3, axis=0), atol=1e-4)
+    dark = dataclasses.replace(BASIC, name="gamma", gain=0.0, shift=0.0, gamma=0.3)
+    powers = set()
+    for seed in range(30):
+        out = photometric(np.random.default_rng(seed), dark, image, (0.0, 255.0))
+        assert 0.0 <= out.min() and out.max() <= 255.0
+        # one power per crop, within [1 / 1.3, 1.3]: the values keep their order
+        power = np.log(out[0, 0, 0] / 255.0) / np.log(image[0, 0, 0] / 255.0)
+        assert 1 / 1.3 - 1e-3 <= power <= 1.3 + 1e-3
+        assert np.allclose(out, 255.0 * (image / 255.0) ** power, rtol=1e-3, atol=1e-2)
+        powers.add(round(float(power), 3))
+    assert len(powers) > 20
+    assert "gamma 0.77–1.3" in MULTISCALE_COLOUR.describe() and "grey (10% of crops)" in MULTISCALE_COLOUR.describe()
+    assert "gamma" not in MULTISCALE.describe() and MULTISCALE.gamma == 0 and MULTISCALE.grey_probability == 0
+    # the strengths without gamma or grey draw the same random numbers as before those existed
+    a = photometric(np.random.default_rng(3), MULTISCALE, image, (0.0, 255.0))
+    b = photometric(np.random.default_rng(3), dataclasses.replace(MULTISCALE_COLOUR, name="m", gain=0.15, shift=0.06,
+                                                                  saturation=0.25, gamma=0.0, grey_probability=0.0),
+                    image, (0.0, 255.0))
+    assert np.array_equal(a, b)
 
 
 def test_every_recipe_names_a_declared_augmentation():
