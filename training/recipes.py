@@ -8,7 +8,7 @@ models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
 
 from dataclasses import dataclass, replace
 
-from .augment import BASIC, MULTISCALE, Augmentation
+from .augment import BASIC, MULTISCALE, MULTISCALE_COLOUR, Augmentation
 from .encoder_variants import LITE_VARIANTS
 from .errors import TrainingError
 
@@ -310,6 +310,13 @@ LITE0_PLACE_VALIDATION = replace(
 """A trial: the default model with Nepal moved from training to validation, so its threshold and outline offset
 are chosen on a second place as well as the Kampala patch (issue 31)."""
 
+LITE0_COLOUR = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_colour",
+    augmentation=MULTISCALE_COLOUR,
+)
+"""A trial: the default model trained with wider colour changes (other sensors and light) (issue 31)."""
+
 LITE0_SOUP = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_soup",
@@ -403,6 +410,7 @@ RECIPES = {
         LITE2_BUILDINGS,
         LITE0_SLOW_ENCODER,
         LITE0_PLACE_VALIDATION,
+        LITE0_COLOUR,
         LITE0_SOUP,
         Recipe(
             name="unet_buildings_rgb_scratch",
