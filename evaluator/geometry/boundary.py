@@ -22,8 +22,12 @@ Conventions
   any batch size.
 """
 
+import functools
+
 import numpy as np
 import shapely
+
+from ...core.kernel_threads import chunked
 
 from .construct import ring_linestrings
 from .kernels import (flatten_rings, grouped_quantile, map_pair_batches, nearest_points, nearest_segments,
@@ -66,7 +70,8 @@ def boundary_bands(ring_sets, radius_px):
     >>> float(shapely.area(boundary_bands([[square]], 1.0)[0]))
     80.0
     """
-    bands = shapely.buffer(ring_lines(ring_sets), radius_px, cap_style="flat", join_style="mitre")
+    bands = chunked(functools.partial(shapely.buffer, distance=radius_px, cap_style="flat", join_style="mitre"),
+                    ring_lines(ring_sets))
     broken = np.flatnonzero(~shapely.is_valid(bands) & ~shapely.is_missing(bands))
     for index in broken:
         bands[index] = _polygonal(shapely.make_valid(bands[index]))
@@ -101,7 +106,7 @@ def band_iou(bands_a, bands_b):
     if not present.any():
         return result
     a, b = bands_a[present], bands_b[present]
-    inter = shapely.area(shapely.intersection(a, b))
+    inter = shapely.area(chunked(shapely.intersection, a, b))
     union = shapely.area(a) + shapely.area(b) - inter
     # clipped: GEOS areas of a band and itself can differ in the last bits (IoU 1.0000000000000013)
     result[present] = np.clip(np.divide(inter, union, out=np.zeros_like(inter), where=union > 0), 0.0, 1.0)

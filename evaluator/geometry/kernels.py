@@ -22,6 +22,8 @@ import contextvars
 
 import numpy as np
 
+from ...core.kernel_threads import query_workers
+
 __all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "SMALL_CALL",
            "PAIR_BATCH_POINTS",
            "PERIMETER_CHUNK_VERTICES",
@@ -381,7 +383,7 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
         scale = max(float(np.max(np.abs(points[queried]))), float(np.max(np.abs(a))), float(np.max(np.abs(b))), 1.0)
         for start in range(0, queried.size, QUERY_POINTS):
             which = queried[start:start + QUERY_POINTS]
-            nearest_middle = seeds.tree.query(seeds.moved[start:start + QUERY_POINTS])[1]
+            nearest_middle = seeds.tree.query(seeds.moved[start:start + QUERY_POINTS], workers=query_workers())[1]
             store(which, *tree.nearest(points[which], leaf[nearest_middle], scale),
                   exhaustive.size + min(start + QUERY_POINTS, queried.size))
     return distance, nearest_xy
@@ -778,7 +780,8 @@ def nearest_points(points, point_owner, targets, target_owner, n_groups):
     for start in range(0, queried.size, QUERY_POINTS):
         part = slice(start, start + QUERY_POINTS)
         which = queried[part]
-        found, target = index.tree.query(index.moved[part], k=2, distance_upper_bound=index.reach)
+        found, target = index.tree.query(index.moved[part], k=2, distance_upper_bound=index.reach,
+                                         workers=query_workers())
         present = target < index.size
         target = np.minimum(target, index.size - 1)
         present &= target_owner[target] == point_owner[which, None]

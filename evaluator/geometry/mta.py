@@ -15,6 +15,8 @@ same results at any batch size.
 import numpy as np
 import shapely
 
+from ...core.kernel_threads import chunked
+
 from .kernels import (flatten_rings, grouped_reduce, map_pair_batches, nearest_segments, ring_segments,
                       sample_counts, sample_flat_rings, vertex_counts)
 
@@ -35,7 +37,7 @@ def region_precision(pred_regions, gt_regions, intersection=None):
     present[present] &= (pred_area[present] > 0) & (shapely.area(gt[present]) > 0)
     if intersection is None:
         inter = np.zeros(len(pred))
-        inter[present] = shapely.area(shapely.intersection(pred[present], gt[present]))
+        inter[present] = shapely.area(chunked(shapely.intersection, pred[present], gt[present]))
     else:
         inter = np.asarray(intersection, dtype=float)
     result[present] = np.clip(inter[present] / np.maximum(pred_area[present], 1e-8), 0.0, 1.0)

@@ -1,7 +1,8 @@
 """Instance and ring matching.
 
 * :func:`iou_candidates` finds every (ground truth, prediction) pair of the same image
-  whose regions overlap, with one STRtree query and one vectorized intersection.
+  whose regions overlap, with one STRtree query and one vectorized intersection (in pieces
+  on the threads of a :func:`~polytopo.core.kernel_threads.kernel_threads` block).
 * :func:`greedy_match` is Definition 3: predictions in descending score order take the
   unmatched ground truth of highest IoU at or above the threshold.
 * :func:`hungarian_match` is a one-to-one assignment maximizing total similarity, keeping
@@ -12,6 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 import shapely
+
+from ...core.kernel_threads import chunked
 
 __all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "same_image_pairs", "score_order"]
 
@@ -36,7 +39,7 @@ def iou_candidates(gt_regions, pred_regions, gt_image, pred_image):
         empty = np.zeros(0, dtype=np.int64)
         return Candidates(empty, empty, np.zeros(0), np.zeros(0), len(gt_regions))
     gt_index, pred_index = same_image_pairs(gt_regions, gt_image, pred_regions, pred_image)
-    inter = shapely.area(shapely.intersection(pred_regions[pred_index], gt_regions[gt_index]))
+    inter = shapely.area(chunked(shapely.intersection, pred_regions[pred_index], gt_regions[gt_index]))
     union = shapely.area(pred_regions[pred_index]) + shapely.area(gt_regions[gt_index]) - inter
     iou = np.clip(np.divide(inter, union, out=np.zeros_like(inter), where=(inter > 0) & (union > 0)), 0.0, 1.0)
     keep = iou > 0

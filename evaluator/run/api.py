@@ -17,6 +17,8 @@ from ..metrics.analysis import bootstrap_intervals, simple_to_complex, wrong_top
 from ...core.cancel import checked_phases
 from ...core.errors import EvaluationCanceled, InputFormatError
 from ...core.gc_pause import paused_gc
+from ...core.kernel_threads import kernel_threads
+from ...core.machine import usable_cores
 from ..inputs.input_checks import (
     check_categories,
     check_sampling_cost,
@@ -125,7 +127,7 @@ def _sweeps(gt_set, pred_set, params, client, step):
 
 @paused_gc()
 def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweeps=False, client=None,
-             record_parts=None, **overrides):
+             record_parts=None, threads=None, **overrides):
     """Evaluate predictions against ground truth.
 
     Parameters
@@ -156,6 +158,12 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         and ``records`` is a :class:`.record_parts.RecordParts` that
         :func:`.report.write_report` writes (the same files). For the profiles whose
         per-image phase is ``paper``; the others build their records here as without it.
+    threads : int, optional
+        Without ``client``: threads for the kernels that run without Python's global
+        interpreter lock (GEOS overlays and buffers, KD-tree queries;
+        :mod:`polytopo.core.kernel_threads`); None (default) uses every core this process
+        may run on, 1 none. The numbers are the same for any count. With ``client`` the
+        workers compute and this process uses none.
 
     Returns
     -------
@@ -171,6 +179,13 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     The cyclic garbage collector is held off during the evaluation (:mod:`.gc_pause`);
     objects are still freed by reference counting.
     """
+    count = 1 if client is not None else (usable_cores() if threads is None else int(threads))
+    with kernel_threads(count):
+        return _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides)
+
+
+def _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides):
+    """:func:`evaluate` within its kernel threads."""
     if params is None or overrides:
         base = params.as_dict() if params is not None else {}
         base.update(overrides)

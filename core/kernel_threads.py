@@ -1,0 +1,69 @@
+"""Threads for the GIL-free kernels of a one-process run: GEOS set operations and KD-tree queries.
+
+Shapely's vectorized GEOS functions and SciPy's KD-tree queries run without holding
+Python's global interpreter lock, so one process can spread one large call over the
+machine's cores: :func:`chunked` cuts the arrays into one piece per thread and computes
+the pieces at once (the results are the same, element for element), and
+:func:`query_workers` is the ``workers`` argument of a KD-tree query. Outside a
+:func:`kernel_threads` block (a Dask worker, which has one core) everything runs in the
+calling thread.
+"""
+
+import contextlib
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+__all__ = ["MIN_CHUNK_ITEMS", "chunked", "kernel_threads", "query_workers"]
+
+MIN_CHUNK_ITEMS = 512
+"""Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
+
+_THREADS = contextvars.ContextVar("polytopo_kernel_threads", default=None)
+
+
+@contextlib.contextmanager
+def kernel_threads(count):
+    """Within the block, :func:`chunked` and :func:`query_workers` use ``count`` threads (1 or less: none).
+
+    The block's thread pool (``count - 1`` threads beside the calling one) is shut down
+    when it ends. The setting belongs to the calling thread (a context variable).
+    """
+    if count <= 1:
+        token = _THREADS.set(None)
+        try:
+            yield
+        finally:
+            _THREADS.reset(token)
+        return
+    with ThreadPoolExecutor(count - 1, thread_name_prefix="polytopo-kernel") as pool:
+        token = _THREADS.set((pool, int(count)))
+        try:
+            yield
+        finally:
+            _THREADS.reset(token)
+
+
+def query_workers():
+    """The ``workers`` argument of a SciPy KD-tree query: the block's thread count, 1 outside a block."""
+    state = _THREADS.get()
+    return 1 if state is None else state[1]
+
+
+def chunked(func, *arrays):
+    """``func(*arrays)`` for an element-wise vectorized ``func`` of equal-length 1-D arrays, in pieces on the threads.
+
+    The pieces (at least :data:`MIN_CHUNK_ITEMS` elements each, at most one per thread)
+    are computed at once, the first in the calling thread, and joined in order; an
+    exception of any piece is raised here.
+    """
+    state = _THREADS.get()
+    length = len(arrays[0])
+    if state is None or length < 2 * MIN_CHUNK_ITEMS:
+        return func(*arrays)
+    pool, count = state
+    bounds = np.linspace(0, length, min(count, length // MIN_CHUNK_ITEMS) + 1).astype(np.int64)
+    later = [pool.submit(func, *(array[lo:hi] for array in arrays)) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    first = func(*(array[bounds[0]:bounds[1]] for array in arrays))
+    return np.concatenate([first] + [future.result() for future in later])

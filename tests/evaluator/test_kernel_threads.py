@@ -1,0 +1,70 @@
+"""One process on several cores: the GIL-free kernels cut into pieces on threads give the numbers of one thread."""
+
+import threading
+
+import numpy as np
+import pytest
+import shapely
+
+from polytopo.core.kernel_threads import MIN_CHUNK_ITEMS, chunked, kernel_threads, query_workers
+from polytopo.evaluator import evaluate, load_inputs
+from evaluation_equality import assert_same_evaluation
+
+
+def test_pieces_run_on_the_blocks_threads_and_join_in_order():
+    seen = set()
+    pieces = []
+
+    def tagged(values):
+        seen.add(threading.get_ident())
+        pieces.append(len(values))
+        return values * 2
+
+    values = np.arange(4 * MIN_CHUNK_ITEMS)
+    assert query_workers() == 1
+    assert np.array_equal(chunked(tagged, values), values * 2) and len(seen) == 1  # outside a block: this thread
+    with kernel_threads(3):
+        assert query_workers() == 3
+        seen.clear()
+        pieces.clear()
+        assert np.array_equal(chunked(tagged, values), values * 2)
+        # three pieces, the first in this thread, the others on the pool's (one may take both)
+        assert sorted(pieces) == [682, 683, 683] and len(seen) >= 2 and threading.get_ident() in seen
+        seen.clear()
+        small = np.arange(2 * MIN_CHUNK_ITEMS - 1)
+        assert np.array_equal(chunked(tagged, small), small * 2) and seen == {threading.get_ident()}
+        with kernel_threads(1):
+            assert query_workers() == 1
+        assert query_workers() == 3
+    assert query_workers() == 1
+
+
+def test_a_failing_piece_raises_here_and_the_block_ends_its_threads():
+    def failing_late(values):
+        if values[0] > 0:
+            raise ValueError(f"piece from {values[0]}")
+        return values
+
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="piece from"):
+        with kernel_threads(2):
+            chunked(failing_late, np.arange(2 * MIN_CHUNK_ITEMS))
+    assert threading.active_count() == before
+
+
+def test_geos_overlays_in_pieces_equal_one_call():
+    rng = np.random.default_rng(4)
+    boxes = shapely.box(*rng.uniform(0, 50, (2, 3000)), *rng.uniform(50, 100, (2, 3000)))
+    other = shapely.buffer(shapely.points(rng.uniform(0, 100, (3000, 2))), 20.0)
+    with kernel_threads(2):
+        pieces = chunked(shapely.intersection, boxes, other)
+    assert shapely.equals_exact(pieces, shapely.intersection(boxes, other), tolerance=0).all()
+
+
+@pytest.mark.parametrize("profile", ["paper", "p3"])
+def test_an_evaluation_on_threads_is_the_evaluation_on_one(fixtures_dir, profile):
+    folder = fixtures_dir / "ptb_small"
+    gt, pred, _ = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
+    one = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=1)
+    several = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=3)
+    assert_same_evaluation(one, several)
