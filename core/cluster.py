@@ -188,11 +188,12 @@ def local_workers_option(text):
 AUTO_WORKERS = "auto"
 """The ``--workers`` value that lets the evaluator choose (:func:`auto_local_workers`)."""
 
-AUTO_CLUSTER_MIN_BYTES = 2_500_000
+AUTO_CLUSTER_MIN_BYTES = 6_000_000
 """Input size (bytes, all inputs of a run) from which ``--workers auto`` starts a local cluster.
 
 Below it a cluster's fixed cost (starting the worker processes, their imports, sending
-the partitions) outweighs what the cores gain (benchmarks/README.md, *Workers by default*)."""
+the partitions) outweighs what the cores gain over one process, which spreads its
+GIL-free kernels over the cores on threads (benchmarks/README.md, *Workers by default*)."""
 
 
 AUTO_WORKER_MEMORY_BYTES = 512 * 2**20

@@ -23,7 +23,8 @@ def add_cluster_options(parser):
     group = parser.add_argument_group("scale-out on Dask (same numbers as one process)")
     where = group.add_mutually_exclusive_group()
     where.add_argument("--workers", type=workers_or_auto_option, default=AUTO_WORKERS,
-                       help="worker processes of a local Dask cluster started for the run; 0: this process; "
+                       help="worker processes of a local Dask cluster started for the run; 0: this process (its GIL-free "
+                            "kernels on threads over the cores); "
                             "auto (default): one per core where the inputs are large enough for a cluster to pay, "
                             "else this process")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
