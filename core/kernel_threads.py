@@ -3,19 +3,22 @@
 Shapely's vectorized GEOS functions and SciPy's KD-tree queries run without holding
 Python's global interpreter lock, so one process can spread one large call over the
 machine's cores: :func:`chunked` cuts the arrays into one piece per thread and computes
-the pieces at once (the results are the same, element for element), and
-:func:`query_workers` is the ``workers`` argument of a KD-tree query. Outside a
-:func:`kernel_threads` block (a Dask worker, which has one core) everything runs in the
+the pieces at once (the results are the same, element for element),
+:func:`query_workers` is the ``workers`` argument of a KD-tree query, and
+:func:`ordered_map` runs independent batches side by side (their numpy and GEOS calls
+overlap where they let go of the lock). Outside a :func:`kernel_threads` block (a Dask
+worker, which has one core), and inside the block's own threads, everything runs in the
 calling thread.
 """
 
+import collections
 import contextlib
 import contextvars
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["MIN_CHUNK_ITEMS", "chunked", "kernel_threads", "query_workers"]
+__all__ = ["MIN_CHUNK_ITEMS", "chunked", "kernel_threads", "ordered_map", "query_workers"]
 
 MIN_CHUNK_ITEMS = 512
 """Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
@@ -25,10 +28,11 @@ _THREADS = contextvars.ContextVar("polytopo_kernel_threads", default=None)
 
 @contextlib.contextmanager
 def kernel_threads(count):
-    """Within the block, :func:`chunked` and :func:`query_workers` use ``count`` threads (1 or less: none).
+    """Within the block, :func:`chunked`, :func:`ordered_map` and :func:`query_workers` use ``count`` threads.
 
-    The block's thread pool (``count - 1`` threads beside the calling one) is shut down
-    when it ends. The setting belongs to the calling thread (a context variable).
+    1 or less: none. The block's thread pool (``count`` threads) is shut down when it
+    ends. The setting belongs to the calling thread (a context variable): work running on
+    the pool's threads runs there alone.
     """
     if count <= 1:
         token = _THREADS.set(None)
@@ -37,7 +41,7 @@ def kernel_threads(count):
         finally:
             _THREADS.reset(token)
         return
-    with ThreadPoolExecutor(count - 1, thread_name_prefix="polytopo-kernel") as pool:
+    with ThreadPoolExecutor(count, thread_name_prefix="polytopo-kernel") as pool:
         token = _THREADS.set((pool, int(count)))
         try:
             yield
@@ -67,3 +71,26 @@ def chunked(func, *arrays):
     later = [pool.submit(func, *(array[lo:hi] for array in arrays)) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     first = func(*(array[bounds[0]:bounds[1]] for array in arrays))
     return np.concatenate([first] + [future.result() for future in later])
+
+
+def ordered_map(func, items):
+    """Yield ``func(item)`` for each of ``items`` in order, up to the block's thread count computed at once.
+
+    Outside a block, and for a single item (whose own calls then use the threads), one
+    after the other in the calling thread. An exception of ``func`` is raised when its
+    item's turn comes.
+    """
+    state = _THREADS.get()
+    items = list(items)
+    if state is None or len(items) < 2:
+        yield from map(func, items)
+        return
+    pool, count = state
+    pending = iter(items)
+    running = collections.deque(pool.submit(func, item) for _, item in zip(range(count), pending))
+    while running:
+        result = running.popleft().result()
+        for item in pending:
+            running.append(pool.submit(func, item))
+            break
+        yield result

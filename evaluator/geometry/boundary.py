@@ -72,7 +72,7 @@ def boundary_bands(ring_sets, radius_px):
     """
     bands = chunked(functools.partial(shapely.buffer, distance=radius_px, cap_style="flat", join_style="mitre"),
                     ring_lines(ring_sets))
-    broken = np.flatnonzero(~shapely.is_valid(bands) & ~shapely.is_missing(bands))
+    broken = np.flatnonzero(~chunked(shapely.is_valid, bands) & ~shapely.is_missing(bands))
     for index in broken:
         bands[index] = _polygonal(shapely.make_valid(bands[index]))
     return bands

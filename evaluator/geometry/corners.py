@@ -8,9 +8,12 @@ algorithm on Euclidean distance; a pair counts as a true positive when its dista
 most the threshold (pixels).
 """
 
+import functools
+
 import numpy as np
 import shapely
 
+from ...core.kernel_threads import chunked
 from .construct import ring_polygons
 from ..inputs.repair import largest_polygons
 
@@ -22,7 +25,8 @@ def ring_corners(rings, tolerance_px=1.0):
     if len(rings) == 0:
         return []
     polygons = largest_polygons(ring_polygons(rings))
-    simplified = largest_polygons(shapely.simplify(polygons, tolerance_px, preserve_topology=True))
+    simplify = functools.partial(shapely.simplify, tolerance=tolerance_px, preserve_topology=True)
+    simplified = largest_polygons(chunked(simplify, polygons))
     usable = ~shapely.is_missing(simplified)
     chosen = np.where(usable, simplified, polygons)
     present = ~shapely.is_missing(chosen)

@@ -22,7 +22,7 @@ import contextvars
 
 import numpy as np
 
-from ...core.kernel_threads import query_workers
+from ...core.kernel_threads import ordered_map, query_workers
 
 __all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "SMALL_CALL",
            "PAIR_BATCH_POINTS",
@@ -267,14 +267,21 @@ def map_pair_batches(kernel, points, *per_pair, budget=None):
     Notes
     -----
     Progress goes to the reporter of :func:`reporting` after each batch, counted in
-    ``points``; the kernels' own reports inside a batch are muted.
+    ``points``; the kernels' own reports inside a batch are muted. In a
+    :func:`~polytopo.core.kernel_threads.kernel_threads` block the batches run side by
+    side on its threads (:func:`~polytopo.core.kernel_threads.ordered_map`).
     """
     callback = _REPORTER.get()
     points = np.asarray(points, dtype=np.int64)
     results, done = [], 0
+    parts = list(pair_batches(points, budget))
+
+    def run(part):
+        return np.asarray(kernel(*(values[part] for values in per_pair)), dtype=float)
+
     with reporting(None):
-        for part in pair_batches(points, budget):
-            results.append(np.asarray(kernel(*(values[part] for values in per_pair)), dtype=float))
+        for part, result in zip(parts, ordered_map(run, parts)):
+            results.append(result)
             done += int(points[part].sum())
             if callback is not None:
                 callback(done, int(points.sum()))

@@ -9,6 +9,8 @@ profile never repairs the rings it judges, only the region it measures (see
 import numpy as np
 import shapely
 
+from ...core.kernel_threads import chunked
+
 __all__ = ["largest_polygon", "largest_polygons", "occupied_region"]
 
 
@@ -64,7 +66,7 @@ def largest_polygons(geometries):
         return result
     present = ~shapely.is_missing(geometries)
     simple = present.copy()
-    simple[present] = (shapely.is_valid(geometries[present])
+    simple[present] = (chunked(shapely.is_valid, geometries[present])
                        & (shapely.get_type_id(geometries[present]) == shapely.GeometryType.POLYGON)
                        & (shapely.area(geometries[present]) > 0)
                        & (shapely.get_num_coordinates(shapely.get_exterior_ring(geometries[present])) >= 4))

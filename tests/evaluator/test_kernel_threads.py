@@ -52,6 +52,35 @@ def test_a_failing_piece_raises_here_and_the_block_ends_its_threads():
     assert threading.active_count() == before
 
 
+def test_batches_run_side_by_side_and_come_back_in_order():
+    from polytopo.core.kernel_threads import ordered_map
+
+    where = {}
+
+    def slow_square(x):
+        where[x] = threading.get_ident()
+        return x * x
+
+    assert list(ordered_map(slow_square, range(5))) == [0, 1, 4, 9, 16]
+    assert set(where.values()) == {threading.get_ident()}
+    with kernel_threads(2):
+        where.clear()
+        assert list(ordered_map(slow_square, range(9))) == [x * x for x in range(9)]
+        assert threading.get_ident() not in where.values()
+        assert list(ordered_map(slow_square, [7])) == [49] and where[7] == threading.get_ident()
+
+        def failing(x):
+            if x == 3:
+                raise ValueError("batch 3")
+            return x
+
+        got = []
+        with pytest.raises(ValueError, match="batch 3"):
+            for value in ordered_map(failing, range(6)):
+                got.append(value)
+        assert got == [0, 1, 2]
+
+
 def test_geos_overlays_in_pieces_equal_one_call():
     rng = np.random.default_rng(4)
     boxes = shapely.box(*rng.uniform(0, 50, (2, 3000)), *rng.uniform(50, 100, (2, 3000)))
