@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..tables.error_classes import RECORD_TABLES
@@ -120,8 +121,9 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from .writers import RecordTable, error_layers, write_csv, write_geopackage, write_summary_json
 
     from ...core.cluster import client_of, split_workers
+    from ...core.machine import usable_cores
 
-    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging:
+    with staged_folder(out_dir, overwrite=overwrite, inputs=inputs) as staging, contextlib.ExitStack() as threads:
         files = {"summary": staging / "summary.json"}
         write_summary_json(evaluation.summary, files["summary"])
         records = evaluation.records
@@ -145,13 +147,20 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
                 geopackage_written = records.geopackage_started(files["geopackage"], FIELD_KINDS, frame,
                                                                 workers=geopackage_workers)
             else:
-                write_geopackage(files["geopackage"], error_layers(*tables.values()), frame=frame,
-                                 field_kinds=FIELD_KINDS)
+                layers = error_layers(*tables.values())
+                if plots and usable_cores() > 1:
+                    # GDAL and SQLite let go of the GIL: the GeoPackage is written on a thread of its own
+                    # while this one draws the plots
+                    writer = threads.enter_context(ThreadPoolExecutor(1, thread_name_prefix="polytopo-gpkg"))
+                    geopackage_written = writer.submit(write_geopackage, files["geopackage"], layers, frame=frame,
+                                                       field_kinds=FIELD_KINDS).result
+                else:
+                    write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
         plotted = _plots_started(evaluation.summary, cluster, plot_workers) if plots else None
-        if geopackage_written is not None:
-            geopackage_written()
         if plots:
             files.update(_write_plots(plotted(), staging))
+        if geopackage_written is not None:
+            geopackage_written()
     return {name: Path(out_dir) / path.name for name, path in files.items()}
 
 

@@ -312,3 +312,43 @@ def test_no_plots_leaves_matplotlib_unimported(fixtures_dir, tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) == [
         "evaluation.gpkg", "hallucinated_holes.csv", "missed_holes.csv", "predictions.csv", "references.csv",
         "summary.json"]
+
+
+def test_in_one_process_the_geopackage_is_written_on_its_own_thread_while_the_plots_are_drawn(
+        fixture_evaluation, tmp_path, monkeypatch):
+    """On two or more cores the GeoPackage goes to a thread of its own (GDAL lets go of the GIL) while this one draws;
+    a failure there is raised here and leaves no output."""
+    import threading
+
+    from polytopo.core import machine
+    from polytopo.evaluator.outputs import writers
+
+    evaluation, frame = fixture_evaluation
+    real = writers.write_geopackage
+    threads = []
+
+    def noted(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writers, "write_geopackage", noted)
+    monkeypatch.setattr(machine, "usable_cores", lambda: 2)
+    write_report(evaluation, tmp_path / "threaded", frame=frame)
+    write_report(evaluation, tmp_path / "unplotted", frame=frame, plots=False)
+    monkeypatch.setattr(machine, "usable_cores", lambda: 1)
+    write_report(evaluation, tmp_path / "one-core", frame=frame)
+    assert threads[0].startswith("polytopo-gpkg") and threads[1:] == [threading.current_thread().name] * 2
+    for name in ("threaded", "one-core"):
+        assert _gpkg_content(tmp_path / name / "evaluation.gpkg") == _gpkg_content(tmp_path / "unplotted" /
+                                                                                  "evaluation.gpkg")
+        assert (tmp_path / name / "precision_recall.png").read_bytes() == (
+            tmp_path / "threaded" / "precision_recall.png").read_bytes()
+
+    def failing(*args, **kwargs):
+        raise OSError("disk gone while writing the GeoPackage")
+
+    monkeypatch.setattr(writers, "write_geopackage", failing)
+    monkeypatch.setattr(machine, "usable_cores", lambda: 2)
+    with pytest.raises(OSError, match="disk gone"):
+        write_report(evaluation, tmp_path / "failed", frame=frame)
+    assert not (tmp_path / "failed").exists() and [p.name for p in tmp_path.iterdir() if "failed" in p.name] == []
