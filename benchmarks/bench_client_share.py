@@ -5,7 +5,7 @@ and ``--workers`` ``dask worker`` processes started on 127.0.0.1 (one thread eac
 worker settings of docs/scale-out.md), it measures in fresh processes, alternating, each
 ``--repeats`` times:
 
-* ``one process``: ``python -m polytopo.evaluator --workers 0`` with every output but the
+* ``one process``: ``python -m polytopo.evaluator --workers 0 --threads 1`` (one core) with every output but the
   plots (CSV tables and the GeoPackage);
 * ``client, records built here``: a script that runs the evaluation on the cluster and
   writes the same outputs from records built on the client (``evaluate(client=...)``
@@ -153,7 +153,8 @@ def main(argv=None):
             inputs = ["--gt", str(files.gt_path), "--pred", str(files.pred_path), "--no-plots", "--quiet"]
             for repeat in range(args.repeats):
                 runs = {
-                    "one process": ("module", EVALUATOR_MODULE, [*inputs, "--workers", "0"]),
+                    # one thread: the share's denominator stays the one-core work it always was
+                    "one process": ("module", EVALUATOR_MODULE, [*inputs, "--workers", "0", "--threads", "1"]),
                     "client, records built here": ("script", scratch / "client.py",
                                                    [files.gt_path, files.pred_path, None, address]),
                     "client, record parts": ("module", EVALUATOR_MODULE, [*inputs, "--scheduler", address]),

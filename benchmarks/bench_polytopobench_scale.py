@@ -22,7 +22,7 @@ It
    (recorded by each worker when it closes, through the preload of ``peak_memory.py``),
    and checks that it exits 0 with ``table.csv`` holding the three methods and a
    ``summary.json`` for each;
-3. with ``--single``, runs the plain evaluator on ``err1`` with ``--workers 0``: wall time
+3. with ``--single``, runs the plain evaluator on ``err1`` with ``--workers 0 --threads 1``: wall time
    and peak memory of one process evaluating one method;
 4. unless ``--projection none``, measures in this process the parts of a 2-worker
    evaluation of each method (``bench_evaluator_scale_out.part_costs``: the client's serial
@@ -276,7 +276,7 @@ def _run_compare(args, sets, report):
 def _run_single(args, files, report):
     out = args.work_dir / "runs" / "single-w0"
     command = ["--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--overwrite", "--profile",
-               args.profile, "--no-plots", "--no-gpkg", "--quiet", "--workers", "0"]
+               args.profile, "--no-plots", "--no-gpkg", "--quiet", "--workers", "0", "--threads", "1"]
     print(f"\nload average {_load():.1f} before the single process (err1, --workers 0)", flush=True)
     run, _ = run_with_worker_peaks(args.python, command)
     report["single"] = {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "returncode": run.returncode,

@@ -18,12 +18,32 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["MIN_CHUNK_ITEMS", "chunked", "kernel_threads", "ordered_map", "query_workers"]
+__all__ = ["MIN_CHUNK_ITEMS", "checked_thread_count", "chunked", "kernel_threads", "ordered_map", "query_workers",
+           "threads_option"]
 
 MIN_CHUNK_ITEMS = 512
 """Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
 
 _THREADS = contextvars.ContextVar("polytopo_kernel_threads", default=None)
+
+
+def checked_thread_count(threads):
+    """``threads`` when it is a whole number >= 1; else :class:`~.errors.InvalidParameterError` saying so."""
+    from .errors import InvalidParameterError
+
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InvalidParameterError(f"Expected threads to be a whole number >= 1 (1: one thread) but got {threads!r}.")
+    return threads
+
+
+def threads_option(text):
+    """The ``--threads`` value of a command line: a whole number >= 1 (:class:`argparse.ArgumentTypeError` else)."""
+    import argparse
+
+    try:
+        return checked_thread_count(int(text))
+    except ValueError:  # not a number, or InvalidParameterError (a ValueError too)
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 but got {text!r}") from None
 
 
 @contextlib.contextmanager

@@ -84,7 +84,8 @@ def run(args):
         comparison = compare_to_folder(gt_set, pending, args.out, profile=args.profile, client=started_client(),
                                        progress=progress, overwrite=args.overwrite, frame=frame,
                                        plots=not args.no_plots, geopackage=not args.no_gpkg,
-                                       inputs=[args.gt, *(path for _, path in args.pred)], **overrides)
+                                       inputs=[args.gt, *(path for _, path in args.pred)], threads=args.threads,
+                                       **overrides)
     if not args.quiet:
         print(format_markdown(comparison))
         print(f"wrote {args.out}/ (table.csv, table.md, table.tex, paired_bootstrap.json, figures, one folder "

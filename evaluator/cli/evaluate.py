@@ -188,7 +188,7 @@ def run(args):
             parts = parts_request(frame, not args.no_gpkg) if client is not None else None
             with reporting(progress.within):
                 evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
-                                      client=client, record_parts=parts, **overrides)
+                                      client=client, record_parts=parts, threads=args.threads, **overrides)
             progress("write")
             files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                                  inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)

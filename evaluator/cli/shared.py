@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...core.blas_threads import single_blas_thread
 from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_option
+from ...core.kernel_threads import threads_option
 from ...core.machine import usable_cores
 from ...core.errors import EvaluatorError
 
@@ -29,6 +30,9 @@ def add_cluster_options(parser):
                             "else this process")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="address of a running Dask scheduler (started with 'dask scheduler' and 'dask worker')")
+    group.add_argument("--threads", type=threads_option, default=None, metavar="N",
+                       help="when this process evaluates (no cluster): threads for its kernels that run without "
+                            "the GIL (default: every core it may run on; 1: one thread)")
 
 
 def input_bytes(paths):

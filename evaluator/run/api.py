@@ -17,7 +17,7 @@ from ..metrics.analysis import bootstrap_intervals, simple_to_complex, wrong_top
 from ...core.cancel import checked_phases
 from ...core.errors import EvaluationCanceled, InputFormatError
 from ...core.gc_pause import paused_gc
-from ...core.kernel_threads import kernel_threads
+from ...core.kernel_threads import checked_thread_count, kernel_threads
 from ...core.machine import usable_cores
 from ..inputs.input_checks import (
     check_categories,
@@ -162,8 +162,9 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         Without ``client``: threads for the kernels that run without Python's global
         interpreter lock (GEOS overlays and buffers, KD-tree queries;
         :mod:`polytopo.core.kernel_threads`); None (default) uses every core this process
-        may run on, 1 none. The numbers are the same for any count. With ``client`` the
-        workers compute and this process uses none.
+        may run on, 1 none (a whole number >= 1, else ``InvalidParameterError``). The
+        numbers are the same for any count. With ``client`` the workers compute and this
+        process uses none.
 
     Returns
     -------
@@ -179,7 +180,7 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
     The cyclic garbage collector is held off during the evaluation (:mod:`.gc_pause`);
     objects are still freed by reference counting.
     """
-    count = 1 if client is not None else (usable_cores() if threads is None else int(threads))
+    count = 1 if client is not None else (usable_cores() if threads is None else checked_thread_count(threads))
     with kernel_threads(count):
         return _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides)
 

@@ -97,3 +97,21 @@ def test_an_evaluation_on_threads_is_the_evaluation_on_one(fixtures_dir, profile
     one = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=1)
     several = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=3)
     assert_same_evaluation(one, several)
+
+
+def test_a_thread_count_below_one_is_refused_with_what_to_pass(fixtures_dir, tmp_path, capsys):
+    from polytopo.core.errors import InvalidParameterError
+    from polytopo.evaluator.cli.evaluate import main
+
+    folder = fixtures_dir / "ptb_small"
+    gt, pred, _ = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(InvalidParameterError, match="threads to be a whole number >= 1"):
+            evaluate(gt, pred, bootstrap_resamples=0, threads=bad)
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--drop-degenerate-rings",
+              "--no-plots", "--no-gpkg", "--quiet", "--bootstrap", "0"]
+    with pytest.raises(SystemExit) as exited:
+        main([*common, "--out", str(tmp_path / "zero"), "--threads", "0"])
+    assert exited.value.code == 2 and "--threads: expected a whole number >= 1 but got '0'" in capsys.readouterr().err
+    assert not (tmp_path / "zero").exists()
+    assert main([*common, "--out", str(tmp_path / "one"), "--threads", "1", "--workers", "0"]) == 0
