@@ -8,7 +8,7 @@ family's roles), ``polytopo.training`` (schedule, seed, wall time) and
 ``polytopo.scores`` (held-out scores, written by :mod:`.evaluate_zoo`).
 """
 
-from .encoder_variants import lite_variant
+from .encoder_variants import LITE_DECODER_CHANNELS, lite_variant
 
 __all__ = ["CARD_VERSION", "LICENCES", "RENDERED_LICENCE", "card_entries", "required_keys", "training_data"]
 
@@ -236,7 +236,6 @@ def card_entries(recipe, checkpoint_info):
         },
     }
     if recipe.encoder is not None:
-        from .nets import LITE_DECODER_CHANNELS
 
         variant = lite_variant(recipe.encoder)
         del entries["polytopo.training"]["base_channels"]

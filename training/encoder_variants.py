@@ -10,7 +10,10 @@ checkpoint loads with strict key matching (:mod:`.encoders`).
 
 from dataclasses import dataclass
 
-__all__ = ["LITE_VARIANTS", "SKIP_STAGES", "LiteVariant", "lite_variant"]
+__all__ = ["LITE_DECODER_CHANNELS", "LITE_VARIANTS", "SKIP_STAGES", "LiteVariant", "lite_variant"]
+
+LITE_DECODER_CHANNELS = (128, 64, 48, 32, 16)
+"""Channels of the :class:`~.nets.LiteUNet` decoder levels at strides 16, 8, 4, 2 and 1 (torch-free, for the cards)."""
 
 SKIP_STAGES = (0, 1, 2, 4, 6)
 """Stages (0-based) whose last output is a skip feature of the U-Net: strides 2, 4, 8, 16 and 32."""

@@ -41,6 +41,7 @@ views, mirrored back, are averaged before the outputs above are made from them
 
 import math
 
+from .encoder_variants import LITE_DECODER_CHANNELS
 from .recipes import TEST_TIME_FLIPS
 from .torch_support import require_torch
 
@@ -103,10 +104,6 @@ class UNet(nn.Module):
         for up, merge in zip(self.up, self.merge):
             x = merge(torch.cat([up(x), skips.pop()], dim=1))
         return self.head(x)
-
-
-LITE_DECODER_CHANNELS = (128, 64, 48, 32, 16)
-"""Channels of the :class:`LiteUNet` decoder levels at strides 16, 8, 4, 2 and 1."""
 
 
 class LiteUNet(nn.Module):
