@@ -14,9 +14,12 @@ calling thread.
 import collections
 import contextlib
 import contextvars
+import numbers
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from .errors import InvalidParameterError
 
 __all__ = ["MIN_CHUNK_ITEMS", "checked_thread_count", "chunked", "kernel_threads", "ordered_map", "query_workers",
            "threads_option"]
@@ -28,12 +31,10 @@ _THREADS = contextvars.ContextVar("polytopo_kernel_threads", default=None)
 
 
 def checked_thread_count(threads):
-    """``threads`` when it is a whole number >= 1; else :class:`~.errors.InvalidParameterError` saying so."""
-    from .errors import InvalidParameterError
-
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    """``threads`` as an int when it is a whole number >= 1; else :class:`~.errors.InvalidParameterError` saying so."""
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
         raise InvalidParameterError(f"Expected threads to be a whole number >= 1 (1: one thread) but got {threads!r}.")
-    return threads
+    return int(threads)
 
 
 def threads_option(text):
