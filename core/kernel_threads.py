@@ -28,6 +28,7 @@ MIN_CHUNK_ITEMS = 512
 """Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
 
 _THREADS = contextvars.ContextVar("polytopo_kernel_threads", default=None)
+_DONE = object()
 
 
 def checked_thread_count(threads):
@@ -55,15 +56,9 @@ def kernel_threads(count):
     ends. The setting belongs to the calling thread (a context variable): work running on
     the pool's threads runs there alone.
     """
-    if count <= 1:
-        token = _THREADS.set(None)
-        try:
-            yield
-        finally:
-            _THREADS.reset(token)
-        return
-    with ThreadPoolExecutor(count, thread_name_prefix="polytopo-kernel") as pool:
-        token = _THREADS.set((pool, int(count)))
+    threaded = count > 1
+    with ThreadPoolExecutor(count, thread_name_prefix="polytopo-kernel") if threaded else contextlib.nullcontext() as pool:
+        token = _THREADS.set((pool, int(count)) if threaded else None)
         try:
             yield
         finally:
@@ -107,11 +102,11 @@ def ordered_map(func, items):
         yield from map(func, items)
         return
     pool, count = state
-    pending = iter(items)
-    running = collections.deque(pool.submit(func, item) for _, item in zip(range(count), pending))
+    running = collections.deque(pool.submit(func, item) for item in items[:count])
+    later = iter(items[count:])
     while running:
         result = running.popleft().result()
-        for item in pending:
-            running.append(pool.submit(func, item))
-            break
+        following = next(later, _DONE)
+        if following is not _DONE:
+            running.append(pool.submit(func, following))
         yield result

@@ -10,7 +10,6 @@ be equal in all ingredients. Needs the ``onnx`` package (a development dependenc
 PyTorch.
 """
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..models.card.card_files import write_card
 from ..models.card.onnx_metadata import read_metadata_props
+from ..models.zoo.pack import file_sha256
 from .cards import card_entries
 from .errors import TrainingError
 from .model_files import recorded_model
@@ -68,10 +68,6 @@ def averaged_model(models, names):
     return soup
 
 
-def _sha256(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def make_soup(recipe, ingredients, zoo_dir):
     """Average the models at ``ingredients`` into ``zoo_dir/<recipe.name>.onnx`` with ``recipe``'s card.
 
@@ -116,7 +112,7 @@ def make_soup(recipe, ingredients, zoo_dir):
     onnx.save(soup, str(out))
     entries = card_entries(recipe, info)
     entries["polytopo.training"]["steps"] = sum(int(t["steps"]) for t in trainings)
-    entries["polytopo.training"]["soup_of"] = [{"file": path.name, "sha256": _sha256(path),
+    entries["polytopo.training"]["soup_of"] = [{"file": path.name, "sha256": file_sha256(path),
                                                "steps": int(t["steps"]), "train_seconds": t["train_seconds"]}
                                               for path, t in zip(paths, trainings)]
     write_card(out, entries, keep_existing=False)
