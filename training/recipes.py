@@ -317,6 +317,14 @@ LITE0_COLOUR = replace(
 )
 """A trial: the default model trained with wider colour changes (other sensors and light) (issue 31)."""
 
+LITE2_COLOUR = replace(
+    LITE2_BUILDINGS,
+    name="unet_buildings_rgb_lite2_colour",
+    augmentation=MULTISCALE_COLOUR,
+)
+"""A trial: the EfficientNet-Lite2 model trained with the wider colour changes (the two trials that gained on the
+held-out place, together) (issue 31)."""
+
 LITE0_SOUP = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_soup",
@@ -411,6 +419,7 @@ RECIPES = {
         LITE0_SLOW_ENCODER,
         LITE0_PLACE_VALIDATION,
         LITE0_COLOUR,
+        LITE2_COLOUR,
         LITE0_SOUP,
         Recipe(
             name="unet_buildings_rgb_scratch",
