@@ -6,7 +6,7 @@ machine's cores: :func:`chunked` cuts the arrays into one piece per thread and c
 the pieces at once (the results are the same, element for element),
 :func:`query_workers` is the ``workers`` argument of a KD-tree query, and
 :func:`ordered_map` runs independent batches side by side (their numpy and GEOS calls
-overlap where they let go of the lock). Outside a :func:`kernel_threads` block (a Dask
+overlap where they let go of the lock), and :func:`side_by_side` independent computations. Outside a :func:`kernel_threads` block (a Dask
 worker, which has one core), and inside the block's own threads, everything runs in the
 calling thread.
 """
@@ -15,14 +15,14 @@ import collections
 import contextlib
 import contextvars
 import numbers
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from .errors import InvalidParameterError
 
 __all__ = ["MIN_CHUNK_ITEMS", "checked_thread_count", "chunked", "kernel_threads", "ordered_map", "query_workers",
-           "threads_option"]
+           "side_by_side", "threads_option"]
 
 MIN_CHUNK_ITEMS = 512
 """Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
@@ -110,3 +110,29 @@ def ordered_map(func, items):
         if following is not _DONE:
             running.append(pool.submit(func, following))
         yield result
+
+
+def side_by_side(*calls):
+    """The results of ``calls`` (functions of no argument), in order.
+
+    In a block whose thread count is at most the number of calls, the calls run on its
+    threads at once, each in one thread (the glue of one overlaps the GIL-free kernels of
+    another, which pieces of a single call cannot do), longest first as given; each runs
+    in a copy of the caller's context (its progress reporter, say) with no threads of its
+    own. Otherwise
+    (outside a block, or more threads than calls) one after the other in the calling
+    thread, whose own kernels then use the threads. An exception of a call is raised here
+    once every call has ended.
+    """
+    state = _THREADS.get()
+    if state is None or state[1] > len(calls):
+        return [call() for call in calls]
+    futures = [state[0].submit(contextvars.copy_context().run, _on_one_thread, call) for call in calls]
+    wait(futures)
+    return [future.result() for future in futures]
+
+
+def _on_one_thread(call):
+    """``call()`` with no kernel threads (run in a copied context: the caller's setting is untouched)."""
+    _THREADS.set(None)
+    return call()

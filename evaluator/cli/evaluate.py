@@ -168,13 +168,18 @@ def run(args):
     from ..run.api import evaluate, load_inputs
     from ...core.cluster import client_starting
     from ..geometry.kernels import reporting
+    from ...core.machine import usable_cores
+    from ..outputs.plot_process import plot_process
     from ..outputs.record_parts import parts_request
     from ..outputs.report import check_report_folder, format_table, write_report
 
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
+    workers = resolved_workers(args, (args.gt, args.pred))
+    # one process on several cores: a child process gets Matplotlib ready meanwhile and draws the plots
+    drawing_child = args.plots and workers == 0 and args.scheduler is None and (args.threads or usable_cores()) > 1
     try:
-        with client_starting(resolved_workers(args, (args.gt, args.pred)), args.scheduler) as started_client:
+        with plot_process(drawing_child) as plotter, client_starting(workers, args.scheduler) as started_client:
             progress("load")
             gt, pred, frame = load_inputs(
                 args.gt, args.pred, categories=args.categories, default_score=args.default_score,
@@ -191,7 +196,8 @@ def run(args):
                                       client=client, record_parts=parts, threads=args.threads, **overrides)
             progress("write")
             files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
-                                 inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg)
+                                 inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg,
+                                 plotter=plotter)
     finally:
         progress.close()
     if not args.quiet:

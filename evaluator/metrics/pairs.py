@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from ...core.kernel_threads import side_by_side
 from ..geometry.boundary import band_iou, hd95, polis
 from .matching import hungarian_match
 from ..geometry.mta import max_tangent_angle, region_precision
@@ -149,37 +150,47 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     e_precision[overall] = region_precision(pred_exterior_regions[overall], gt_exterior_regions[overall])
     del gt_exterior_regions, pred_exterior_regions
 
-    e = {
-        "biou": _pair_band_iou(gt_table, pred_table, "exterior_bands", g, p),
-        "polis": polis(gt_ext, pred_ext, vertex_sets),
-        "mta": max_tangent_angle(pred_ext, gt_ext, e_precision, **mta_options),
-        "hd95": hd95(gt_ext, pred_ext, spacing),
-    }
-    o = {key: value.copy() for key, value in e.items()}
+    def scope(bands, gt_sets, pred_sets, precision, g, p):
+        """The four metric families of one scope, heaviest first (:func:`side_by_side`)."""
+        return {
+            "biou": lambda: _pair_band_iou(gt_table, pred_table, bands, g, p),
+            "hd95": lambda: hd95(gt_sets, pred_sets, spacing),
+            "mta": lambda: max_tangent_angle(pred_sets, gt_sets, precision, **mta_options),
+            "polis": lambda: polis(gt_sets, pred_sets, vertex_sets),
+        }
+
+    scopes = {"e": scope("exterior_bands", gt_ext, pred_ext, e_precision, g, p)}
     if overall.size:
         go, po = g[overall], p[overall]
-        gt_all = [gt_table.all_sets[i] for i in go]
-        pred_all = [pred_table.all_sets[i] for i in po]
-        o["biou"][overall] = _pair_band_iou(gt_table, pred_table, "all_bands", go, po)
-        o["polis"][overall] = polis(gt_all, pred_all, vertex_sets)
-        o["mta"][overall] = max_tangent_angle(pred_all, gt_all, o_precision[overall], **mta_options)
-        o["hd95"][overall] = hd95(gt_all, pred_all, spacing)
+        scopes["o"] = scope("all_bands", [gt_table.all_sets[i] for i in go], [pred_table.all_sets[i] for i in po],
+                            o_precision[overall], go, po)
+    calls = {(name, key): call for name, families in scopes.items() for key, call in families.items()}
+    calls["holes"] = lambda: _hole_metrics(gt_table, pred_table, g, p, params, mta_options)
+    done = dict(zip(calls, side_by_side(*calls.values())))
+    e = {key: done["e", key] for key in scopes["e"]}
+    o = {key: value.copy() for key, value in e.items()}
+    for key in scopes.get("o", ()):
+        o[key][overall] = done["o", key]
+    holes = done["holes"]
+    return PairMetrics(
+        gt_index=g, pred_index=p, iou=np.asarray(iou, dtype=float),
+        o_biou=o["biou"], e_biou=e["biou"], o_polis=o["polis"], e_polis=e["polis"],
+        o_mta=o["mta"], e_mta=e["mta"], o_hd95=o["hd95"], e_hd95=e["hd95"],
+        hole_tp=np.bincount(holes.pair, minlength=len(g)).astype(np.int64),
+        holes=holes,
+    )
 
+
+def _hole_metrics(gt_table, pred_table, g, p, params, mta_options):
+    """:class:`HoleMatches` of the pairs ``g``, ``p``: holes matched inside each pair, then their metrics."""
     pair, gt_hole, pred_hole, hole_biou = match_holes_of_pairs(
         gt_table, pred_table, g, p, params.ring_match_threshold, params.ring_match_inclusive)
     gh_sets = [[gt_table.holes[i]] for i in gt_hole]
     ph_sets = [[pred_table.holes[i]] for i in pred_hole]
     hole_precision = region_precision(pred_table.of("hole_regions", pred_hole), gt_table.of("hole_regions", gt_hole))
-    holes = HoleMatches(
+    return HoleMatches(
         pair=pair, gt_hole=gt_hole, pred_hole=pred_hole, biou=hole_biou,
-        polis=polis(gh_sets, ph_sets, vertex_sets),
+        polis=polis(gh_sets, ph_sets, params.polis_vertex_sets),
         mta=max_tangent_angle(ph_sets, gh_sets, hole_precision, **mta_options),
-        hd95=hd95(gh_sets, ph_sets, spacing),
-    )
-    return PairMetrics(
-        gt_index=g, pred_index=p, iou=np.asarray(iou, dtype=float),
-        o_biou=o["biou"], e_biou=e["biou"], o_polis=o["polis"], e_polis=e["polis"],
-        o_mta=o["mta"], e_mta=e["mta"], o_hd95=o["hd95"], e_hd95=e["hd95"],
-        hole_tp=np.bincount(pair, minlength=len(g)).astype(np.int64),
-        holes=holes,
+        hd95=hd95(gh_sets, ph_sets, params.sample_spacing_px),
     )

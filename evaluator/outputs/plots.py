@@ -17,9 +17,12 @@ import numpy as np
 from ...core.errors import InvalidParameterError, MissingDependencyError
 from ...core.atomic_output import atomic_output
 from ..metrics.analysis import WRONG_TOPO_THRESHOLDS
-from ..tables.metric_table import metric, metric_names
+from ..tables.metric_table import SWEEP_PLOTTED, metric, metric_names
 
 __all__ = [
+    "PLOTTED_ENTRIES",
+    "plot_pngs",
+    "plotted_entries",
     "plot_precision_recall",
     "plot_simple_to_complex",
     "plot_wrong_topo",
@@ -395,3 +398,33 @@ def _axis_label(key):
         if key.endswith(suffix):
             return f"{key[: -len(suffix)].replace('_', ' ')} ({unit})"
     return key.replace("_", " ")
+
+
+PLOTTED_ENTRIES = ("pr_curve", "simple_to_complex", "wrong_topo", "min_hole_area_sweep", "ring_threshold_sweep")
+"""The entries of a summary that its plots draw (the sweeps only when they ran)."""
+
+
+def plot_pngs(plotted):
+    """Every plot of an evaluation, drawn and encoded: output name → (file name, PNG bytes).
+
+    ``plotted`` holds the summary's :data:`PLOTTED_ENTRIES` (a whole summary works too).
+    Runs wherever it is called: in this process, or on a worker of a cluster run, or in a
+    :mod:`.plot_process` child, while the other outputs are written.
+    """
+    curve = plotted["pr_curve"]
+    figures = {
+        "precision_recall": precision_recall_figure(
+            {f"IoU {curve['iou_threshold']:g}": (curve["precision"], curve["recall"])}),
+        "simple_to_complex": simple_to_complex_figure(plotted["simple_to_complex"]),
+        "wrong_topo": wrong_topo_figure(plotted["wrong_topo"]),
+    }
+    for key, x_key, title in (("min_hole_area_sweep", "min_hole_area_px2", "Minimum hole area A_min (px²)"),
+                              ("ring_threshold_sweep", "ring_match_threshold", "Ring match threshold γ")):
+        if key in plotted:
+            figures[key] = sweep_figure(plotted[key], x_key, SWEEP_PLOTTED, title)
+    return {name: (f"{name}.png", png_bytes(figure)) for name, figure in figures.items()}
+
+
+def plotted_entries(summary):
+    """The :data:`PLOTTED_ENTRIES` of ``summary``: all that :func:`plot_pngs` reads."""
+    return {key: summary[key] for key in PLOTTED_ENTRIES if key in summary}

@@ -18,11 +18,12 @@ from pathlib import Path
 from ..tables.error_classes import RECORD_TABLES
 from ...core.errors import EvaluatorError
 from ...core.gc_pause import paused_gc
-from ..tables.metric_table import HEADLINE, SWEEP_PLOTTED, metric, suffixes
+from ..tables.metric_table import HEADLINE, metric, suffixes
+from .plots import plot_pngs, plotted_entries
 from ..tables.profiles import profile_named
 from ...core.output_safety import check_folder_output, partial_name, probe_folder, publish_folder, write_failure
 
-__all__ = ["PLOTTED_ENTRIES", "write_report", "check_report_folder", "format_table", "plot_pngs", "staged_folder"]
+__all__ = ["write_report", "check_report_folder", "format_table", "staged_folder"]
 
 
 
@@ -81,7 +82,8 @@ def check_report_folder(out_dir, *, inputs=(), overwrite=False):
 
 
 @paused_gc()
-def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True):
+def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(), plots=True, geopackage=True,
+                 plotter=None):
     """Write every output of ``evaluation`` into ``out_dir``.
 
     Files: ``summary.json``; ``predictions.csv``, ``references.csv``, ``missed_holes.csv``,
@@ -101,6 +103,9 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
     from their parts, which stay on those workers until then; once the tables' rows are
     fetched, a worker assembles the GeoPackage while another draws the plots: write them
     while that cluster's client is open.
+
+    ``plotter``, a :class:`.plot_process.PlotProcess` of a one-process run, draws the plots
+    while the tables and the GeoPackage are written here (here when it fails).
 
     The rules of :func:`check_report_folder` apply. Every file is finished in a temporary
     folder next to ``out_dir`` before it moves in (``summary.json`` last); replacing a
@@ -128,6 +133,8 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         write_summary_json(evaluation.summary, files["summary"])
         records = evaluation.records
         cluster = client_of(records.kept) if isinstance(records, RecordParts) else None
+        drawn_elsewhere = (cluster is None and plots and plotter is not None
+                           and plotter.start(plotted_entries(evaluation.summary)))
         if isinstance(records, RecordParts):
             for name in RECORD_TABLES:
                 files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
@@ -148,7 +155,7 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
                                                                 workers=geopackage_workers)
             else:
                 layers = error_layers(*tables.values())
-                if plots and usable_cores() > 1:
+                if plots and not drawn_elsewhere and usable_cores() > 1:
                     # GDAL and SQLite let go of the GIL: the GeoPackage is written on a thread of its own
                     # while this one draws the plots
                     writer = threads.enter_context(ThreadPoolExecutor(1, thread_name_prefix="polytopo-gpkg"))
@@ -156,9 +163,11 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
                                                        field_kinds=FIELD_KINDS).result
                 else:
                     write_geopackage(files["geopackage"], layers, frame=frame, field_kinds=FIELD_KINDS)
-        plotted = _plots_started(evaluation.summary, cluster, plot_workers) if plots else None
-        if plots:
-            files.update(_write_plots(plotted(), staging))
+        if drawn_elsewhere:
+            pngs = plotter.pngs() or plot_pngs(plotted_entries(evaluation.summary))
+            files.update(_write_plots(pngs, staging))
+        elif plots:
+            files.update(_write_plots(_plots_started(evaluation.summary, cluster, plot_workers)(), staging))
         if geopackage_written is not None:
             geopackage_written()
     return {name: Path(out_dir) / path.name for name, path in files.items()}
@@ -191,33 +200,6 @@ def staged_folder(out_dir, *, overwrite=False, inputs=()):
         shutil.rmtree(staging, ignore_errors=True)
 
 
-PLOTTED_ENTRIES = ("pr_curve", "simple_to_complex", "wrong_topo", "min_hole_area_sweep", "ring_threshold_sweep")
-"""The entries of a summary that its plots draw (the sweeps only when they ran)."""
-
-
-def plot_pngs(plotted):
-    """Every plot of an evaluation, drawn and encoded: output name → (file name, PNG bytes).
-
-    ``plotted`` holds the summary's :data:`PLOTTED_ENTRIES` (a whole summary works too).
-    Runs wherever it is called: in this process, or on a worker of a cluster run while
-    the client writes the other outputs.
-    """
-    from .plots import png_bytes, precision_recall_figure, simple_to_complex_figure, sweep_figure, wrong_topo_figure
-
-    curve = plotted["pr_curve"]
-    figures = {
-        "precision_recall": precision_recall_figure(
-            {f"IoU {curve['iou_threshold']:g}": (curve["precision"], curve["recall"])}),
-        "simple_to_complex": simple_to_complex_figure(plotted["simple_to_complex"]),
-        "wrong_topo": wrong_topo_figure(plotted["wrong_topo"]),
-    }
-    for key, x_key, title in (("min_hole_area_sweep", "min_hole_area_px2", "Minimum hole area A_min (px²)"),
-                              ("ring_threshold_sweep", "ring_match_threshold", "Ring match threshold γ")):
-        if key in plotted:
-            figures[key] = sweep_figure(plotted[key], x_key, SWEEP_PLOTTED, title)
-    return {name: (f"{name}.png", png_bytes(figure)) for name, figure in figures.items()}
-
-
 def _plots_started(summary, client, workers=None):
     """The plots of ``summary`` started on a worker of ``client`` (loosely one of ``workers``; None: drawn here).
 
@@ -225,7 +207,7 @@ def _plots_started(summary, client, workers=None):
     """
     from ...core.cluster import started_on_worker
 
-    plotted = {key: summary[key] for key in PLOTTED_ENTRIES if key in summary}
+    plotted = plotted_entries(summary)
     if client is None:
         return lambda: plot_pngs(plotted)
     return started_on_worker(client, plot_pngs, plotted, name="the plots", workers=workers)

@@ -1,5 +1,6 @@
 """One process on several cores: the GIL-free kernels cut into pieces on threads give the numbers of one thread."""
 
+import contextvars
 import threading
 
 import numpy as np
@@ -79,6 +80,42 @@ def test_batches_run_side_by_side_and_come_back_in_order():
             for value in ordered_map(failing, range(6)):
                 got.append(value)
         assert got == [0, 1, 2]
+
+
+def test_computations_run_side_by_side_each_on_one_thread_and_come_back_in_order():
+    from polytopo.core.kernel_threads import side_by_side
+
+    where, ended, seen_tag = {}, [], set()
+    tag = contextvars.ContextVar("tag", default=None)
+
+    def computation(name, fail=False):
+        def run():
+            where[name] = (threading.get_ident(), query_workers())
+            seen_tag.add(tag.get())
+            if fail:
+                raise ValueError(f"{name} failed")
+            ended.append(name)
+            return name.upper()
+        return run
+
+    here = threading.get_ident()
+    assert side_by_side(computation("a"), computation("b")) == ["A", "B"]
+    assert where == {"a": (here, 1), "b": (here, 1)}  # outside a block: here, one after the other
+    with kernel_threads(2):
+        where.clear()
+        tag.set("caller's")
+        seen_tag.clear()
+        assert side_by_side(*(computation(name) for name in "abcd")) == ["A", "B", "C", "D"]
+        # on the block's threads, each computation on one thread (its own kernels in one piece), in the caller's context
+        assert here not in {ident for ident, _ in where.values()} and {workers for _, workers in where.values()} == {1}
+        assert seen_tag == {"caller's"} and query_workers() == 2
+        where.clear()
+        assert side_by_side(computation("x")) == ["X"]  # fewer computations than threads: here, kernels threaded
+        assert where == {"x": (here, 2)}
+        ended.clear()
+        with pytest.raises(ValueError, match="b failed"):
+            side_by_side(computation("a"), computation("b", fail=True), computation("c"))
+        assert sorted(ended) == ["a", "c"]  # the others ran to their end before the failure was raised
 
 
 def test_geos_overlays_in_pieces_equal_one_call():

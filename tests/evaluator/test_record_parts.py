@@ -259,9 +259,9 @@ def test_on_a_cluster_a_worker_draws_the_plots_of_one_process(tmp_path, fixtures
     script = ("import sys\nfrom polytopo.evaluator.cli.evaluate import main\n"
               "status = main(sys.argv[1:])\nprint('matplotlib' in sys.modules)\nsys.exit(status)\n")
     found = {}
-    for name, workers in (("one", "0"), ("two", "2")):
+    for name, workers in (("one", ["0", "--threads", "1"]), ("two", ["2"])):  # one thread: drawn in this process
         done = subprocess.run([sys.executable, "-c", script, *common, "--out", str(tmp_path / name),
-                               "--workers", workers], capture_output=True, text=True, timeout=300)
+                               "--workers", *workers], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         found[name] = done.stdout.split()[-1]
     assert found == {"one": "True", "two": "False"}
