@@ -13,7 +13,7 @@ import functools
 import numpy as np
 import shapely
 
-from ...core.kernel_threads import chunked
+from ...core.kernel_threads import chunked, side_by_side
 from .construct import ring_polygons
 from ..inputs.repair import largest_polygons
 
@@ -132,8 +132,9 @@ def corner_counts(gt_rings, pred_rings, matched_gt, matched_pred, tolerance_px, 
     numpy.ndarray
         ``(len(thresholds_px), 3)`` integer counts.
     """
-    return matched_corner_counts(ring_corners(gt_rings, tolerance_px), ring_corners(pred_rings, tolerance_px),
-                                 matched_gt, matched_pred, thresholds_px)
+    gt_corners, pred_corners = side_by_side(lambda: ring_corners(gt_rings, tolerance_px),
+                                            lambda: ring_corners(pred_rings, tolerance_px))
+    return matched_corner_counts(gt_corners, pred_corners, matched_gt, matched_pred, thresholds_px)
 
 
 def matched_corner_counts(gt_corners, pred_corners, matched_gt, matched_pred, thresholds_px):

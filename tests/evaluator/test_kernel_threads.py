@@ -128,11 +128,12 @@ def test_geos_overlays_in_pieces_equal_one_call():
 
 
 @pytest.mark.parametrize("profile", ["paper", "p3"])
-def test_an_evaluation_on_threads_is_the_evaluation_on_one(fixtures_dir, profile):
+@pytest.mark.parametrize("threads", [2, 3])  # 2: the corners' two sides side by side; 3: one after the other
+def test_an_evaluation_on_threads_is_the_evaluation_on_one(fixtures_dir, profile, threads):
     folder = fixtures_dir / "ptb_small"
     gt, pred, _ = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)
     one = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=1)
-    several = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=3)
+    several = evaluate(gt, pred, profile=profile, bootstrap_resamples=0, threads=threads)
     assert_same_evaluation(one, several)
 
 
