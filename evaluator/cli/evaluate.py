@@ -175,10 +175,10 @@ def run(args):
 
     check_report_folder(args.out, inputs=(args.gt, args.pred), overwrite=args.overwrite)
     progress = _Progress(args.quiet)
-    workers = resolved_workers(args, (args.gt, args.pred))
-    # one process on several cores: a child process gets Matplotlib ready meanwhile and draws the plots
-    drawing_child = args.plots and workers == 0 and args.scheduler is None and (args.threads or usable_cores()) > 1
     try:
+        workers = resolved_workers(args, (args.gt, args.pred))
+        # one process on several cores: a child process gets Matplotlib ready meanwhile and draws the plots
+        drawing_child = args.plots and workers == 0 and args.scheduler is None and (args.threads or usable_cores()) > 1
         with plot_process(drawing_child) as plotter, client_starting(workers, args.scheduler) as started_client:
             progress("load")
             gt, pred, frame = load_inputs(

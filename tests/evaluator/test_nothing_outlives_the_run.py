@@ -2,7 +2,8 @@
 
 The command runs in a child Python whose own children are listed (psutil) right after
 ``main`` returns: success, an input error after the cluster started, and Ctrl-C. A client
-killed with SIGKILL takes its local workers with it.
+killed with SIGKILL takes its local workers with it. The same for a one-process run on two
+threads, whose plots a child process draws.
 """
 
 import json
@@ -17,9 +18,10 @@ import pytest
 
 RUN_S = 180
 ARGS = ["--quiet", "--no-plots", "--no-gpkg", "--workers", "2"]
+ONE_PROCESS_ARGS = ["--quiet", "--no-gpkg", "--workers", "0", "--threads", "2"]  # plots: drawn by a child
 
 
-def _child_report(fixtures_dir, tmp_path, pred, extra=()):
+def _child_report(fixtures_dir, tmp_path, pred, extra=(), args=ARGS):
     """Run ``main`` in a fresh Python; return (exit status, children still there after it returned)."""
     script = textwrap.dedent(f"""
         import json, psutil
@@ -27,7 +29,7 @@ def _child_report(fixtures_dir, tmp_path, pred, extra=()):
         if __name__ == "__main__":
             code = main({json.dumps([
                 "--gt", str(fixtures_dir / "ptb_small" / "gt.json"), "--pred", str(pred),
-                "--out", str(tmp_path / "out"), *ARGS, *extra])})
+                "--out", str(tmp_path / "out"), *args, *extra])})
             left = [" ".join(child.cmdline()) for child in psutil.Process().children(recursive=True)]
             print("REPORT", json.dumps([code, left]))
     """)
@@ -43,6 +45,16 @@ def test_a_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
     assert code == 0 and left == []
 
 
+def test_a_one_process_run_that_draws_in_a_child_leaves_no_process(fixtures_dir, tmp_path):
+    pred = fixtures_dir / "ptb_small" / "pred.json"
+    code, left = _child_report(fixtures_dir, tmp_path, pred, ["--bootstrap", "0"], args=ONE_PROCESS_ARGS)
+    assert code == 0 and left == [] and (tmp_path / "out" / "precision_recall.png").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    code, left = _child_report(fixtures_dir, tmp_path, broken, args=ONE_PROCESS_ARGS)
+    assert code == 2 and left == []
+
+
 def test_a_failed_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
     """The prediction file is broken: the run fails while the cluster is up (it starts beside the reading)."""
     broken = tmp_path / "broken.json"
@@ -51,14 +63,14 @@ def test_a_failed_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
     assert code == 2 and left == []
 
 
-def _start(fixtures_dir, tmp_path):
+def _start(fixtures_dir, tmp_path, args=ARGS, children_expected=3):
     """Start a run that lasts well beyond its cluster's start (100,000 bootstrap resamples: about 15 s).
 
-    The signal is sent as soon as the workers exist, so the run is still in progress then
-    even on a slow machine.
+    The signal is sent as soon as the children exist (a cluster's workers and more, or the
+    plots' child process), so the run is still in progress then even on a slow machine.
     """
     command = [sys.executable, "-m", "polytopo.evaluator", "--gt", str(fixtures_dir / "ptb_small" / "gt.json"),
-               "--pred", str(fixtures_dir / "ptb_small" / "pred.json"), "--out", str(tmp_path / "out"), *ARGS,
+               "--pred", str(fixtures_dir / "ptb_small" / "pred.json"), "--out", str(tmp_path / "out"), *args,
                "--bootstrap", "100000"]
     # A shell that runs the tests in the background ignores SIGINT in its children, and a
     # Python started with SIGINT ignored never raises KeyboardInterrupt: give the run the default.
@@ -66,10 +78,10 @@ def _start(fixtures_dir, tmp_path):
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     parent = psutil.Process(process.pid)
     deadline = time.monotonic() + RUN_S
-    while len(parent.children(recursive=True)) < 3 and time.monotonic() < deadline:  # two workers and more
+    while len(parent.children(recursive=True)) < children_expected and time.monotonic() < deadline:
         time.sleep(0.2)
     children = parent.children(recursive=True)
-    assert len(children) >= 3, "the local cluster did not start"
+    assert len(children) >= children_expected, "the run's child processes did not start"
     return process, children
 
 
@@ -83,8 +95,10 @@ def _gone(children, within_s):
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigkill"])
-def test_an_interrupted_or_killed_client_takes_its_workers_with_it(fixtures_dir, tmp_path, how):
-    process, children = _start(fixtures_dir, tmp_path)
+@pytest.mark.parametrize("args, children_expected", [(ARGS, 3), (ONE_PROCESS_ARGS, 1)], ids=["cluster", "one-process"])
+def test_an_interrupted_or_killed_client_takes_its_workers_with_it(fixtures_dir, tmp_path, how, args,
+                                                                   children_expected):
+    process, children = _start(fixtures_dir, tmp_path, args, children_expected)
     process.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
     _, err = process.communicate(timeout=RUN_S)
     if how == "ctrl-c":
