@@ -30,6 +30,7 @@ import shapely
 from ...core.kernel_threads import chunked
 
 from .construct import ring_linestrings
+from .geos_validity import geos_is_valid
 from .kernels import (flatten_rings, grouped_quantile, map_pair_batches, nearest_points, nearest_segments,
                       ring_segments, sample_counts, sample_flat_rings, vertex_counts)
 
@@ -72,7 +73,7 @@ def boundary_bands(ring_sets, radius_px):
     """
     bands = chunked(functools.partial(shapely.buffer, distance=radius_px, cap_style="flat", join_style="mitre"),
                     ring_lines(ring_sets))
-    broken = np.flatnonzero(~chunked(shapely.is_valid, bands) & ~shapely.is_missing(bands))
+    broken = np.flatnonzero(~chunked(geos_is_valid, bands) & ~shapely.is_missing(bands))
     for index in broken:
         bands[index] = _polygonal(shapely.make_valid(bands[index]))
     return bands

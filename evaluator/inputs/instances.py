@@ -21,6 +21,7 @@ import shapely
 
 from ...core.errors import InputFormatError
 from ..geometry.construct import polygons_of
+from ..geometry.geos_validity import geos_is_valid
 from ..geometry.kernels import ring_perimeters
 
 __all__ = [
@@ -203,7 +204,7 @@ class InstanceSet:
         a comparison's ground truth is checked once for all its methods.
         """
         polygons = polygons_of(self.instances)
-        return np.flatnonzero(~shapely.is_valid(polygons)) if len(polygons) else np.zeros(0, np.int64)
+        return np.flatnonzero(~geos_is_valid(polygons)) if len(polygons) else np.zeros(0, np.int64)
 
     def learn_invalid_positions(self, positions):
         """Take :attr:`invalid_positions` as found elsewhere (the cluster workers that built these polygons)."""

@@ -10,6 +10,7 @@ import numpy as np
 import shapely
 
 from ...core.kernel_threads import chunked
+from ..geometry.geos_validity import geos_is_valid
 
 __all__ = ["largest_polygon", "largest_polygons", "occupied_region"]
 
@@ -66,7 +67,7 @@ def largest_polygons(geometries):
         return result
     present = ~shapely.is_missing(geometries)
     simple = present.copy()
-    simple[present] = (chunked(shapely.is_valid, geometries[present])
+    simple[present] = (chunked(geos_is_valid, geometries[present])
                        & (shapely.get_type_id(geometries[present]) == shapely.GeometryType.POLYGON)
                        & (shapely.area(geometries[present]) > 0)
                        & (shapely.get_num_coordinates(shapely.get_exterior_ring(geometries[present])) >= 4))
@@ -97,7 +98,7 @@ def occupied_region(polygons):
     result = polygons.copy()
     if len(polygons) == 0:
         return result
-    invalid = np.flatnonzero(~shapely.is_valid(polygons))
+    invalid = np.flatnonzero(~geos_is_valid(polygons))
     for index in invalid:
         polygon = polygons[index]
         region = _fill(polygon.exterior)

@@ -18,6 +18,7 @@ import numpy as np
 import shapely
 
 from ..geometry.construct import polygons_of
+from ..geometry.geos_validity import geos_is_valid
 from .repair import occupied_region
 
 __all__ = ["REASONS", "validity_reasons"]
@@ -104,7 +105,7 @@ def validity_reasons(instances, polygons=None):
     """
     if polygons is None:
         polygons = polygons_of(instances)
-    valid = shapely.is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
+    valid = geos_is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
     result = [""] * len(instances)
     for index in np.flatnonzero(~valid):
         result[index] = "; ".join(_reasons(instances[index]))

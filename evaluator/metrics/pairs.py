@@ -150,10 +150,10 @@ def evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, gt_index, pre
     e_precision[overall] = region_precision(pred_exterior_regions[overall], gt_exterior_regions[overall])
     del gt_exterior_regions, pred_exterior_regions
 
-    def scope(bands, gt_sets, pred_sets, precision, g, p):
-        """The four metric families of one scope, heaviest first (:func:`side_by_side`)."""
+    def scope(bands, gt_sets, pred_sets, precision, scope_gt, scope_pred):
+        """The four metric families of one scope's pairs, heaviest first (:func:`side_by_side`)."""
         return {
-            "biou": lambda: _pair_band_iou(gt_table, pred_table, bands, g, p),
+            "biou": lambda: _pair_band_iou(gt_table, pred_table, bands, scope_gt, scope_pred),
             "hd95": lambda: hd95(gt_sets, pred_sets, spacing),
             "mta": lambda: max_tangent_angle(pred_sets, gt_sets, precision, **mta_options),
             "polis": lambda: polis(gt_sets, pred_sets, vertex_sets),

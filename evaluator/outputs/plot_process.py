@@ -61,7 +61,8 @@ class PlotProcess:
         try:
             reply = self._child.stdout.read()
             self._child.wait()
-            return pickle.loads(reply) if self._child.returncode == 0 and reply else None
+            # the reply of this process's own child, through a private pipe
+            return pickle.loads(reply) if self._child.returncode == 0 and reply else None  # nosec B301
         except (OSError, pickle.UnpicklingError, EOFError):
             return None
 
@@ -107,7 +108,7 @@ def _serve():
     reader.join()
     if not received[0]:
         return 0  # the parent ended without sending: nothing to draw
-    pngs = plot_pngs(pickle.loads(received[0]))
+    pngs = plot_pngs(pickle.loads(received[0]))  # nosec B301: sent by the parent through a private pipe
     sys.stdout.buffer.write(pickle.dumps(pngs, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
     return 0

@@ -153,3 +153,32 @@ def test_a_thread_count_below_one_is_refused_with_what_to_pass(fixtures_dir, tmp
     assert exited.value.code == 2 and "--threads: expected a whole number >= 1 but got '0'" in capsys.readouterr().err
     assert not (tmp_path / "zero").exists()
     assert main([*common, "--out", str(tmp_path / "one"), "--threads", "1", "--workers", "0"]) == 0
+
+
+def test_a_threaded_evaluation_keeps_the_warning_filters_and_its_warnings(fixtures_dir):
+    """No ``catch_warnings`` block runs on two threads at once: the filters are those of before, warnings shown.
+
+    ``shapely.is_valid`` on two threads at once (bands checked side by side) interleaved
+    its blocks and left the filters set to "ignore": the evaluation's own warning (an image
+    only the predictions have) was dropped. A race: a fresh process, three runs (the code
+    before failed two of three such tests).
+    """
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    script = f"""
+import warnings
+from dataclasses import replace
+from polytopo.evaluator import evaluate, load_inputs
+gt, pred, _ = load_inputs({str(folder / "gt.json")!r}, {str(folder / "pred.json")!r}, drop_degenerate=True)
+pred = replace(pred, instances=pred.instances + (replace(pred.instances[0], image_id="only-in-predictions"),))
+filters = list(warnings.filters)
+for threads in (2, 3, 2):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate(gt, pred, bootstrap_resamples=0, threads=threads)
+    print(sum("appear only in the predictions" in str(w.message) for w in caught), warnings.filters == filters)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.split() == ["1", "True"] * 3, done.stderr[-2000:]
