@@ -4,11 +4,11 @@ Shapely's vectorized GEOS functions and SciPy's KD-tree queries run without hold
 Python's global interpreter lock, so one process can spread one large call over the
 machine's cores: :func:`chunked` cuts the arrays into one piece per thread and computes
 the pieces at once (the results are the same, element for element),
-:func:`query_workers` is the ``workers`` argument of a KD-tree query, and
-:func:`ordered_map` runs independent batches side by side (their numpy and GEOS calls
-overlap where they let go of the lock), and :func:`side_by_side` independent computations. Outside a :func:`kernel_threads` block (a Dask
-worker, which has one core), and inside the block's own threads, everything runs in the
-calling thread.
+:func:`query_workers` is the ``workers`` argument of a KD-tree query,
+:func:`ordered_map` runs independent batches of one computation side by side and
+:func:`side_by_side` independent computations (their numpy and GEOS calls overlap where
+they let go of the lock). Outside a :func:`kernel_threads` block (a Dask worker, which
+has one core), and inside the block's own threads, everything runs in the calling thread.
 """
 
 import collections
@@ -119,10 +119,9 @@ def side_by_side(*calls):
     threads at once, each in one thread (the glue of one overlaps the GIL-free kernels of
     another, which pieces of a single call cannot do), longest first as given; each runs
     in a copy of the caller's context (its progress reporter, say) with no threads of its
-    own. Otherwise
-    (outside a block, or more threads than calls) one after the other in the calling
-    thread, whose own kernels then use the threads. An exception of a call is raised here
-    once every call has ended.
+    own. Otherwise (outside a block, or more threads than calls) one after the other in
+    the calling thread, whose own kernels then use the threads. An exception of a call is
+    raised here once every call has ended.
     """
     state = _THREADS.get()
     if state is None or state[1] > len(calls):

@@ -49,7 +49,7 @@ class PlotProcess:
         try:
             pickle.dump(plotted, self._child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             self._child.stdin.close()
-        except (BrokenPipeError, OSError, ValueError):  # the child ended (ValueError: pipe closed)
+        except (OSError, ValueError):  # the child ended (BrokenPipeError; ValueError: pipe closed)
             return False
         self._sent = True
         return True
