@@ -338,6 +338,19 @@ LITE0_SOUP = replace(
 )
 """A trial: the default model and the slow-encoder trial averaged weight by weight (issue 31)."""
 
+LITE0_COLOUR_LATE = replace(
+    LITE0_COLOUR,
+    name="unet_buildings_rgb_colour_late",
+    soup_of=("unet_buildings_rgb_colour",) * 3,
+    summary=(
+        "The wider-colour trial's U-Net on an ImageNet-pretrained EfficientNet-Lite0 encoder, its weights averaged "
+        "over the last part of one training run (the exports of its step-900, step-1200 and final checkpoints), "
+        "trained on background / building interior / building boundary; the graph outputs the building interior "
+        "grown by one pixel within the foreground, so touching buildings come apart; Douglas-Peucker 1 px."
+    ),
+)
+"""A trial: the wider-colour run's late checkpoints averaged (weights along one run, not of two runs) (issue 31)."""
+
 LITE0_HOLES = replace(
     LITE0_BUILDINGS,
     name="unet_holes_rgb_finetuned",
@@ -421,6 +434,7 @@ RECIPES = {
         LITE0_COLOUR,
         LITE2_COLOUR,
         LITE0_SOUP,
+        LITE0_COLOUR_LATE,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
