@@ -179,21 +179,24 @@ def run(args):
         workers = resolved_workers(args, (args.gt, args.pred))
         # one process on several cores: a child process gets Matplotlib ready meanwhile and draws the plots
         drawing_child = args.plots and workers == 0 and args.scheduler is None and (args.threads or usable_cores()) > 1
+        overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
         with plot_process(drawing_child) as plotter, client_starting(workers, args.scheduler) as started_client:
             progress("load")
-            gt, pred, frame = load_inputs(
-                args.gt, args.pred, categories=args.categories, default_score=args.default_score,
-                score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
-                pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
-                category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
-                check_pixel_size=not args.allow_any_pixel_size)
-            overrides = {name: getattr(args, name) for name in _PARAM_OPTIONS if getattr(args, name) is not None}
-            client = started_client()
-            # on a cluster the workers also encode the per-feature outputs of their partitions
-            parts = parts_request(frame, not args.no_gpkg) if client is not None else None
-            with reporting(progress.within):
-                evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
-                                      client=client, record_parts=parts, threads=args.threads, **overrides)
+            frame = None
+            evaluation = _read_on_workers(args, workers, started_client, progress, overrides)
+            if evaluation is None:
+                gt, pred, frame = load_inputs(
+                    args.gt, args.pred, categories=args.categories, default_score=args.default_score,
+                    score_field=args.score_field, image_field=args.image_field, patch_size_px=args.patch_size,
+                    pixel_size=args.pixel_size, gt_layer=args.gt_layer, pred_layer=args.pred_layer,
+                    category_field=args.category_field, drop_degenerate=args.drop_degenerate_rings,
+                    check_pixel_size=not args.allow_any_pixel_size)
+                client = started_client()
+                # on a cluster the workers also encode the per-feature outputs of their partitions
+                parts = parts_request(frame, not args.no_gpkg) if client is not None else None
+                with reporting(progress.within):
+                    evaluation = evaluate(gt, pred, profile=args.profile, progress=progress, sweeps=args.sweeps,
+                                          client=client, record_parts=parts, threads=args.threads, **overrides)
             progress("write")
             files = write_report(evaluation, args.out, frame=frame, overwrite=args.overwrite,
                                  inputs=(args.gt, args.pred), plots=args.plots, geopackage=not args.no_gpkg,
@@ -205,6 +208,30 @@ def run(args):
         kinds = ["summary.json", "per-feature CSV"] + ["evaluation.gpkg"] * (not args.no_gpkg) + ["plots"] * args.plots
         print(f"\nwrote {len(files)} files to {args.out}/ ({', '.join(kinds)})")
     return files
+
+
+_VECTOR_OPTIONS = ("score_field", "image_field", "patch_size", "pixel_size", "gt_layer", "pred_layer", "category_field")
+"""Options that only vector-layer inputs read."""
+
+
+def _read_on_workers(args, workers, started_client, progress, overrides):
+    """The evaluation of a cluster run whose workers read the COCO JSON inputs, or None (read them here).
+
+    :func:`.api.evaluate_files`, when a cluster runs a ``paper`` evaluation without sweeps
+    and no vector-layer option is given.
+    """
+    from ..outputs.record_parts import parts_request
+    from ..run.api import evaluate_files
+    from ..run.read_on_workers import applies_to
+    from ..tables.params import params_for
+
+    if ((not workers and args.scheduler is None) or any(getattr(args, name) is not None for name in _VECTOR_OPTIONS)
+            or not applies_to(params_for(args.profile, **overrides), args.sweeps)):
+        return None
+    return evaluate_files(args.gt, args.pred, profile=args.profile, client=started_client(),
+                          record_parts=parts_request(None, not args.no_gpkg), progress=progress,
+                          categories=args.categories, default_score=args.default_score,
+                          drop_degenerate=args.drop_degenerate_rings, **overrides)
 
 
 def main(argv=None):

@@ -19,9 +19,7 @@ import warnings
 from collections import Counter
 
 import numpy as np
-import shapely
 
-from ..geometry.construct import polygons_of
 from ...core.errors import InputFormatError, InvalidParameterError
 
 __all__ = ["MAX_SAMPLES_PER_RING", "DisjointInputsWarning", "check_categories", "check_sampling_cost", "reference_flags", "warn_no_overlap",
@@ -36,27 +34,10 @@ class DisjointInputsWarning(UserWarning):
     """The predictions and the references do not meet anywhere (:func:`warn_no_overlap`)."""
 
 
-def _ring_perimeter(ring):
-    closed = np.vstack([ring, ring[:1]])
-    return float(np.hypot(*np.diff(closed, axis=0).T).sum())
-
-
 def _longest_perimeter(sets):
-    """The longest ring perimeter (px) of the instance ``sets``, or None without rings.
-
-    All perimeters are summed in one pass (:attr:`.instances.InstanceSet.ring_perimeters`);
-    the few within rounding of the longest are summed again ring by ring, so the value does
-    not depend on the order of summation.
-    """
-    longest = None
-    for instance_set in sets:
-        perimeters = instance_set.ring_perimeters
-        if not perimeters.size:
-            continue
-        near = np.flatnonzero(perimeters >= float(perimeters.max()) * (1.0 - 1e-6))
-        top = max(_ring_perimeter(instance_set.ring_at(int(k))) for k in near)
-        longest = top if longest is None else max(longest, top)
-    return longest
+    """The longest ring perimeter (px) of the instance ``sets`` (:attr:`.instances.InstanceSet.longest_ring`), or None."""
+    found = [instance_set.longest_ring for instance_set in sets if instance_set.longest_ring is not None]
+    return max(found) if found else None
 
 
 def check_sampling_cost(gt_set, pred_set, params):
@@ -133,10 +114,9 @@ def reference_flags(gt_set):
     repeated = [key for key, count in keys.items() if count > 1]
     duplicates = sum(keys[key] - 1 for key in repeated)
     if len(invalid):
-        first = instances[invalid[0]]
         warnings.warn(
-            f"{len(invalid)} reference polygon(s) are invalid (e.g. id {first.source_id}: "
-            f"{shapely.is_valid_reason(polygons_of([first])[0])}); the metrics use them as they are, so fix them "
+            f"{len(invalid)} reference polygon(s) are invalid (e.g. id {instances[invalid[0]].source_id}: "
+            f"{gt_set.first_invalid_reason}); the metrics use them as they are, so fix them "
             "(e.g. ogr2ogr -makevalid) for numbers you can trust", stacklevel=3)
     if duplicates:
         warnings.warn(
@@ -221,7 +201,7 @@ def warn_no_overlap(gt_set, pred_set):
     """
     if not gt_set.instances or not pred_set.instances:
         return
-    gt_box, pred_box = _bounds(gt_set), _bounds(pred_set)
+    gt_box, pred_box = gt_set.bounds, pred_set.bounds
     apart = (gt_box[2] < pred_box[0] or pred_box[2] < gt_box[0] or gt_box[3] < pred_box[1]
              or pred_box[3] < gt_box[1])
     shared = {i.image_id for i in gt_set.instances} & {i.image_id for i in pred_set.instances}
@@ -232,12 +212,6 @@ def warn_no_overlap(gt_set, pred_set):
             f"The predictions and the references do not overlap: {where}. The metrics are 0 because the inputs "
             "do not meet, not because of the polygons: check the layers' CRS, the pixel size and the image ids",
             DisjointInputsWarning, stacklevel=3)
-
-
-def _bounds(instance_set):
-    lows = np.array([instance.exterior.min(axis=0) for instance in instance_set.instances])
-    highs = np.array([instance.exterior.max(axis=0) for instance in instance_set.instances])
-    return (*lows.min(axis=0), *highs.max(axis=0))
 
 
 def _box_text(box):

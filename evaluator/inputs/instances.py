@@ -28,6 +28,7 @@ __all__ = [
     "Instance",
     "InstanceFields",
     "InstanceSet",
+    "LEARNABLE",
     "PackedInstances",
     "ring_from_flat",
     "rings_from_flat_lists",
@@ -206,9 +207,42 @@ class InstanceSet:
         polygons = polygons_of(self.instances)
         return np.flatnonzero(~geos_is_valid(polygons)) if len(polygons) else np.zeros(0, np.int64)
 
-    def learn_invalid_positions(self, positions):
-        """Take :attr:`invalid_positions` as found elsewhere (the cluster workers that built these polygons)."""
-        self.__dict__["invalid_positions"] = np.asarray(positions, np.int64)
+    @cached_property
+    def first_invalid_reason(self):
+        """GEOS's reason why the first of :attr:`invalid_positions` is invalid (text); None when none is."""
+        if not len(self.invalid_positions):
+            return None
+        return shapely.is_valid_reason(polygons_of([self.instances[int(self.invalid_positions[0])]])[0])
+
+    @cached_property
+    def longest_ring(self):
+        """The longest ring perimeter (px), or None without rings; computed once per set.
+
+        All perimeters are summed in one pass (:attr:`ring_perimeters`); the few within
+        rounding of the longest are summed again ring by ring, so the value does not depend
+        on the order of summation (nor on how the set is cut into parts).
+        """
+        perimeters = self.ring_perimeters
+        if not perimeters.size:
+            return None
+        near = np.flatnonzero(perimeters >= float(perimeters.max()) * (1.0 - 1e-6))
+        return max(_ring_perimeter(self.ring_at(int(k))) for k in near)
+
+    @cached_property
+    def bounds(self):
+        """``(min x, min y, max x, max y)`` of the exterior rings (px); None without instances."""
+        if not self.instances:
+            return None
+        lows = np.array([instance.exterior.min(axis=0) for instance in self.instances])
+        highs = np.array([instance.exterior.max(axis=0) for instance in self.instances])
+        return (*lows.min(axis=0).tolist(), *highs.max(axis=0).tolist())
+
+    def learn(self, **values):
+        """Take per-set values (:data:`LEARNABLE`) as found elsewhere: by the cluster workers that hold the rings."""
+        for name, value in values.items():
+            if name not in LEARNABLE:
+                raise ValueError(f"Expected one of {LEARNABLE} but got {name!r}")
+            self.__dict__[name] = np.asarray(value, np.int64) if name == "invalid_positions" else value
 
     def ring_at(self, position):
         """Ring ``position`` of :attr:`ring_perimeters`' order."""
@@ -229,6 +263,15 @@ class InstanceSet:
         for reason, count in skipped.items():
             counts[reason] = counts.get(reason, 0) + count
         return replace(self, instances=tuple(instances), skipped=counts)
+
+
+LEARNABLE = ("invalid_positions", "first_invalid_reason", "longest_ring", "bounds")
+"""The per-set values an :class:`InstanceSet` computes from its rings once, or learns (:meth:`InstanceSet.learn`)."""
+
+
+def _ring_perimeter(ring):
+    closed = np.vstack([ring, ring[:1]])
+    return float(np.hypot(*np.diff(closed, axis=0).T).sum())
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ exterior and the rest holes. Predictions are a list of
 Annotations with ``iscrowd`` = 1 are skipped and counted (``"crowd"``).
 """
 
+import contextlib
+import json
 import math
 import warnings
 from array import array
@@ -17,8 +19,9 @@ from ...core.errors import InputFormatError
 from ...core.json_files import read_json
 from .instances import Instance, InstanceSet, flat_ring_table, ring_from_flat
 
-__all__ = ["InstanceColumns", "RingPacker", "ground_truth_columns", "load_coco_ground_truth",
-           "load_coco_predictions", "prediction_columns", "read_coco_json"]
+__all__ = ["InstanceColumns", "RingPacker", "annotation_columns", "check_default_score", "ground_truth_columns", "listed_images",
+           "load_coco_ground_truth", "load_coco_predictions", "numbered_errors", "prediction_columns", "prediction_rows",
+           "read_coco_json", "read_coco_records", "warn_without_segmentation", "with_unlisted_images"]
 
 
 class RingPacker:
@@ -224,6 +227,10 @@ class InstanceColumns:
         self._source_ids.append(source_id)
         self._categories.append(category_id)
 
+    def kept_records(self):
+        """int64, the position in the read records of each kept instance's record, in order."""
+        return np.frombuffer(self._records, np.int64).copy() if len(self._records) else np.zeros(0, np.int64)
+
     def kept_image_ids(self):
         """The image ids of the kept instances, each once, in the order they first occur."""
         return list(dict.fromkeys(self._image_ids))
@@ -335,6 +342,37 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False, *, 
             f"{path}: expected a COCO object with an 'annotations' list (and 'images') but got "
             f"{type(data).__name__}{' without annotations' if isinstance(data, dict) else ''}"
         )
+    image_ids, sizes = listed_images(path, data)
+    columns = annotation_columns(path, data["annotations"], range(len(data["annotations"])), categories,
+                                 drop_degenerate, packer)
+    image_ids = with_unlisted_images(path, image_ids, columns.kept_image_ids(), stacklevel=4)
+    warn_without_segmentation(path, "annotation", len(data["annotations"]), columns.skipped, stacklevel=4)
+    columns.image_ids, columns.image_sizes, columns.source = image_ids, sizes, str(path)
+    return columns.detach()
+
+
+def with_unlisted_images(path, listed, kept_image_ids, stacklevel=3):
+    """Every image id of a ground truth: ``listed`` (``images[]``), then those only its kept annotations name.
+
+    ``kept_image_ids``: the image ids of the kept annotations, each once, in the order they
+    first occur. Warns when there are such unlisted ids and ``images[]`` is not empty.
+    """
+    image_ids, known = list(listed), set(listed)
+    for image_id in kept_image_ids:
+        if image_id not in known:
+            known.add(image_id)
+            image_ids.append(image_id)
+    if listed and len(image_ids) > len(listed):
+        unlisted = image_ids[len(listed):]
+        warnings.warn(
+            f"{path}: {len(unlisted)} image id(s) of annotations are not in images[] (e.g. "
+            f"{[str(i) for i in unlisted[:3]]}); they are evaluated as images of their own, whereas pycocotools "
+            "ignores their annotations. Add them to images[] or fix the annotations' image_id", stacklevel=stacklevel)
+    return image_ids
+
+
+def listed_images(path, data):
+    """The ids of a ground-truth object's ``images[]`` in order and ``{id: (width, height) or None}``; checked."""
     image_ids, first_index, sizes = [], {}, {}
     for index, image in enumerate(data.get("images", [])):
         if not isinstance(image, dict) or "id" not in image:
@@ -347,11 +385,43 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False, *, 
         first_index[image_id] = index
         image_ids.append(image_id)
         sizes[image_id] = _image_size(image, f"{path} images[{index}]")
-    table = _segmentation_table(data["annotations"], packer)
+    return image_ids, sizes
+
+
+@contextlib.contextmanager
+def numbered_errors(numbers):
+    """Give an :class:`InputFormatError` raised in the block the number of the record being read.
+
+    Yields a one-element list the block sets to the index (in ``numbers``) of the record
+    it reads; the error's ``record_number`` is then ``numbers[index]``, so that a reader of
+    parts of a file can tell which part's error comes first in it.
+    """
+    at = [0]
+    try:
+        yield at
+    except InputFormatError as exc:
+        exc.record_number = numbers[at[0]]
+        raise
+
+
+def annotation_columns(path, records, numbers, categories=None, drop_degenerate=False, packer=None):
+    """Check and keep ground-truth ``records`` (annotations ``numbers`` of the file) as :class:`InstanceColumns`.
+
+    ``packer``: the :class:`RingPacker` the records were parsed with, if any. Messages
+    name each record by its number in the file (as does the error's ``record_number``,
+    :func:`numbered_errors`); only ``skipped`` is set on the columns.
+    """
+    with numbered_errors(numbers) as at:
+        return _annotation_columns(path, records, numbers, categories, drop_degenerate, packer, at)
+
+
+def _annotation_columns(path, records, numbers, categories, drop_degenerate, packer, at):
+    table = _segmentation_table(records, packer)
     columns = InstanceColumns(table)
     skipped = columns.skipped
-    for index, record in enumerate(data["annotations"]):
-        where = f"{path} annotations[{index}]"
+    for index, (number, record) in enumerate(zip(numbers, records)):
+        at[0] = index
+        where = f"{path} annotations[{number}]"
         if not isinstance(record, dict):
             raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
         if categories is not None and record.get("category_id") not in categories:
@@ -366,20 +436,67 @@ def ground_truth_columns(path, data, categories=None, drop_degenerate=False, *, 
                 _count(skipped, "empty_geometry")
             continue
         columns.add(index, _image_id(record, where), record.get("id", None), record.get("category_id"), 1.0, rings)
-    known = set(image_ids)
-    listed = len(image_ids)
-    for image_id in columns.kept_image_ids():
-        if image_id not in known:
-            known.add(image_id)
-            image_ids.append(image_id)
-    if listed and len(image_ids) > listed:
-        unlisted = image_ids[listed:]
-        warnings.warn(
-            f"{path}: {len(unlisted)} image id(s) of annotations are not in images[] (e.g. "
-            f"{[str(i) for i in unlisted[:3]]}); they are evaluated as images of their own, whereas pycocotools "
-            "ignores their annotations. Add them to images[] or fix the annotations' image_id", stacklevel=3)
-    _warn_without_segmentation(path, "annotation", len(data["annotations"]), skipped)
-    columns.image_ids, columns.image_sizes, columns.source = image_ids, sizes, str(path)
+    return columns
+
+
+def prediction_rows(path, records, numbers, categories=None, default_score=None, drop_degenerate=False,
+                    packer=None):
+    """Check and keep prediction ``records`` (records ``numbers`` of the file) as :class:`InstanceColumns`.
+
+    As :func:`annotation_columns`; each instance's ``source_id`` is its record's number.
+    """
+    with numbered_errors(numbers) as at:
+        return _prediction_rows(path, records, numbers, categories, default_score, drop_degenerate, packer, at)
+
+
+def _prediction_rows(path, records, numbers, categories, default_score, drop_degenerate, packer, at):
+    table = _segmentation_table(records, packer)
+    columns = InstanceColumns(table)
+    skipped = columns.skipped
+    for index, (number, record) in enumerate(zip(numbers, records)):
+        at[0] = index
+        where = f"{path} record [{number}]"
+        if not isinstance(record, dict):
+            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
+        if categories is not None and record.get("category_id") not in categories:
+            _count(skipped, "other_category")
+            continue
+        score = _score(record, where, default_score)
+        keep, rings = _kept_rings(record, where, skipped, drop_degenerate, table, index)
+        if not keep:
+            if not record.get("segmentation"):
+                _count(skipped, "empty_geometry")
+            continue
+        columns.add(index, _image_id(record, where), number, record.get("category_id"), score, rings)
+    return columns
+
+
+def read_coco_records(path, start, end, numbers, role, categories=None, default_score=None, drop_degenerate=False,
+                      name=None):
+    """Parse and check the records at byte ranges ``[start, end)`` of ``path`` (records ``numbers`` of the file).
+
+    ``role`` ``"gt"`` reads them as annotations, ``"pred"`` as predictions, each exactly as
+    :func:`ground_truth_columns` / :func:`prediction_columns` read a whole file (the same
+    messages, numbered as in the file, the file named ``name``: by default ``path``). Returns the detached :class:`InstanceColumns`
+    (``skipped`` set; the caller sets the images and the source).
+
+    Raises
+    ------
+    InputFormatError
+        A record is wrong (as when the whole file is read).
+    ValueError
+        The ranges do not parse as JSON (the caller reads the whole file for the error).
+    """
+    from .coco_index import record_bytes
+
+    packer = RingPacker(clear=True)
+    records = json.loads(record_bytes(path, start, end).decode("utf-8"), object_hook=packer)
+    name = path if name is None else name
+    if role == "gt":
+        columns = annotation_columns(name, records, numbers, categories, drop_degenerate, packer)
+    else:
+        columns = prediction_rows(name, records, numbers, categories, default_score, drop_degenerate, packer)
+    del records, packer
     return columns.detach()
 
 
@@ -405,8 +522,8 @@ def _image_size(image, where):
     return tuple(values)
 
 
-def _warn_without_segmentation(path, what, total, skipped):
-    """Refuse a file none of whose records has a polygon; warn when some lack one."""
+def warn_without_segmentation(path, what, total, skipped, stacklevel=3):
+    """Refuse a file none of whose ``total`` records has a polygon; warn when some lack one (``skipped`` counts)."""
     missing = skipped.get("empty_geometry", 0)
     if not missing:
         return
@@ -416,7 +533,7 @@ def _warn_without_segmentation(path, what, total, skipped):
         raise InputFormatError(f"{path}: expected polygon segmentations but {found}; PolyTopo scores polygons: "
                                f"export the {what}s with 'segmentation' rings [[x0, y0, x1, y1, ...], ...]")
     warnings.warn(f"{path}: {found}; PolyTopo scores polygons, so these were skipped "
-                  "(counts.skipped.*.empty_geometry)", stacklevel=3)
+                  "(counts.skipped.*.empty_geometry)", stacklevel=stacklevel)
 
 
 def load_coco_predictions(path, categories=None, default_score=None, drop_degenerate=False, *, data=None):
@@ -451,9 +568,7 @@ def prediction_columns(path, data, categories=None, default_score=None, drop_deg
     InstanceColumns
         Detached from ``data``; in its instance set ``source_id`` is the record's position in the list.
     """
-    if default_score is not None and (isinstance(default_score, bool) or not isinstance(default_score, (int, float))
-                                      or not math.isfinite(default_score)):
-        raise InputFormatError(f"Expected default_score to be a finite number but got {default_score!r}")
+    check_default_score(default_score)
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]
     if not isinstance(data, list):
@@ -461,27 +576,18 @@ def prediction_columns(path, data, categories=None, default_score=None, drop_deg
             f"{path}: expected a list of prediction records {{image_id, segmentation, score}} "
             f"but got {type(data).__name__}"
         )
-    table = _segmentation_table(data, packer)
-    columns = InstanceColumns(table)
-    skipped = columns.skipped
-    for index, record in enumerate(data):
-        where = f"{path} record [{index}]"
-        if not isinstance(record, dict):
-            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
-        if categories is not None and record.get("category_id") not in categories:
-            _count(skipped, "other_category")
-            continue
-        score = _score(record, where, default_score)
-        keep, rings = _kept_rings(record, where, skipped, drop_degenerate, table, index)
-        if not keep:
-            if not record.get("segmentation"):
-                _count(skipped, "empty_geometry")
-            continue
-        columns.add(index, _image_id(record, where), index, record.get("category_id"), score, rings)
+    columns = prediction_rows(path, data, range(len(data)), categories, default_score, drop_degenerate, packer)
     columns.image_ids = columns.kept_image_ids()
-    _warn_without_segmentation(path, "prediction", len(data), skipped)
+    warn_without_segmentation(path, "prediction", len(data), columns.skipped, stacklevel=4)
     columns.source = str(path)
     return columns.detach()
+
+
+def check_default_score(default_score):
+    """Refuse a ``default_score`` that is given but is not a finite number."""
+    if default_score is not None and (isinstance(default_score, bool) or not isinstance(default_score, (int, float))
+                                      or not math.isfinite(default_score)):
+        raise InputFormatError(f"Expected default_score to be a finite number but got {default_score!r}")
 
 
 def _score(record, where, default_score):

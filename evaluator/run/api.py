@@ -35,7 +35,7 @@ from ..tables.params import EvaluationParams, params_for
 from ..tables.profiles import DEFAULT_PROFILE, profile_named, run_profile, sweep_point
 from ..outputs.records import build_records
 
-__all__ = ["Evaluation", "evaluate", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
+__all__ = ["Evaluation", "evaluate", "evaluate_files", "load_inputs", "run_profile", "sweep_point", "MIN_HOLE_AREA_SWEEP",
            "RING_THRESHOLD_SWEEP", "versions"]
 
 MIN_HOLE_AREA_SWEEP = (0.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -185,14 +185,20 @@ def evaluate(gt_set, pred_set, params=None, *, progress=None, cancel=None, sweep
         return _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides)
 
 
-def _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides):
-    """:func:`evaluate` within its kernel threads."""
+def _resolved(params, overrides):
+    """``params`` with ``overrides`` applied (:func:`.params.params_for` semantics); the ``paper`` profile by default."""
     if params is None or overrides:
         base = params.as_dict() if params is not None else {}
         base.update(overrides)
         profile = base.pop("profile", DEFAULT_PROFILE)
         base = {k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
         params = params_for(profile, **base)
+    return params
+
+
+def _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, record_parts, overrides):
+    """:func:`evaluate` within its kernel threads."""
+    params = _resolved(params, overrides)
     step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")
     check_sampling_cost(gt_set, pred_set, params)
     warn_questionable_run(gt_set, pred_set, params)
@@ -205,6 +211,55 @@ def _evaluated(gt_set, pred_set, params, progress, cancel, sweeps, client, recor
 
         outcome = run_profile_on(client, gt_set, pred_set, params, step, record_parts)
         flags = reference_flags(gt_set)  # its invalid references found by the workers
+    return _summarized(gt_set, pred_set, params, outcome, flags, started, step, sweeps, client)
+
+
+@paused_gc()
+def evaluate_files(gt_path, pred_path, params=None, *, client, record_parts, progress=None, cancel=None,
+                   categories=None, default_score=None, drop_degenerate=False, **overrides):
+    """Evaluate two COCO-style JSON files on a cluster whose workers read their own partitions of them.
+
+    The workers find where each record lies and read their partitions' records
+    (:mod:`.read_on_workers`); the client reads only the files' ``images[]``. The numbers, records, errors and warnings are those of :func:`load_inputs` followed by
+    :func:`evaluate` with ``client`` and ``record_parts``.
+
+    Parameters
+    ----------
+    gt_path, pred_path : str or Path
+    params, progress, cancel, overrides
+        As for :func:`evaluate`.
+    client : distributed.Client
+    record_parts : PartsRequest
+        As for :func:`evaluate`.
+    categories, default_score, drop_degenerate
+        As for :func:`load_inputs`.
+
+    Returns
+    -------
+    Evaluation or None
+        None when the run needs the files read here: not COCO JSON the index can place (or
+        not readable by the workers), a record range that does not parse, or a profile whose dataset-wide phase reads
+        rings (every one but ``paper``). Then call :func:`load_inputs` and :func:`evaluate`.
+    """
+    from .read_on_workers import applies_to, evaluate_files_on
+
+    params = _resolved(params, overrides)
+    if not applies_to(params):
+        return None
+    step = checked_phases(progress, cancel, EvaluationCanceled, "evaluation")
+    started = time.perf_counter()
+    options = {"categories": categories, "default_score": default_score, "drop_degenerate": drop_degenerate}
+    with kernel_threads(1):
+        found = evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, options)
+        if found is None:
+            return None
+        gt_set, pred_set, outcome = found
+        warn_questionable_run(gt_set, pred_set, params)
+        return _summarized(gt_set, pred_set, params, outcome, reference_flags(gt_set), started, step, False, client)
+
+
+def _summarized(gt_set, pred_set, params, outcome, flags, started, step, sweeps, client):
+    """The :class:`Evaluation` of a profile's ``outcome``: summary, analyses, sweeps and records."""
     timings = {"profile_s": time.perf_counter() - started}
     if outcome.gt and outcome.pred and not np.any(outcome.ranking.tp):
         warn_no_overlap(gt_set, pred_set)

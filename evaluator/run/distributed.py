@@ -447,7 +447,7 @@ def run_profile_on(client, gt_set, pred_set, params, progress=None, record_parts
                                  progress=_counting(step, "partition"), packed=True)
         results = [result for result, _ in checked]
         encoded = None
-    gt_set.learn_invalid_positions(np.sort(np.concatenate(
+    gt_set.learn(invalid_positions=np.sort(np.concatenate(
         [np.zeros(0, np.int64)] + [p.gt_index[invalid] for p, (_, invalid) in zip(parts, checked)])))
     outcome = merge_partitions(gt_set, pred_set, params, parts, results, progress)
     return outcome if encoded is None else replace(outcome, record_parts=encoded)
@@ -479,7 +479,11 @@ def _rings_needed(params, parts):
     ``bool`` id, which also equals ``1`` or ``0``): the merge then orders those images'
     instances by their geometry (:func:`_filtered`).
     """
-    ids = [image for part in parts for image in part.gt_set.image_ids]
+    return _rings_needed_for(params, [image for part in parts for image in part.gt_set.image_ids])
+
+
+def _rings_needed_for(params, ids):
+    """:func:`_rings_needed` of a run whose partitions hold the images ``ids``."""
     shared = len({image_sort_key(image) for image in ids}) != len(ids) or any(isinstance(i, bool) for i in ids)
     return profile_named(params.profile).client_rings or shared
 

@@ -419,7 +419,8 @@ def test_each_set_sums_its_ring_perimeters_once(monkeypatch):
 
 def test_invalid_references_are_found_by_the_workers(client, inputs, monkeypatch):
     """On a cluster the workers count the invalid references of their partitions: the client builds no reference
-    polygon for the check, and the counts and the warning are those of one process (every partition task kind)."""
+    polygon for the check (only the first invalid one, for the warning's reason), and the counts and the warning are
+    those of one process (every partition task kind)."""
     import warnings
 
     from polytopo.evaluator.inputs import instances as instances_module
@@ -444,7 +445,7 @@ def test_invalid_references_are_found_by_the_workers(client, inputs, monkeypatch
             warnings.simplefilter("always")
             two = evaluate(replace(gt), pred, profile=profile, bootstrap_resamples=0, client=client,
                            record_parts=request)
-        assert built == []  # no reference polygon made on the client
+        assert sum(built) <= 1  # no reference polygon made on the client but the first invalid one, for the warning
         assert two.summary["counts"]["gt_invalid"] == alone.summary["counts"]["gt_invalid"] == 2
         message = [str(w.message) for w in alone_warned if "reference polygon(s) are invalid" in str(w.message)]
         assert message and message == [str(w.message) for w in cluster_warned

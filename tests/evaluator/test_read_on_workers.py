@@ -1,0 +1,277 @@
+"""Cluster runs whose workers read their own partitions of the COCO files (:mod:`.read_on_workers`).
+
+A real 2-process Dask LocalCluster reads the bundled PolyTopoBench fixture, written with
+its records shuffled (partitions are then not contiguous in the files), scores tied
+across partitions, and the input cases a reader must count or refuse: the numbers,
+per-feature files, warnings and errors must be those of reading the files whole in one
+process. The index that tells the workers where the records lie (:mod:`.coco_index`) is
+checked against the JSON parser, and must give up on any file it cannot place every
+record of with certainty.
+"""
+
+import json
+import sqlite3
+import warnings
+
+import numpy as np
+import pytest
+
+from polytopo.core.cluster import open_client
+from polytopo.core.errors import InputFormatError, InvalidParameterError
+from polytopo.evaluator import evaluate, load_inputs
+from polytopo.evaluator.inputs.coco_index import coco_index, record_bytes
+from polytopo.evaluator.inputs.instances import InstanceFields
+from polytopo.evaluator.outputs.record_parts import parts_request
+from polytopo.evaluator.outputs.report import write_report
+from polytopo.evaluator.run.api import evaluate_files
+from evaluation_equality import assert_same
+
+CSV_FILES = ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with open_client(workers=2) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def fixture_json(fixtures_dir):
+    folder = fixtures_dir / "ptb_small"
+    return json.loads((folder / "gt.json").read_text()), json.loads((folder / "pred.json").read_text())
+
+
+def _write(path, data, indent=None):
+    path.write_text(json.dumps(data, indent=indent))
+    return path
+
+
+@pytest.fixture
+def shuffled_files(tmp_path, fixture_json):
+    """The fixture with its records shuffled, scores rounded (ties across partitions) and the cases a reader counts:
+    a crowd annotation, an annotation and a prediction without a polygon, an image only the annotations name, a
+    prediction without a score, one of another category."""
+    gt, pred = json.loads(json.dumps(fixture_json[0])), json.loads(json.dumps(fixture_json[1]))
+    rng = np.random.default_rng(5)
+    annotations = [gt["annotations"][k] for k in rng.permutation(len(gt["annotations"]))]
+    annotations[3] = {**annotations[3], "iscrowd": 1}
+    annotations[7] = {**annotations[7], "segmentation": []}
+    annotations[11] = {**annotations[11], "image_id": 999}  # not in images[]
+    gt["annotations"] = annotations
+    records = [{**pred[k], "score": round(pred[k]["score"], 1)} for k in rng.permutation(len(pred))]
+    records[2] = {key: value for key, value in records[2].items() if key != "score"}
+    records[5] = {**records[5], "segmentation": []}
+    records[9] = {**records[9], "category_id": 77}
+    return _write(tmp_path / "gt.json", gt, indent=1), _write(tmp_path / "pred.json", records)
+
+
+OPTIONS = {"default_score": 0.35, "categories": {1, 100}, "drop_degenerate": True}
+
+
+def _fixture_categories(fixture_json):
+    return {record["category_id"] for record in fixture_json[0]["annotations"]}
+
+
+def _one_process(gt_path, pred_path, out, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gt, pred, _ = load_inputs(gt_path, pred_path, **options)
+        evaluation = evaluate(gt, pred, threads=1, bootstrap_resamples=50)
+    write_report(evaluation, out, plots=False)
+    return evaluation, sorted(str(w.message) for w in caught)
+
+
+def _on_workers(client, gt_path, pred_path, out, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluation = evaluate_files(gt_path, pred_path, client=client, record_parts=parts_request(None, True),
+                                    bootstrap_resamples=50, **options)
+        assert evaluation is not None
+        write_report(evaluation, out, plots=False)
+    return evaluation, sorted(str(w.message) for w in caught)
+
+
+def _layers(path):
+    with sqlite3.connect(str(path)) as connection:
+        names = [row[0] for row in connection.execute("SELECT table_name FROM gpkg_contents ORDER BY table_name")]
+        return {name: connection.execute(f'SELECT * FROM "{name}" ORDER BY fid').fetchall() for name in names}
+
+
+def _assert_same_outputs(one, two, folder_one, folder_two):
+    assert_same({k: v for k, v in one.summary.items() if k != "timings"},
+                {k: v for k, v in two.summary.items() if k != "timings"})
+    for name in CSV_FILES:
+        assert (folder_one / name).read_bytes() == (folder_two / name).read_bytes(), name
+    assert _layers(folder_one / "evaluation.gpkg") == _layers(folder_two / "evaluation.gpkg")
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+@pytest.mark.parametrize("pred_as_object", [False, True])
+def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fixture_json, indent, pred_as_object):
+    gt, pred = fixture_json
+    pred_data = {"info": {"note": "a { [ \" ]"}, "annotations": pred} if pred_as_object else pred
+    # a string with brackets and a quote the index must skip is made by JSON escapes only, which it refuses;
+    # brackets inside plain strings are the case it must handle
+    if pred_as_object:
+        pred_data["info"]["note"] = "a { [ ] } text"
+    for data, records in ((gt, gt["annotations"]), (pred_data, pred)):
+        path = _write(tmp_path / "file.json", data, indent)
+        index = coco_index(path)
+        assert index is not None and len(index) == len(records)
+        assert json.loads(record_bytes(path, index.start, index.end)) == records
+        assert np.asarray(index.image_ids).tolist() == [record["image_id"] for record in records]
+        skeleton = {**data, "annotations": []} if isinstance(data, dict) else []
+        assert index.skeleton == skeleton
+
+
+def test_the_index_reads_text_and_mixed_image_ids(tmp_path, fixture_json):
+    pred = [{**record, "image_id": f"tile-{record['image_id']}" if k % 2 else record["image_id"]}
+            for k, record in enumerate(fixture_json[1])]
+    index = coco_index(_write(tmp_path / "pred.json", pred))
+    assert index.image_ids == [record["image_id"] for record in pred]
+
+
+def _pred_text(fixture_json):
+    return json.dumps(fixture_json[1][:3])
+
+
+@pytest.mark.parametrize("change", [
+    ("an escape in a string", lambda text: text.replace('"score"', '"sc\\u006fre"', 1)),
+    ("a record that is a list", lambda text: text.replace("{", "[1], {", 1)),
+    ("a record without image_id", lambda text: text.replace('"image_id"', '"image"', 1)),
+    ("a fractional image_id", lambda text: text.replace('"image_id": 1,', '"image_id": 1.5,', 1)),
+    ("a null image_id", lambda text: text.replace('"image_id": 1,', '"image_id": null,', 1)),
+    ("a boolean image_id", lambda text: text.replace('"image_id": 1,', '"image_id": true,', 1)),
+    ("an image_id past int64", lambda text: text.replace('"image_id": 1,', '"image_id": 12345678901234567890,', 1)),
+    ("an image_id given twice", lambda text: text.replace('"image_id": 1,', '"image_id": 1, "image_id": 2,', 1)),
+    ("an image_id only inside a nested object",
+     lambda text: text.replace('"image_id": 1,', '"meta": {"image_id": 1},', 1)),
+    ("no comma between records", lambda text: text.replace("}, {", "} {", 1)),
+    ("two commas between records", lambda text: text.replace("}, {", "}, , {", 1)),
+    ("a number between records", lambda text: text.replace("}, {", "}, 7, {", 1)),
+    ("something after the list", lambda text: text + " []"),
+    ("no record at all", lambda text: "[]"),
+    ("a bare number", lambda text: "7"),
+])
+def test_the_index_gives_up_on_what_it_cannot_place_with_certainty(tmp_path, fixture_json, change):
+    text = change[1](_pred_text(fixture_json))
+    assert text != _pred_text(fixture_json) or change[0] == "no record at all"
+    path = tmp_path / "pred.json"
+    path.write_text(text)
+    assert coco_index(path) is None, change[0]
+
+
+def test_the_index_gives_up_on_a_ground_truth_without_one_annotations_list(tmp_path, fixture_json):
+    gt = fixture_json[0]
+    assert coco_index(_write(tmp_path / "a.json", {k: v for k, v in gt.items() if k != "annotations"})) is None
+    text = json.dumps(gt)
+    twice = text[:-1] + ', "annotations": ' + json.dumps(gt["annotations"][:2]) + "}"
+    (tmp_path / "b.json").write_text(twice)
+    assert coco_index(tmp_path / "b.json") is None
+    nested = {**{k: v for k, v in gt.items() if k != "annotations"}, "info": {"annotations": gt["annotations"]}}
+    assert coco_index(_write(tmp_path / "c.json", nested)) is None
+
+
+def test_workers_reading_their_partitions_give_the_outputs_of_one_process(client, tmp_path, shuffled_files,
+                                                                         fixture_json):
+    options = {**OPTIONS, "categories": _fixture_categories(fixture_json)}
+    one, one_warned = _one_process(*shuffled_files, tmp_path / "one", **options)
+    two, two_warned = _on_workers(client, *shuffled_files, tmp_path / "two", **options)
+    _assert_same_outputs(one, two, tmp_path / "one", tmp_path / "two")
+    assert one.summary["counts"]["skipped"]["gt"] == {"crowd": 1, "empty_geometry": 1}
+    assert one.summary["counts"]["skipped"]["pred"] == {"empty_geometry": 1, "other_category": 1}
+    assert any("not in images[]" in message for message in one_warned)
+    assert any("have no polygon" in message for message in one_warned)
+    assert one_warned == two_warned
+    # the client holds the instances without their rings: those stayed on the workers
+    assert all(isinstance(instance, InstanceFields) for instance in two.outcome.gt)
+
+
+def test_partitions_cut_across_the_file_order_of_text_image_ids(client, tmp_path, fixture_json):
+    gt, pred = json.loads(json.dumps(fixture_json[0])), json.loads(json.dumps(fixture_json[1]))
+    name = {image["id"]: f"tile-{image['id']:02d}" for image in gt["images"]}
+    gt["images"] = [{**image, "id": name[image["id"]]} for image in gt["images"][::-1]]
+    gt["annotations"] = [{**record, "image_id": name[record["image_id"]]} for record in gt["annotations"]]
+    pred = [{**record, "image_id": name[record["image_id"]]} for record in pred[::-1]]
+    files = _write(tmp_path / "gt.json", gt), _write(tmp_path / "pred.json", pred)
+    one, _ = _one_process(*files, tmp_path / "one", drop_degenerate=True)
+    two, _ = _on_workers(client, *files, tmp_path / "two", drop_degenerate=True)
+    _assert_same_outputs(one, two, tmp_path / "one", tmp_path / "two")
+
+
+def _error_of(call):
+    with pytest.raises((InputFormatError, InvalidParameterError)) as caught:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    return type(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize("wrong", [("gt", (40, 200)), ("pred", (150, 20)), ("both", (200,))])
+def test_a_wrong_record_gives_the_error_of_reading_the_file_whole(client, tmp_path, fixture_json, wrong):
+    """Wrong records in several partitions: the first in the ground truth wins, then the first in the predictions."""
+    gt, pred = json.loads(json.dumps(fixture_json[0])), json.loads(json.dumps(fixture_json[1]))
+    side, positions = wrong
+    for position in positions:
+        if side in ("gt", "both"):
+            gt["annotations"][position]["segmentation"] = [[1.0, 2.0, 3.0, 4.0]]  # two points
+        if side in ("pred", "both"):
+            pred[position]["score"] = "high"
+    files = _write(tmp_path / "gt.json", gt), _write(tmp_path / "pred.json", pred)
+    expected = _error_of(lambda: load_inputs(*files))
+    found = _error_of(lambda: evaluate_files(*files, client=client, record_parts=parts_request(None, False)))
+    assert found == expected
+    assert f"[{min(positions)}]" in expected[1] and (side == "pred") == ("pred.json" in expected[1])
+
+
+def test_a_ring_that_needs_too_many_samples_is_refused_as_in_one_process(client, tmp_path, shuffled_files):
+    params = {"sample_spacing_px": 1e-6}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gt, pred, _ = load_inputs(*shuffled_files, default_score=0.5)
+    expected = _error_of(lambda: evaluate(gt, pred, **params))
+    found = _error_of(lambda: evaluate_files(*shuffled_files, client=client, record_parts=parts_request(None, False),
+                                             default_score=0.5, **params))
+    assert found == expected and found[0] is InvalidParameterError
+
+
+def test_records_that_do_not_parse_send_the_run_back_to_reading_the_file_whole(client, tmp_path, fixture_json):
+    text = json.dumps(fixture_json[1])
+    broken = text.replace('"segmentation": [[', '"segmentation": [[,', 1)
+    (tmp_path / "pred.json").write_text(broken)
+    gt_path = _write(tmp_path / "gt.json", fixture_json[0])
+    assert evaluate_files(gt_path, tmp_path / "pred.json", client=client, record_parts=parts_request(None, False)) is None
+    message = _error_of(lambda: load_inputs(gt_path, tmp_path / "pred.json"))[1]
+    assert "expected JSON but it cannot be parsed" in message
+
+
+def test_other_profiles_and_other_files_are_read_here(client, tmp_path, fixture_json):
+    gt_path = _write(tmp_path / "gt.json", fixture_json[0])
+    pred_path = _write(tmp_path / "pred.json", fixture_json[1])
+    request = parts_request(None, False)
+    assert evaluate_files(gt_path, pred_path, client=client, record_parts=request, profile="coco") is None
+    geojson = _write(tmp_path / "pred.geojson.json", {"type": "FeatureCollection", "features": []})
+    assert evaluate_files(gt_path, geojson, client=client, record_parts=request) is None
+
+
+def test_the_command_line_on_a_cluster_never_reads_the_records_itself(tmp_path, shuffled_files, monkeypatch, capsys):
+    from polytopo.evaluator.cli.evaluate import main
+    from polytopo.evaluator.inputs import io_coco
+    from polytopo.evaluator.run import api
+
+    common = ["--gt", str(shuffled_files[0]), "--pred", str(shuffled_files[1]), "--default-score", "0.4",
+              "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the client parsed a COCO file")
+
+    monkeypatch.setattr(io_coco, "read_coco_json", refused)
+    monkeypatch.setattr(api, "read_coco_json", refused)
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    one, two = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "two"))
+    one.pop("timings"), two.pop("timings")
+    assert_same(one, two)
+    for name in CSV_FILES:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+    assert _layers(tmp_path / "one" / "evaluation.gpkg") == _layers(tmp_path / "two" / "evaluation.gpkg")
