@@ -15,9 +15,11 @@ the partition alone; ``reference-code`` keeps its records on the client).
 """
 
 import csv
+import os
 import io
 import sqlite3
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -359,20 +361,32 @@ class RecordParts:
         return lambda: written
 
     def _started_on_worker(self, path, field_kinds, client, workers):
-        """:meth:`geopackage_started` on a worker of ``client``; the writer puts its bytes at ``path`` atomically."""
+        """:meth:`geopackage_started` on a worker of ``client``; the writer puts the file at ``path`` atomically.
+
+        The worker writes the file itself next to ``path`` when it sees this process's
+        folder (it finds the marker this process made there, :func:`_geopackage_here`), and
+        this process only renames it; otherwise the file's bytes come back in pieces.
+        """
         from ...core.atomic_output import atomic_output
         from ...core.cluster import require_open, worker_bytes_started
+        from ...core.output_safety import partial_name
 
         require_open(client, "the GeoPackage")
+        path = Path(path)
+        shared = path.with_name(partial_name(path.name))
+        marker = shared.with_name(shared.name + _HERE)
+        marker.touch(exist_ok=False)
         # only the databases go to the assembling worker (from the workers that keep them, each as a numpy
         # view that Dask sends as a frame of its own); the CSV text stays where it is
         databases = [client.submit(_database, kept, pure=False) for kept in self.kept]
         outlines = [part.outline() for part in self.parts]
         try:
-            write = worker_bytes_started(client, _geopackage_bytes, (outlines, self.request, field_kinds, databases),
+            write = worker_bytes_started(client, _geopackage_here,
+                                         (outlines, self.request, field_kinds, databases, str(shared)),
                                          name="the GeoPackage", packed=False, workers=workers)
         except BaseException:
             client.cancel(databases)
+            marker.unlink(missing_ok=True)
             raise
 
         def written():
@@ -380,9 +394,13 @@ class RecordParts:
                 with atomic_output(path) as temporary:
                     with temporary.open("xb") as handle:
                         # the file comes back in pieces: this process never holds all of it
-                        write(handle)
+                        sent = write(handle)
+                    if not sent:  # no GeoPackage is empty: the worker wrote it where this process sees it
+                        os.replace(shared, temporary)
             finally:
                 client.cancel(databases)
+                marker.unlink(missing_ok=True)
+                shared.unlink(missing_ok=True)
             return path
 
         return written
@@ -436,17 +454,25 @@ class RecordParts:
                 float(corners[:, 3].max()))
 
 
-def _geopackage_bytes(task):
-    """Worker side of :meth:`RecordParts.write_geopackage` of parts kept on workers: the file's bytes.
+_HERE = ".here"
+"""Suffix of the marker file that tells a worker it sees the client's output folder (:func:`_geopackage_here`)."""
 
-    ``task`` is ``(outlines, request, field_kinds, databases)``, each database its part's
-    bytes (a numpy uint8 view).
+
+def _geopackage_here(task):
+    """Worker side of :meth:`RecordParts.write_geopackage` of parts kept on workers.
+
+    ``task`` is ``(outlines, request, field_kinds, databases, shared)``, each database its
+    part's bytes (a numpy uint8 view). Where the marker ``shared + ".here"`` exists (the
+    worker sees the client's folder), the file is written at ``shared`` and the result is
+    empty bytes; elsewhere the result is the file's bytes.
     """
     import tempfile
-    from pathlib import Path
 
-    outlines, request, field_kinds, databases = task
+    outlines, request, field_kinds, databases, shared = task
     parts = RecordParts([replace(part, database=database) for part, database in zip(outlines, databases)], request)
+    if Path(shared + _HERE).is_file():
+        parts.write_geopackage(Path(shared), field_kinds, request.frame)
+        return b""
     with tempfile.TemporaryDirectory(prefix="polytopo-gpkg-") as folder:
         path = Path(folder) / "evaluation.gpkg"
         parts.write_geopackage(path, field_kinds, request.frame)

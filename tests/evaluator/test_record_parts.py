@@ -8,6 +8,7 @@ geometry and the extents and counts GDAL reads.
 """
 
 import sqlite3
+from pathlib import Path
 import warnings
 from dataclasses import replace
 
@@ -214,7 +215,7 @@ def test_a_comparison_on_the_cluster_writes_each_method_folder_as_one_process(tm
 
 STARTED = []
 """(task name, worker, order) of each write-phase task as the scheduler (in this process) sends it to a worker."""
-_WRITE_TASKS = ("_table_text", "_database", "_geopackage_bytes", "plot_pngs")
+_WRITE_TASKS = ("_table_text", "_database", "_geopackage_here", "plot_pngs")
 
 
 def _note_write_tasks(dask_scheduler):
@@ -239,10 +240,10 @@ def test_on_a_cluster_the_geopackage_and_the_plots_start_after_the_rows_on_two_w
     STARTED.clear()
     write_report(evaluation, tmp_path / "out")
     names = [name for name, _, _ in STARTED]
-    assert names.count("plot_pngs") == 1 and names.count("_geopackage_bytes") == 1
+    assert names.count("plot_pngs") == 1 and names.count("_geopackage_here") == 1
     assert names.count("_table_text") >= 4 and names.count("_database") == len(evaluation.records.parts)
-    where = {name: worker for name, worker, _ in STARTED if name in ("plot_pngs", "_geopackage_bytes")}
-    assert where["plot_pngs"] != where["_geopackage_bytes"]
+    where = {name: worker for name, worker, _ in STARTED if name in ("plot_pngs", "_geopackage_here")}
+    assert where["plot_pngs"] != where["_geopackage_here"]
     last_fetch = max(order for name, _, order in STARTED if name == "_table_text")
     assert all(order > last_fetch for name, _, order in STARTED if name != "_table_text")
     assert {path.name for path in (tmp_path / "out").glob("*.png")} >= {"precision_recall.png", "wrong_topo.png"}
@@ -271,3 +272,29 @@ def test_on_a_cluster_a_worker_draws_the_plots_of_one_process(tmp_path, fixtures
     for name in pngs:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+
+
+@pytest.mark.parametrize("worker_sees_the_folder", [True, False])
+def test_the_geopackage_is_written_by_its_worker_where_it_sees_the_folder(tmp_path, client, inputs, monkeypatch,
+                                                                         worker_sees_the_folder):
+    """A worker that finds the client's marker writes the file in the output folder itself (the client renames it);
+    one that does not (another machine) sends its bytes. Same file either way, and nothing else left behind."""
+    from polytopo.evaluator.outputs import record_parts
+
+    written_here = []
+    real_replace = record_parts.os.replace
+    def noted(source, target):  # the worker's file renamed into the writer's temporary name
+        if Path(target).name.startswith(".polytopo-partial") and Path(source).name.endswith("evaluation.gpkg"):
+            written_here.append(source)
+        return real_replace(source, target)
+
+    monkeypatch.setattr(record_parts.os, "replace", noted)
+    if not worker_sees_the_folder:  # the worker (another process) looks for the usual marker, this process makes another
+        monkeypatch.setattr(record_parts, "_HERE", ".elsewhere")
+    evaluation = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(None, True))
+    write_report(evaluation, tmp_path / "two", plots=False)
+    write_report(evaluate(*inputs, bootstrap_resamples=0), tmp_path / "one", plots=False)
+    _assert_same_outputs(tmp_path / "one", tmp_path / "two")
+    assert bool(written_here) == worker_sees_the_folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["one", "two"]
+    assert not [path for path in (tmp_path / "two").iterdir() if path.name.startswith(".polytopo-partial")]
