@@ -12,34 +12,35 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    client and of each of its workers (each worker records its own ``VmHWM`` when it
    closes, through the preload of ``peak_memory.py``), with the largest of the three
    against the single process;
-2. measures in this process, without a cluster, what a cluster run is made of: the
-   client's serial parts (loading, partitioning, pickling the partitions out and the
-   results back, merge, the dataset-wide summary, analyses, writing the per-feature CSV
-   text), the work of each of the ``4 x 2`` partitions of a 2-worker run (filters,
-   per-image work and the partition's per-feature records, as :func:`part_costs` says),
-   one bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker
-   cluster);
-3. projects the evaluation time to 16 and 64 workers with a list-scheduling model. The
-   single process takes ``T1 = L + R + W + chunks * b``; ``N`` workers take
+2. measures in this process, without a cluster, what a cluster run is made of
+   (:func:`part_costs`): for ``paper`` (the workers read their partitions) the serial
+   parts (the two files indexed at once on two workers, the client's plan, the sets
+   built from the workers' digests, merge, the dataset-wide summary, analyses, writing
+   the per-feature CSV text) and the work of each of the ``4 x 2`` partitions of a
+   2-worker run (reading its records, filters, per-image work and its per-feature
+   records); for ``reference-code`` the client's reading and partitioning instead; one
+   bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
+3. projects the evaluation time on a running cluster (``--scheduler``: its start-up is
+   not counted) to 16 and 64 workers with a list-scheduling model. The single process
+   takes ``T1 = L + R + (W - reads) + chunks * b``; ``N`` workers take
 
-       T(N) = S + max(0, C - L) + M(N) + ceil(chunks / N) * b + k * (4N + chunks)
+       T(N) = S + M(N) + ceil(chunks / N) * b + k * (4N + chunks)
        max(P(N), W / N) <= M(N) <= W / N + (1 - 1 / N) * P(N),   P(N) = p * 8 / (4N)
 
-   where L is the client's loading, R its work after the profile in one process too
-   (summary, analyses, writing the CSVs), S = L + R + the cluster-only client parts
-   (partitioning, pickling the partitions, unpickling the results, merge), C the
-   cluster's start-up (it runs while the client loads), W the summed work of the
-   partitions (their records and pickling their results included), M(N) the makespan of the ``4N`` partitions
-   on N workers, bounded below by the largest partition and by an even spread, and
-   above by Graham's bound for list scheduling (a worker takes the next partition when
-   it is free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the
-   measured largest ``p`` of 8 scaled by their size (partitions hold equal estimated
-   work; no single image is near that size in this set). b is the time of one
+   where L is the single process's loading, R its work after the profile (summary,
+   analyses, writing the CSVs), S the serial parts of the cluster run, W the summed work
+   of the partitions (their reading and records included; ``reads`` is their reading,
+   which one process does in L), M(N) the makespan of the ``4N`` partitions on N
+   workers, bounded below by the largest partition and by an even spread, and above by
+   Graham's bound for list scheduling (a worker takes the next partition when it is
+   free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the measured
+   largest ``p`` of 8 scaled by their size (partitions hold about equal bytes of
+   records; no single image is near that size in this set). b is the time of one
    bootstrap chunk, k the scheduler cost per task. S is measured for 8 partitions and
    taken as independent of N (it is linear in the instances, not in the partitions).
-   It assumes every worker on a core of its own, the client on one more, and network
-   and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both
-   bounds; ``T1 / S`` bounds it for any N (Amdahl).
+   It assumes every worker on a core of its own, the client on one more, and network,
+   file system and memory bandwidth not limiting. The speed-up printed is
+   ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it for any N (Amdahl).
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
 projection's bounds from 2 to 64 workers, the measured 2-worker run, the ideal ``N`` and
@@ -99,42 +100,122 @@ def _noop(value):
     return value
 
 
-def part_costs(gt_path, pred_path, profile, n_parts):
+def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
     """Seconds of every part of a cluster evaluation, measured in this process.
 
-    The parts are those of the command line on a cluster: each partition's work includes
-    building and encoding its per-feature records (``distributed._match_records_task``,
-    CSV rows only, as with ``--no-gpkg``), whose text stays with the partition; the client
-    merges the results and writes the CSV text part by part. (``reference-code`` builds its
-    records on the client, as on a cluster.) Every part runs with the cyclic garbage
-    collector held off, as it does in ``evaluate`` and in the workers' tasks.
+    The parts are those of the command line on a cluster. For ``paper`` (``workers_read``,
+    as ``evaluate`` runs it; ``compare`` reads its files on the client) its workers read
+    their own partitions (:mod:`polytopo.evaluator.run.read_on_workers`): two workers index
+    the files, the client plans the partitions from the index, each partition's worker
+    reads, scores and encodes its records (CSV rows only, as with ``--no-gpkg``), and the
+    client builds the sets from the workers' digests, merges, summarizes and writes the CSV
+    text part by part. For ``reference-code`` the client reads the files, partitions the
+    instances and builds the records, as on a cluster. Every part runs with the cyclic
+    garbage collector held off, as it does in ``evaluate`` and in the workers' tasks.
 
     Returns
     -------
     dict
-        ``serial`` (name → seconds on the client), ``partitions`` (seconds of each
-        partition's work), ``partition_mib`` (pickled size of each partition sent out),
-        ``result_mib`` (pickled size of each result sent back), ``bootstrap_chunk_s``,
-        ``bootstrap_chunks``.
+        ``serial`` (name → seconds of the run's serial parts), ``single`` (name → seconds
+        of the single process's own parts besides the partitions' work), ``partitions``
+        (seconds of each partition's work), ``reads`` (of it, reading the partition's
+        records: one process reads them in ``single["load"]``), ``partition_mib`` /
+        ``result_mib`` (pickled size of each partition sent out and its result sent back,
+        where measured), ``bootstrap_chunk_s``, ``bootstrap_chunks``.
+    """
+    from polytopo.evaluator.tables.params import params_for
+    from polytopo.evaluator.run.read_on_workers import applies_to
+
+    params = params_for(profile)
+    if workers_read and applies_to(params):
+        return _worker_read_costs(gt_path, pred_path, params, n_parts)
+    return _client_read_costs(gt_path, pred_path, params, n_parts)
+
+
+def _bootstrap_costs(params, outcome):
+    from polytopo.evaluator.metrics.analysis import per_image_statistics, resample_metrics, resample_weights
+
+    if not params.bootstrap_resamples or params.profile == "reference-code":
+        return 0.0, 0
+    stats = per_image_statistics(outcome)
+    chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
+    return _timed(resample_metrics, chunks[0], stats, outcome.ranking)[1], len(chunks)
+
+
+def _worker_read_costs(gt_path, pred_path, params, n_parts):
+    """:func:`part_costs` of a run whose workers read their partitions (``evaluate_files_on`` in this process)."""
+    from polytopo.core.gc_pause import paused_gc
+    from polytopo.evaluator import load_inputs
+    from polytopo.evaluator.inputs.coco_index import coco_index
+    from polytopo.evaluator.metrics.analysis import simple_to_complex, wrong_topo
+    from polytopo.evaluator.outputs.record_parts import parts_request
+    from polytopo.evaluator.run.read_on_workers import (_read_side, evaluate_files_on, indexed_inputs,
+                                                        plan_file_parts)
+    from polytopo.evaluator.inputs.io_coco import listed_images
+    from polytopo.evaluator.tables.error_classes import RECORD_TABLES
+
+    options = {"categories": None, "default_score": None, "drop_degenerate": False}
+    with paused_gc(), tempfile.TemporaryDirectory(prefix="polytopo_parts_") as scratch:
+        serial, single = {}, {}
+        _, single["load"] = _timed(load_inputs, gt_path, pred_path)
+        # the two files are indexed on two workers at once
+        serial["index (two workers)"] = max(_timed(coco_index, path)[1] for path in (gt_path, pred_path))
+        gt_index, pred_index = indexed_inputs(gt_path, pred_path)
+        listed, sizes = listed_images(gt_path, gt_index.skeleton)
+        parts = plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n_parts)
+        reads = []
+        for part in parts:
+            started = time.perf_counter()
+            _read_side(part, "gt", options), _read_side(part, "pred", options)
+            reads.append(time.perf_counter() - started)
+        marks = []
+        started = time.perf_counter()
+        gt_set, pred_set, outcome = evaluate_files_on(
+            None, gt_path, pred_path, params, lambda name: marks.append((name, time.perf_counter())),
+            parts_request(None, False), options, n_parts=n_parts)
+        done = time.perf_counter()
+        at = dict(marks)
+        ends = [moment for name, moment in marks if name.startswith("partition ")]
+        partitions = [end - begin for begin, end in zip([at["partitions"], *ends[:-1]], ends)]
+        serial["plan (images[], partitions)"] = at["partitions"] - started - sum(
+            _timed(coco_index, path)[1] for path in (gt_path, pred_path))
+        serial["sets from the digests"] = at["merge"] - ends[-1]
+        serial["merge"] = at["summary"] - at["merge"]
+        single["summary"] = serial["summary"] = done - at["summary"]
+        _, single["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
+        serial["analyses"] = single["analyses"]
+        records = outcome.record_parts
+        _, single["write CSVs"] = _timed(lambda: [records.write_csv(name, Path(scratch) / f"{name}.csv")
+                                                  for name in RECORD_TABLES])
+        serial["write CSVs"] = single["write CSVs"]
+        chunk_s, chunks = _bootstrap_costs(params, outcome)
+        return {"serial": serial, "single": single, "partitions": partitions, "reads": reads,
+                "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": chunks, "partition_mib": [], "result_mib": []}
+
+
+def _client_read_costs(gt_path, pred_path, params, n_parts):
+    """:func:`part_costs` of a run whose client reads the files and sends out the partitions' instances.
+
+    Each partition's work includes building and encoding its per-feature records
+    (``distributed._match_records_task``, CSV rows only) whose text stays with it, and the
+    client writes the CSV text part by part; ``reference-code`` builds its records on the
+    client, as on a cluster.
     """
     from polytopo.core.gc_pause import paused_gc
     from polytopo.evaluator import load_inputs
-    from polytopo.evaluator.metrics.analysis import (per_image_statistics, resample_metrics, resample_weights,
-                                                     simple_to_complex, wrong_topo)
+    from polytopo.evaluator.metrics.analysis import simple_to_complex, wrong_topo
     from polytopo.evaluator.outputs.record_parts import RecordParts, parts_request
     from polytopo.evaluator.outputs.records import build_records
     from polytopo.evaluator.run.distributed import (_match_records_task, _rings_needed, merge_partitions,
                                                     partition_images, partition_task)
     from polytopo.evaluator.tables.error_classes import RECORD_TABLES
-    from polytopo.evaluator.tables.params import params_for
 
     with paused_gc(), tempfile.TemporaryDirectory(prefix="polytopo_parts_") as scratch:
-        params = params_for(profile)
         serial = {}
         (gt, pred, _), serial["load"] = _timed(load_inputs, gt_path, pred_path)
         parts, serial["partitioning"] = _timed(partition_images, gt, pred, n_parts)
         task = partition_task(params)
-        on_workers = profile != "reference-code"
+        on_workers = params.profile != "reference-code"
         if on_workers:
             request, rings = parts_request(None, False), _rings_needed(params, parts)
             tasks = [(p.gt_set, p.pred_set, params, request, p.gt_index, p.pred_index, rings) for p in parts]
@@ -165,13 +246,15 @@ def part_costs(gt_path, pred_path, profile, n_parts):
                                                       for name in RECORD_TABLES])
         else:
             _, serial["records"] = _timed(build_records, outcome)
-        chunk_s, chunks = 0.0, []
-        if params.bootstrap_resamples and profile != "reference-code":
-            stats = per_image_statistics(outcome)
-            chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
-            _, chunk_s = _timed(resample_metrics, chunks[0], stats, outcome.ranking)
-        return {"serial": serial, "partitions": partitions, "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": len(chunks),
+        chunk_s, chunks = _bootstrap_costs(params, outcome)
+        single = {name: seconds for name, seconds in serial.items() if name not in _CLUSTER_ONLY}
+        return {"serial": serial, "single": single, "partitions": partitions, "reads": [0.0] * len(partitions),
+                "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": chunks,
                 "partition_mib": [len(b) / 2**20 for b in blobs], "result_mib": [len(b) / 2**20 for b in result_blobs]}
+
+
+_CLUSTER_ONLY = ("partitioning", "pickle partitions", "unpickle results", "merge")
+"""Serial parts of a client-read cluster run that a single process does not have."""
 
 
 def task_overhead_s(workers=2, tasks=200):
@@ -186,22 +269,22 @@ def task_overhead_s(workers=2, tasks=200):
     return seconds / tasks, startup
 
 
-CLUSTER_ONLY = ("partitioning", "pickle partitions", "unpickle results", "merge")
-"""Client parts of ``part_costs`` that a single process does not have."""
-
-
 def single_process_s(costs):
     """Projected seconds of the single process (``T1`` of the module docstring)."""
-    serial = sum(seconds for name, seconds in costs["serial"].items() if name not in CLUSTER_ONLY)
-    return serial + sum(costs["partitions"]) + costs["bootstrap_chunks"] * costs["bootstrap_chunk_s"]
+    return (sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"])
+            + costs["bootstrap_chunks"] * costs["bootstrap_chunk_s"])
 
 
-def project(costs, overhead_s, startup_s, workers):
-    """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring)."""
+def project(costs, overhead_s, workers, startup_s=0.0):
+    """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring).
+
+    ``startup_s``: the cluster's start-up, where the run starts one (0: a running cluster);
+    it overlaps the client's loading of a run whose client reads the files.
+    """
     parts = costs["partitions"]
     work = sum(parts)
     largest = max(parts) * len(parts) / (4 * workers)
-    fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"]["load"])
+    fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
              + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
              + overhead_s * (4 * workers + costs["bootstrap_chunks"]))
     return (fixed + max(largest, work / workers), fixed + work / workers + (1 - 1 / workers) * largest)
@@ -219,7 +302,7 @@ def draw_speedups(path, report):
     import matplotlib.pyplot as plt
 
     costs, single = report["costs"], report["single_process_s"]
-    bounds = [project(costs, report["task_overhead_s"], report["startup_s"], n) for n in FIGURE_WORKERS]
+    bounds = [project(costs, report["task_overhead_s"], n) for n in FIGURE_WORKERS]
     figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     axes.plot([1, 64], [1, 64], color="0.6", linestyle=":", label="ideal: N")
     axes.fill_between(FIGURE_WORKERS, [single / high for _, high in bounds], [single / low for low, _ in bounds],
@@ -340,26 +423,27 @@ def main(argv=None):
           f"(load average {report['load_average']['after the part costs']:.1f} after):")
     for name, seconds in costs["serial"].items():
         print(f"  client  {name:<20} {seconds:8.3f} s")
-    for k, (seconds, out_mib, back_mib) in enumerate(zip(parts, costs["partition_mib"], costs["result_mib"])):
-        print(f"  worker  partition {k + 1} of {len(parts):<8} {seconds:8.3f} s  ({out_mib:.1f} MiB out, "
-              f"{back_mib:.1f} MiB back)")
+    for k, seconds in enumerate(parts):
+        sizes = (f"{costs['partition_mib'][k]:.1f} MiB out, {costs['result_mib'][k]:.1f} MiB back"
+                 if costs["partition_mib"] else f"reading its records {costs['reads'][k]:.3f} s")
+        print(f"  worker  partition {k + 1} of {len(parts):<8} {seconds:8.3f} s  ({sizes})")
     print(f"  workers {len(parts)} partitions        {sum(parts):8.3f} s in all (largest {max(parts):.3f} s, "
           f"mean {sum(parts) / len(parts):.3f} s)")
     if costs["bootstrap_chunks"]:
         print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
     print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms")
-    print(f"  cluster start-up (2 workers)     {startup:8.3f} s (while the client loads)")
+    print(f"  cluster start-up (2 workers)     {startup:8.3f} s (not projected: a running cluster, --scheduler)")
     single = single_process_s(costs)
     serial = sum(costs["serial"].values())
     print(f"  serial client time S {serial:.2f} s against {single:.2f} s in one process (so no N gives more than "
           f"{single / serial:.1f}x)")
-    print("\nprojection T(N) = S + max(0, C - L) + M(N) + ceil(chunks/N)*b + k*(4N + chunks), "
+    print("\nprojection on a running cluster T(N) = S + M(N) + ceil(chunks/N)*b + k*(4N + chunks), "
           "max(P, W/N) <= M(N) <= W/N + (1 - 1/N) P, every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup
     report["single_process_s"], report["projection_s"] = single, {}
     print(f"    1 process:    {single:8.2f} s")
     for n in (2, *PROJECTED_WORKERS):
-        low, high = project(costs, overhead, startup, n)
+        low, high = project(costs, overhead, n)
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     if args.json:

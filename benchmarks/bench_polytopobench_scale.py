@@ -132,7 +132,7 @@ def project_compare(costs_by_method, overhead_s, startup_s, workers):
     evaluation from its measured ``part_costs``); the cluster starts once, so ``startup_s``
     counts for the first method only. ``overhead_s`` is the scheduler's cost per task (s).
     """
-    bounds = [project(costs, overhead_s, startup_s if k == 0 else 0.0, workers)
+    bounds = [project(costs, overhead_s, workers, startup_s if k == 0 else 0.0)
               for k, costs in enumerate(costs_by_method)]
     return sum(low for low, _ in bounds), sum(high for _, high in bounds)
 
@@ -293,7 +293,8 @@ def _projection(args, sets, report):
     measured = {}
     for name in names:
         started = time.perf_counter()
-        measured[name] = part_costs(sets[name].gt_path, sets[name].pred_path, args.profile, 4 * 2)
+        # compare reads its files on the client
+        measured[name] = part_costs(sets[name].gt_path, sets[name].pred_path, args.profile, 4 * 2, workers_read=False)
         gc.collect()
         costs = measured[name]
         print(f"  parts of {name} (measured one after the other in this process in {time.perf_counter() - started:.0f}"

@@ -693,8 +693,8 @@ def fetch_kept(kept, func, *args, name):
     return next(fetched_kept([kept], func, *args, names=[name]))
 
 
-def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=None):
-    """Yield ``func(kept, *args)`` for each of ``kept_values`` in order, each computed where it lies.
+def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=None, each=None):
+    """Yield ``func(kept, *args, *extra)`` for each of ``kept_values`` in order, each computed where it lies.
 
     :func:`fetch_kept` for many values: while the caller reads one, the next ones are
     already under way on their workers, as long as the sizes of those fetched and not
@@ -714,6 +714,8 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
         What each result weighs (rows, bytes: any unit); default 1 each.
     in_flight_size : float, optional
         Most size fetched ahead, in the unit of ``sizes``; default: one value at a time.
+    each : sequence of tuple, optional
+        ``extra``: more arguments for each value, after ``args``; default none.
 
     Raises
     ------
@@ -721,18 +723,19 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
         As :func:`fetch_kept`, when the failed value's turn comes.
     """
     client = client_of(kept_values)
+    each = [()] * len(kept_values) if each is None else list(each)
     if client is None:
-        for kept in kept_values:
-            yield func(kept, *args)
+        for kept, extra in zip(kept_values, each):
+            yield func(kept, *args, *extra)
         return
     sizes = [1.0] * len(kept_values) if sizes is None else list(sizes)
     budget = 1.0 if in_flight_size is None else in_flight_size
-    started, pending = collections.deque(), collections.deque(zip(kept_values, names, sizes))
+    started, pending = collections.deque(), collections.deque(zip(kept_values, names, sizes, each))
     ahead = 0.0
     while started or pending:
         while pending and (not started or ahead + pending[0][2] <= budget):
-            kept, name, size = pending.popleft()
-            started.append((started_on_worker(client, func, kept, *args, name=name), size))
+            kept, name, size, extra = pending.popleft()
+            started.append((started_on_worker(client, func, kept, *args, *extra, name=name), size))
             ahead += size
         result, size = started.popleft()
         ahead -= size

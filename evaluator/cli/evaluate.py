@@ -228,8 +228,9 @@ def _read_on_workers(args, workers, started_client, progress, overrides):
     if ((not workers and args.scheduler is None) or any(getattr(args, name) is not None for name in _VECTOR_OPTIONS)
             or not applies_to(params_for(args.profile, **overrides), args.sweeps)):
         return None
-    return evaluate_files(args.gt, args.pred, profile=args.profile, client=started_client(),
-                          record_parts=parts_request(None, not args.no_gpkg), progress=progress,
+    client = started_client()
+    return evaluate_files(args.gt, args.pred, profile=args.profile, client=client,
+                          record_parts=parts_request(None, not args.no_gpkg, client), progress=progress,
                           categories=args.categories, default_score=args.default_score,
                           drop_degenerate=args.drop_degenerate_rings, **overrides)
 

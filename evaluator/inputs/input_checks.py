@@ -108,14 +108,14 @@ def reference_flags(gt_set):
     ...     reference_flags(InstanceSet((Instance(0, 7, bowtie), Instance(0, 7, square)), (0,)))
     {'gt_invalid': 1, 'gt_duplicate_ids': 1}
     """
-    instances = gt_set.instances
+    source_ids = gt_set.column("source_id")
     invalid = gt_set.invalid_positions
-    keys = Counter((instance.source_id, instance.part) for instance in instances if instance.source_id is not None)
+    keys = Counter(key for key in zip(source_ids, gt_set.column("part")) if key[0] is not None)
     repeated = [key for key, count in keys.items() if count > 1]
     duplicates = sum(keys[key] - 1 for key in repeated)
     if len(invalid):
         warnings.warn(
-            f"{len(invalid)} reference polygon(s) are invalid (e.g. id {instances[invalid[0]].source_id}: "
+            f"{len(invalid)} reference polygon(s) are invalid (e.g. id {source_ids[invalid[0]]}: "
             f"{gt_set.first_invalid_reason}); the metrics use them as they are, so fix them "
             "(e.g. ogr2ogr -makevalid) for numbers you can trust", stacklevel=3)
     if duplicates:
@@ -154,8 +154,7 @@ def warn_questionable_run(gt_set, pred_set, params):
     >>> print(caught[0].message)  # doctest: +ELLIPSIS
     1 of 2 predictions (50 %) score below the score threshold 0 ...
     """
-    scores = np.fromiter((instance.score for instance in pred_set.instances), dtype=np.float64,
-                         count=len(pred_set.instances))
+    scores = np.array(pred_set.column("score"), dtype=np.float64)
     dropped = int(np.count_nonzero(scores < params.score_threshold))
     if scores.size and dropped * 2 >= scores.size:
         warnings.warn(
@@ -204,7 +203,7 @@ def warn_no_overlap(gt_set, pred_set):
     gt_box, pred_box = gt_set.bounds, pred_set.bounds
     apart = (gt_box[2] < pred_box[0] or pred_box[2] < gt_box[0] or gt_box[3] < pred_box[1]
              or pred_box[3] < gt_box[1])
-    shared = {i.image_id for i in gt_set.instances} & {i.image_id for i in pred_set.instances}
+    shared = set(gt_set.column("image_id")) & set(pred_set.column("image_id"))
     if apart or not shared:
         where = (f"prediction bounds {_box_text(pred_box)} px against reference bounds {_box_text(gt_box)} px"
                  if shared else "no image id has both predictions and references")

@@ -13,6 +13,7 @@ Conventions
 """
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -26,6 +27,8 @@ from ..geometry.kernels import ring_perimeters
 
 __all__ = [
     "Instance",
+    "FIELD_NAMES",
+    "FieldRows",
     "InstanceFields",
     "InstanceSet",
     "LEARNABLE",
@@ -140,6 +143,30 @@ class InstanceFields:
         raise AttributeError(_RINGS_ELSEWHERE)
 
 
+FIELD_NAMES = ("image_id", "source_id", "score", "category_id", "part", "hole_count")
+"""The fields of :class:`InstanceFields`, in order: every field of an instance but its rings."""
+
+
+class FieldRows(Sequence):
+    """Instances kept as one list per field (:data:`FIELD_NAMES`): each read makes an :class:`InstanceFields`.
+
+    The ``instances`` of a set whose rings stayed on the cluster workers that read it
+    (:mod:`.read_on_workers`): :meth:`InstanceSet.column` reads its lists as they are, so
+    the checks and counts that read one field of every instance make no object per instance.
+    """
+
+    def __init__(self, columns):
+        self.columns = {name: list(columns[name]) for name in FIELD_NAMES}
+
+    def __len__(self):
+        return len(self.columns["image_id"])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        return InstanceFields(*(self.columns[name][index] for name in FIELD_NAMES))
+
+
 @dataclass(frozen=True)
 class InstanceSet:
     """Instances of one side (ground truth or predictions) of an evaluation.
@@ -181,7 +208,13 @@ class InstanceSet:
     @property
     def hole_count(self):
         """Total number of interior rings."""
-        return sum(instance.hole_count for instance in self.instances)
+        return sum(self.column("hole_count"))
+
+    def column(self, name):
+        """The field ``name`` (one of :data:`FIELD_NAMES`) of every instance, as a list in order."""
+        if isinstance(self.instances, FieldRows):
+            return self.instances.columns[name]
+        return [getattr(instance, name) for instance in self.instances]
 
     @cached_property
     def ring_counts(self):

@@ -14,9 +14,11 @@ Only the profiles whose per-image phase is ``paper`` make parts (their records d
 the partition alone; ``reference-code`` keeps its records on the client).
 """
 
+import contextlib
 import csv
-import os
 import io
+import os
+import shutil
 import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,8 +74,16 @@ class PartsRequest:
     srs_id: int
 
 
-def parts_request(frame, geopackage):
-    """The :class:`PartsRequest` of outputs in ``frame`` (GeoPackage rows only when ``geopackage``)."""
+def parts_request(frame, geopackage, client=None):
+    """The :class:`PartsRequest` of outputs in ``frame`` (GeoPackage rows only when ``geopackage``).
+
+    With ``client`` it is made on one of its workers, so that this process never loads
+    GDAL (where the workers also write the GeoPackage, :mod:`.read_on_workers`).
+    """
+    if client is not None and geopackage:
+        from ...core.cluster import started_on_worker
+
+        return started_on_worker(client, parts_request, frame, geopackage, name="the GeoPackage's SRS id")()
     from .writers import geometry_srs_id
 
     return PartsRequest(frame, bool(geopackage), geometry_srs_id(frame) if geopackage else 0)
@@ -131,9 +141,57 @@ class RecordPart:
                        database=None)
 
 
-def _table_text(part, name):
-    """The CSV rows of the record table ``name`` of ``part`` (runs where the part is kept)."""
-    return part.tables[name].text
+def _table_text(part, name, piece=None):
+    """The CSV rows of the record table ``name`` of ``part`` (runs where the part is kept).
+
+    With ``piece`` (a path in a folder the client made a marker in, :func:`_shared_folder`)
+    and the marker there, the rows go into the file ``piece`` and the result is empty.
+    """
+    text = part.tables[name].text
+    if piece is not None and text and _sees(piece):
+        Path(piece).write_bytes(text.encode("utf-8"))
+        return ""
+    return text
+
+
+def _sees(piece):
+    """Whether this process sees the marker of the shared prefix of the file ``piece`` (:func:`_shared_folder`)."""
+    path = Path(piece)
+    return path.with_name(path.name.split("-@-")[0] + _HERE).is_file()
+
+
+@contextlib.contextmanager
+def _shared_folder(path, kept):
+    """Yield a path prefix next to ``path`` whose marker file tells workers they see this folder; None without a cluster.
+
+    Files for ``path`` that workers write are named ``PREFIX-...`` (:func:`_sees`); the
+    prefix is a :func:`.output_safety.partial_name`, so a later run removes what a killed
+    one left. The marker and every file made with the prefix are removed when the block ends.
+    """
+    from ...core.cluster import client_of
+    from ...core.output_safety import partial_name
+
+    if client_of(kept) is None:
+        yield None
+        return
+    prefix = path.with_name(partial_name(path.name) + "-@")
+    marker = prefix.with_name(prefix.name.split("-@")[0] + _HERE)
+    marker.touch(exist_ok=False)
+    try:
+        yield str(prefix)
+    finally:
+        marker.unlink(missing_ok=True)
+        for piece in prefix.parent.glob(prefix.name + "-*"):
+            piece.unlink(missing_ok=True)
+
+
+def _append_file(piece, handle):
+    """Append the bytes of the file ``piece`` to the open text file ``handle``, then remove the file."""
+    handle.flush()
+    with open(piece, "rb") as source:
+        shutil.copyfileobj(source, handle.buffer, 1 << 20)
+    handle.buffer.flush()
+    os.unlink(piece)
 
 
 def _database(part):
@@ -282,28 +340,39 @@ class RecordParts:
         """
         return all(np.array_equal(order, np.arange(len(order))) for order in map(self._order, RECORD_TABLES))
 
-    def _texts(self, name):
-        """The CSV rows of table ``name`` of each part, in part order, fetched from where each is kept.
+    def _texts(self, name, shared=None):
+        """``(text, piece)`` of table ``name`` of each part, in part order, from where each is kept.
 
-        Parts are fetched ahead while their rows add up to at most
-        :data:`FETCH_ROWS_IN_FLIGHT` (:func:`~polytopo.core.cluster.fetched_kept`): the round
-        trips of small parts overlap, large parts come one at a time.
+        ``text`` is the part's CSV rows; or, when ``shared`` (a path prefix in a folder the
+        workers see, :func:`_shared_folder`) is given and the part's worker wrote them to the
+        file ``piece`` there, ``piece`` (and ``text`` empty). Parts are fetched ahead while
+        their rows add up to at most :data:`FETCH_ROWS_IN_FLIGHT`
+        (:func:`~polytopo.core.cluster.fetched_kept`): the round trips of small parts
+        overlap, large parts come one at a time.
         """
         from ...core.cluster import fetched_kept
 
         filled = [index for index, part in enumerate(self.parts) if len(part.tables[name].ends)]
+        pieces = {index: None if shared is None else f"{shared}-{name}-{index}" for index in filled}
         fetched = fetched_kept([self.kept[index] for index in filled], _table_text, name,
                                names=[f"the {name} rows of partition {index}" for index in filled],
                                sizes=[len(self.parts[index].tables[name].ends) for index in filled],
-                               in_flight_size=FETCH_ROWS_IN_FLIGHT)
-        for part in self.parts:
-            yield next(fetched) if len(part.tables[name].ends) else ""
+                               in_flight_size=FETCH_ROWS_IN_FLIGHT, each=[(pieces[index],) for index in filled])
+        for index, part in enumerate(self.parts):
+            if not len(part.tables[name].ends):
+                yield "", None
+                continue
+            text = next(fetched)
+            yield (text, None) if text or pieces[index] is None else ("", pieces[index])
 
     def write_csv(self, name, path):
         """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records.
 
         Rows in input order are written part by part as they are fetched; otherwise every
-        part's rows of this table are fetched, then written sorted.
+        part's rows of this table are fetched, then written sorted. On a cluster whose
+        workers see the folder of ``path`` (:func:`_shared_folder`), each worker writes its
+        part's rows in order into a file there and this process appends the files instead
+        of receiving the text.
         """
         from ...core.atomic_output import atomic_output
 
@@ -312,10 +381,14 @@ class RecordParts:
             with temporary.open("x", encoding="utf-8", newline="") as handle:
                 csv.writer(handle).writerow(self._fields(name))
                 if np.array_equal(order, np.arange(len(order))):
-                    for text in self._texts(name):
-                        handle.write(text)
+                    with _shared_folder(Path(path), self.kept) as shared:
+                        for text, piece in self._texts(name, shared):
+                            if piece is None:
+                                handle.write(text)
+                            else:
+                                _append_file(piece, handle)
                 else:
-                    texts = list(self._texts(name))
+                    texts = [text for text, _ in self._texts(name)]
                     handle.write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts], order))
         return path
 
@@ -363,30 +436,27 @@ class RecordParts:
     def _started_on_worker(self, path, field_kinds, client, workers):
         """:meth:`geopackage_started` on a worker of ``client``; the writer puts the file at ``path`` atomically.
 
-        The worker writes the file itself next to ``path`` when it sees this process's
-        folder (it finds the marker this process made there, :func:`_geopackage_here`), and
-        this process only renames it; otherwise the file's bytes come back in pieces.
+        A worker that sees the folder of ``path`` (:func:`_shared_folder`) writes the file
+        there itself and this process only renames it; otherwise the file's bytes come
+        back in pieces.
         """
         from ...core.atomic_output import atomic_output
         from ...core.cluster import require_open, worker_bytes_started
-        from ...core.output_safety import partial_name
 
         require_open(client, "the GeoPackage")
-        path = Path(path)
-        shared = path.with_name(partial_name(path.name))
-        marker = shared.with_name(shared.name + _HERE)
-        marker.touch(exist_ok=False)
+        folder = contextlib.ExitStack()
+        piece = f"{folder.enter_context(_shared_folder(Path(path), self.kept))}-gpkg"
         # only the databases go to the assembling worker (from the workers that keep them, each as a numpy
         # view that Dask sends as a frame of its own); the CSV text stays where it is
         databases = [client.submit(_database, kept, pure=False) for kept in self.kept]
         outlines = [part.outline() for part in self.parts]
         try:
             write = worker_bytes_started(client, _geopackage_here,
-                                         (outlines, self.request, field_kinds, databases, str(shared)),
+                                         (outlines, self.request, field_kinds, databases, piece),
                                          name="the GeoPackage", packed=False, workers=workers)
         except BaseException:
             client.cancel(databases)
-            marker.unlink(missing_ok=True)
+            folder.close()
             raise
 
         def written():
@@ -396,11 +466,10 @@ class RecordParts:
                         # the file comes back in pieces: this process never holds all of it
                         sent = write(handle)
                     if not sent:  # no GeoPackage is empty: the worker wrote it where this process sees it
-                        os.replace(shared, temporary)
+                        os.replace(piece, temporary)
             finally:
                 client.cancel(databases)
-                marker.unlink(missing_ok=True)
-                shared.unlink(missing_ok=True)
+                folder.close()
             return path
 
         return written
@@ -455,23 +524,23 @@ class RecordParts:
 
 
 _HERE = ".here"
-"""Suffix of the marker file that tells a worker it sees the client's output folder (:func:`_geopackage_here`)."""
+"""Suffix of the marker file that tells a worker it sees the client's output folder (:func:`_shared_folder`)."""
 
 
 def _geopackage_here(task):
     """Worker side of :meth:`RecordParts.write_geopackage` of parts kept on workers.
 
-    ``task`` is ``(outlines, request, field_kinds, databases, shared)``, each database its
-    part's bytes (a numpy uint8 view). Where the marker ``shared + ".here"`` exists (the
-    worker sees the client's folder), the file is written at ``shared`` and the result is
-    empty bytes; elsewhere the result is the file's bytes.
+    ``task`` is ``(outlines, request, field_kinds, databases, piece)``, each database its
+    part's bytes (a numpy uint8 view). Where the marker of ``piece`` exists
+    (:func:`_shared_folder`: the worker sees the client's folder), the file is written at
+    ``piece`` and the result is empty bytes; elsewhere the result is the file's bytes.
     """
     import tempfile
 
-    outlines, request, field_kinds, databases, shared = task
+    outlines, request, field_kinds, databases, piece = task
     parts = RecordParts([replace(part, database=database) for part, database in zip(outlines, databases)], request)
-    if Path(shared + _HERE).is_file():
-        parts.write_geopackage(Path(shared), field_kinds, request.frame)
+    if _sees(piece):
+        parts.write_geopackage(Path(piece), field_kinds, request.frame)
         return b""
     with tempfile.TemporaryDirectory(prefix="polytopo-gpkg-") as folder:
         path = Path(folder) / "evaluation.gpkg"

@@ -82,8 +82,8 @@ def versions():
 
 
 def _counts(gt_set, pred_set, outcome):
-    gt_images = {i.image_id for i in gt_set.instances} | set(gt_set.image_ids)
-    pred_images = {i.image_id for i in pred_set.instances}
+    gt_images = set(gt_set.column("image_id")) | set(gt_set.image_ids)
+    pred_images = set(pred_set.column("image_id"))
     only_pred = sorted(map(str, pred_images - gt_images))
     if only_pred:
         warnings.warn(

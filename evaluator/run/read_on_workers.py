@@ -29,7 +29,7 @@ from ...core.cluster import map_partitions
 from ...core.errors import InputFormatError, InvalidParameterError
 from ..inputs.coco_index import coco_index
 from ..inputs.input_checks import check_categories, check_sampling_cost
-from ..inputs.instances import InstanceSet, PackedInstances
+from ..inputs.instances import FIELD_NAMES, FieldRows, InstanceSet
 from ..inputs.io_coco import check_default_score, listed_images, read_coco_records, warn_without_segmentation, with_unlisted_images
 from ..inputs.ordering import image_sort_key
 from ..outputs.record_parts import RecordParts, record_part
@@ -165,7 +165,7 @@ def plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n_p
 class _Side:
     """What a worker sends back about one side's records of its partition (positions within the partition)."""
 
-    fields: PackedInstances
+    columns: dict
     numbers: np.ndarray
     skipped: dict
     longest_ring: object
@@ -190,9 +190,21 @@ def _read_side(part, role, options):
     return columns.instance_set(), numbers[columns.kept_records()]
 
 
+def _column(values):
+    """One field of every instance as it travels: int64 or float64 where every value is one (not a bool), else a list."""
+    for kind, dtype in ((int, np.int64), (float, np.float64)):
+        if values and all(type(value) is kind for value in values):
+            try:
+                return np.array(values, dtype=dtype)
+            except OverflowError:
+                break
+    return list(values)
+
+
 def _side(instance_set, numbers, invalid=False):
     """The :class:`_Side` of one side's partition set (its invalid polygons only for the reference, ``invalid``)."""
-    return _Side(PackedInstances.pack(instance_set.instances, rings=False), numbers, dict(instance_set.skipped),
+    return _Side({name: _column(instance_set.column(name)) for name in FIELD_NAMES}, numbers,
+                 dict(instance_set.skipped),
                  instance_set.longest_ring, instance_set.bounds,
                  instance_set.invalid_positions if invalid else np.zeros(0, np.int64),
                  instance_set.first_invalid_reason if invalid else None)
@@ -234,14 +246,14 @@ def _read_task(task):
 def _whole(sides):
     """One side's instances in file order from the partitions' digests, its skip counts and learned values.
 
-    Returns ``(instances, skipped, learned, positions)``: ``positions[k]`` are the places
-    in ``instances`` of partition ``k``'s.
+    Returns ``(instances, skipped, learned, positions)``: ``instances`` a
+    :class:`.instances.FieldRows`; ``positions[k]`` are the places in it of partition ``k``'s.
     """
     numbers = np.concatenate([side.numbers for side in sides])
     order = np.argsort(numbers, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    flat = [instance for side in sides for instance in side.fields.unpack()]
+    columns = {name: _joined([side.columns[name] for side in sides], order) for name in FIELD_NAMES}
     ends = np.cumsum([0] + [len(side.numbers) for side in sides])
     skipped = {}
     for side in sides:
@@ -252,7 +264,15 @@ def _whole(sides):
     learned = {"longest_ring": max(longest) if longest else None,
                "bounds": (*boxes[:, :2].min(axis=0).tolist(), *boxes[:, 2:].max(axis=0).tolist()) if len(boxes)
                else None}
-    return tuple(flat[k] for k in order.tolist()), skipped, learned, [rank[lo:hi] for lo, hi in zip(ends[:-1], ends[1:])]
+    return FieldRows(columns), skipped, learned, [rank[lo:hi] for lo, hi in zip(ends[:-1], ends[1:])]
+
+
+def _joined(parts, order):
+    """The values of one field of every partition (:func:`_column`), joined and taken in ``order``, as a list."""
+    if all(isinstance(part, np.ndarray) for part in parts) and len({part.dtype for part in parts}) == 1:
+        return np.concatenate(parts)[order].tolist()
+    values = [value for part in parts for value in (part.tolist() if isinstance(part, np.ndarray) else part)]
+    return [values[k] for k in order.tolist()]
 
 
 def _invalid_of(sides, positions):
@@ -271,12 +291,14 @@ def _raise_first_error(errors, role):
         raise min(own, key=lambda exc: int(exc.record_number))
 
 
-def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, options):
+def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, options, n_parts=None):
     """The sets and the outcome of an evaluation whose workers read their partitions, or None.
 
     Parameters
     ----------
-    client : distributed.Client
+    client : distributed.Client or None
+        None runs the partitions one after the other in this process (as a benchmark
+        measures them).
     gt_path, pred_path : str or Path
         COCO-style JSON files.
     params : EvaluationParams
@@ -287,6 +309,9 @@ def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, op
         What the workers encode for writing.
     options : dict
         ``categories``, ``default_score``, ``drop_degenerate`` as for :func:`.api.load_inputs`.
+    n_parts : int, optional
+        Partitions wanted; by default :data:`.distributed.PARTITIONS_PER_THREAD` per thread
+        of the cluster.
 
     Returns
     -------
@@ -309,7 +334,7 @@ def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, op
     gt_index, pred_index = indexes
     listed, sizes = listed_images(gt_path, gt_index.skeleton)
     parts = plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes,
-                            PARTITIONS_PER_THREAD * task_slots(client))
+                            n_parts or PARTITIONS_PER_THREAD * task_slots(client))
     step("partitions")
     rings = _rings_needed_for(params, [image for part in parts for image in part.image_ids])
     tasks = [(part, options, params, record_parts, rings) for part in parts]
@@ -321,14 +346,14 @@ def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, op
     errors = [value[0] for kind, value in replies if kind == "error"]
     _raise_first_error(errors, "gt")
     gt_instances, gt_skipped, gt_learned, gt_positions = _whole([value[1] for _, value in replies])
-    image_ids = with_unlisted_images(gt_path, listed, dict.fromkeys(i.image_id for i in gt_instances), stacklevel=5)
+    image_ids = with_unlisted_images(gt_path, listed, dict.fromkeys(gt_instances.columns["image_id"]), stacklevel=5)
     warn_without_segmentation(gt_path, "annotation", len(gt_index), gt_skipped, stacklevel=5)
     check_default_score(options["default_score"])
     _raise_first_error(errors, "pred")
     pred_instances, pred_skipped, pred_learned, pred_positions = _whole([value[2] for _, value in replies])
     warn_without_segmentation(pred_path, "prediction", len(pred_index), pred_skipped, stacklevel=5)
     gt_set = InstanceSet(gt_instances, tuple(image_ids), gt_skipped, str(gt_path), sizes)
-    pred_set = InstanceSet(pred_instances, tuple(dict.fromkeys(i.image_id for i in pred_instances)), pred_skipped,
+    pred_set = InstanceSet(pred_instances, tuple(dict.fromkeys(pred_instances.columns["image_id"])), pred_skipped,
                            str(pred_path))
     gt_set.learn(**gt_learned)
     pred_set.learn(**pred_learned)

@@ -52,7 +52,7 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_chunks": 8,
              "bootstrap_chunk_s": 0.1}
     low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2)
-    first, later = project(costs, 0.001, 3.0, 2), project(costs, 0.001, 0.0, 2)
+    first, later = project(costs, 0.001, 2, 3.0), project(costs, 0.001, 2, 0.0)
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
 
@@ -62,10 +62,17 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     import sys
 
     folder = fixtures_dir / "ptb_small"
-    costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4)
+    costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4, workers_read=False)
     assert set(costs["serial"]) == {"load", "partitioning", "pickle partitions", "unpickle results", "merge",
                                     "summary", "analyses", "write CSVs"}
     assert len(costs["partitions"]) == len(costs["result_mib"]) > 1 and costs["bootstrap_chunks"] > 0
+    # the command line's evaluation: the workers read their partitions, one process reads them in its loading
+    read = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4)
+    assert set(read["serial"]) == {"index (two workers)", "plan (images[], partitions)", "sets from the digests",
+                                   "merge", "summary", "analyses", "write CSVs"}
+    assert set(read["single"]) == {"load", "summary", "analyses", "write CSVs"}
+    assert len(read["partitions"]) == len(read["reads"]) > 1
+    assert all(0 < r < p for r, p in zip(read["reads"], read["partitions"]))
     scale_out = sys.modules["bench_evaluator_scale_out"]
     report = {"scale": 1, "profile": "paper", "costs": costs, "single_process_s": bench.single_process_s(costs),
               "task_overhead_s": 0.002, "startup_s": 1.0, "end_to_end": {"speedup": 1.3}}

@@ -275,26 +275,35 @@ def test_on_a_cluster_a_worker_draws_the_plots_of_one_process(tmp_path, fixtures
 
 
 @pytest.mark.parametrize("worker_sees_the_folder", [True, False])
-def test_the_geopackage_is_written_by_its_worker_where_it_sees_the_folder(tmp_path, client, inputs, monkeypatch,
-                                                                         worker_sees_the_folder):
-    """A worker that finds the client's marker writes the file in the output folder itself (the client renames it);
-    one that does not (another machine) sends its bytes. Same file either way, and nothing else left behind."""
+def test_workers_write_their_rows_and_the_geopackage_where_they_see_the_folder(tmp_path, client, inputs, fixtures_dir,
+                                                                             monkeypatch, worker_sees_the_folder):
+    """Workers that find the client's marker write their CSV rows and the GeoPackage in the output folder themselves
+    (the client appends the rows and renames the file); workers that do not (another machine) send them. Same files
+    either way, and nothing else left behind."""
     from polytopo.evaluator.outputs import record_parts
 
-    written_here = []
-    real_replace = record_parts.os.replace
-    def noted(source, target):  # the worker's file renamed into the writer's temporary name
-        if Path(target).name.startswith(".polytopo-partial") and Path(source).name.endswith("evaluation.gpkg"):
-            written_here.append(source)
+    renamed, appended = [], []
+    real_replace, real_append = record_parts.os.replace, record_parts._append_file
+
+    def noted(source, target):  # the worker's GeoPackage renamed into the writer's temporary name
+        if Path(source).name.endswith("-@-gpkg"):
+            renamed.append(source)
         return real_replace(source, target)
 
     monkeypatch.setattr(record_parts.os, "replace", noted)
-    if not worker_sees_the_folder:  # the worker (another process) looks for the usual marker, this process makes another
+    monkeypatch.setattr(record_parts, "_append_file", lambda piece, handle: appended.append(piece)
+                        or real_append(piece, handle))
+    if not worker_sees_the_folder:  # the workers (other processes) look for the usual marker, this process makes another
         monkeypatch.setattr(record_parts, "_HERE", ".elsewhere")
-    evaluation = evaluate(*inputs, bootstrap_resamples=0, client=client, record_parts=parts_request(None, True))
+    folder = fixtures_dir / "ptb_small"
+    ordered = load_inputs(folder / "gt.json", folder / "pred.json", drop_degenerate=True)[:2]  # rows in input order
+    evaluation = evaluate(*ordered, bootstrap_resamples=0, client=client, record_parts=parts_request(None, True))
+    assert evaluation.records.in_order()
     write_report(evaluation, tmp_path / "two", plots=False)
-    write_report(evaluate(*inputs, bootstrap_resamples=0), tmp_path / "one", plots=False)
+    write_report(evaluate(*ordered, bootstrap_resamples=0), tmp_path / "one", plots=False)
     _assert_same_outputs(tmp_path / "one", tmp_path / "two")
-    assert bool(written_here) == worker_sees_the_folder
+    assert bool(renamed) == worker_sees_the_folder
+    assert (len(appended) > len(CSV_FILES)) == worker_sees_the_folder  # a piece per part with rows
     assert sorted(path.name for path in tmp_path.iterdir()) == ["one", "two"]
-    assert not [path for path in (tmp_path / "two").iterdir() if path.name.startswith(".polytopo-partial")]
+    assert sorted(path.name for path in (tmp_path / "two").iterdir()) == sorted(
+        path.name for path in (tmp_path / "one").iterdir())

@@ -283,3 +283,28 @@ def test_all_null_fields_take_their_hinted_type(tmp_path):
     kinds = {definition.GetFieldDefn(i).GetName(): definition.GetFieldDefn(i).GetType()
              for i in range(definition.GetFieldCount())}
     assert kinds == {"iou": ogr.OFTReal, "hole_f1": ogr.OFTReal}
+
+
+def test_the_summary_json_is_the_standard_indented_json_with_its_long_float_lists_made_at_once():
+    """Long float lists (the PR curve) are encoded by the C encoder and laid out as the indenting encoder does."""
+    import random
+
+    from polytopo.evaluator.outputs.writers import _indented_json
+
+    generator = random.Random(7)
+
+    def value(depth=0):
+        pick = generator.random()
+        if depth > 3 or pick < 0.3:
+            return generator.choice([1.5, -0.0, 1e-300, 3, "x, y", None, True, 12345678.9, "ü", '"quoted"'])
+        if pick < 0.6:
+            return {f"k{i}": value(depth + 1) for i in range(generator.randint(0, 4))}
+        if pick < 0.8:
+            return [generator.choice([generator.random(), None, 1e20, -2.5e-7])
+                    for _ in range(generator.choice([0, 3, 63, 64, 100]))]
+        return [value(depth + 1) for _ in range(generator.randint(0, 3))]
+
+    for _ in range(300):
+        data = {"a": value(), "pr_curve": {"precision": [generator.random() for _ in range(200)],
+                                           "nested": [[0.25] * 70, [None] * 65, []]}, "b": value()}
+        assert _indented_json(data) == json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
