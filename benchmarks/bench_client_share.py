@@ -10,8 +10,9 @@ worker settings of docs/scale-out.md), it measures in fresh processes, alternati
 * ``client, records built here``: a script that runs the evaluation on the cluster and
   writes the same outputs from records built on the client (``evaluate(client=...)``
   without ``record_parts``: how the command line ran before the workers encoded them);
-* ``client, record parts``: ``python -m polytopo.evaluator --scheduler ADDRESS``, whose
-  workers build and encode the per-feature outputs of their partitions.
+* ``command line``: ``python -m polytopo.evaluator --scheduler ADDRESS``, whose workers read
+  their own partitions of the files and build and encode the per-feature outputs of them
+  (and, as they see the output folder, write the rows and the GeoPackage there).
 
 The CPU seconds (user + system) of each process are those of the process alone: the
 scheduler and the workers are not its children. It prints each run, the medians, the
@@ -142,7 +143,7 @@ def main(argv=None):
     files = osm_benchmark_set.set_for_benchmark(args.scale, args.cache)
     if files is None:
         return 0
-    cpu = {"one process": [], "client, records built here": [], "client, record parts": []}
+    cpu = {"one process": [], "client, records built here": [], "command line": []}
     with tempfile.TemporaryDirectory(prefix="polytopo_client_share_") as scratch:
         scratch = Path(scratch)
         (scratch / "dask").mkdir()
@@ -157,7 +158,7 @@ def main(argv=None):
                     "one process": ("module", EVALUATOR_MODULE, [*inputs, "--workers", "0", "--threads", "1"]),
                     "client, records built here": ("script", scratch / "client.py",
                                                    [files.gt_path, files.pred_path, None, address]),
-                    "client, record parts": ("module", EVALUATOR_MODULE, [*inputs, "--scheduler", address]),
+                    "command line": ("module", EVALUATOR_MODULE, [*inputs, "--scheduler", address]),
                 }
                 for number, (name, (kind, target, arguments)) in enumerate(runs.items()):
                     out = scratch / f"r{repeat}-{number}"
@@ -186,8 +187,8 @@ def main(argv=None):
     for name, values in cpu.items():
         share = "" if name == "one process" else f"  = {100 * statistics.median(values) / one:.1f} % of one process"
         print(f"  {name:<28}{statistics.median(values):8.2f} CPU-s{share}")
-    before, after = (statistics.median(cpu[name]) for name in ("client, records built here", "client, record parts"))
-    print(f"client CPU, record parts against records built here: {after / before:.2f}x")
+    before, after = (statistics.median(cpu[name]) for name in ("client, records built here", "command line"))
+    print(f"client CPU, command line against records built here: {after / before:.2f}x")
     return 0
 
 

@@ -161,24 +161,25 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         # the two files are indexed on two workers at once
         serial["index (two workers)"] = max(_timed(coco_index, path)[1] for path in (gt_path, pred_path))
         gt_index, pred_index = indexed_inputs(gt_path, pred_path)
-        listed, sizes = listed_images(gt_path, gt_index.skeleton)
-        parts = plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n_parts)
+
+        def plan():
+            listed, sizes = listed_images(gt_path, gt_index.skeleton)
+            return plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n_parts)
+
+        parts, serial["plan (images[], partitions)"] = _timed(plan)
         reads = []
         for part in parts:
             started = time.perf_counter()
             _read_side(part, "gt", options), _read_side(part, "pred", options)
             reads.append(time.perf_counter() - started)
         marks = []
-        started = time.perf_counter()
-        gt_set, pred_set, outcome = evaluate_files_on(
+        _, _, outcome = evaluate_files_on(
             None, gt_path, pred_path, params, lambda name: marks.append((name, time.perf_counter())),
             parts_request(None, False), options, n_parts=n_parts)
         done = time.perf_counter()
         at = dict(marks)
         ends = [moment for name, moment in marks if name.startswith("partition ")]
         partitions = [end - begin for begin, end in zip([at["partitions"], *ends[:-1]], ends)]
-        serial["plan (images[], partitions)"] = at["partitions"] - started - sum(
-            _timed(coco_index, path)[1] for path in (gt_path, pred_path))
         serial["sets from the digests"] = at["merge"] - ends[-1]
         serial["merge"] = at["summary"] - at["merge"]
         single["summary"] = serial["summary"] = done - at["summary"]

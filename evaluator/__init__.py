@@ -19,7 +19,7 @@ from ..core.lazy_names import lazy_namespace
 #: use (PEP 562), so that light modules (:mod:`.tables.error_classes`, :mod:`.outputs.qml_styles`,
 #: :mod:`polytopo.core.errors`) import without shapely, numpy or scipy.
 _DEFINED_IN = {
-    **dict.fromkeys(("Evaluation", "evaluate", "load_inputs"), ".run.api"),
+    **dict.fromkeys(("Evaluation", "evaluate", "evaluate_files", "load_inputs"), ".run.api"),
     **dict.fromkeys(("map_partitions", "open_client"), "polytopo.core.cluster"),
     **dict.fromkeys(("Instance", "InstanceSet", "instances_from_geometries", "instances_from_geometry"),
                     ".inputs.instances"),
@@ -52,6 +52,7 @@ __all__ = [
     "atomic_output",
     "error_layers",
     "evaluate",
+    "evaluate_files",
     "format_table",
     "hole_f1",
     "frame_for_bounds",

@@ -155,7 +155,7 @@ def test_checker_trusts_a_module_getattr_for_lazy_names():
 EVALUATOR_SURFACE = (
     "ClusterError", "Evaluation", "EvaluationParams", "EvaluatorError", "InputFormatError", "Instance",
     "InstanceSet", "InvalidParameterError", "MissingDependencyError", "PROFILES", "PixelFrame", "SCORE_FIELD",
-    "assign_images", "atomic_output", "error_layers", "evaluate", "format_table", "frame_for_bounds",
+    "assign_images", "atomic_output", "error_layers", "evaluate", "evaluate_files", "format_table", "frame_for_bounds",
     "implied_score_field", "instances_from_geometries", "instances_from_geometry", "load_coco_ground_truth",
     "load_coco_predictions", "load_inputs", "load_vector_layer", "map_partitions", "open_client", "params_for",
     "write_geopackage", "write_report", "write_summary_json",

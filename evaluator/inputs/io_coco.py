@@ -19,8 +19,8 @@ from ...core.errors import InputFormatError
 from ...core.json_files import read_json
 from .instances import Instance, InstanceSet, flat_ring_table, ring_from_flat
 
-__all__ = ["InstanceColumns", "RingPacker", "annotation_columns", "check_default_score", "ground_truth_columns", "listed_images",
-           "load_coco_ground_truth", "load_coco_predictions", "numbered_errors", "prediction_columns", "prediction_rows",
+__all__ = ["InstanceColumns", "RingPacker", "annotation_columns", "check_default_score", "ground_truth_columns",
+           "listed_images", "load_coco_ground_truth", "load_coco_predictions", "prediction_columns", "prediction_rows",
            "read_coco_json", "read_coco_records", "warn_without_segmentation", "with_unlisted_images"]
 
 
@@ -389,7 +389,7 @@ def listed_images(path, data):
 
 
 @contextlib.contextmanager
-def numbered_errors(numbers):
+def _numbered_errors(numbers):
     """Give an :class:`InputFormatError` raised in the block the number of the record being read.
 
     Yields a one-element list the block sets to the index (in ``numbers``) of the record
@@ -409,9 +409,9 @@ def annotation_columns(path, records, numbers, categories=None, drop_degenerate=
 
     ``packer``: the :class:`RingPacker` the records were parsed with, if any. Messages
     name each record by its number in the file (as does the error's ``record_number``,
-    :func:`numbered_errors`); only ``skipped`` is set on the columns.
+    :func:`_numbered_errors`); only ``skipped`` is set on the columns.
     """
-    with numbered_errors(numbers) as at:
+    with _numbered_errors(numbers) as at:
         return _annotation_columns(path, records, numbers, categories, drop_degenerate, packer, at)
 
 
@@ -445,7 +445,7 @@ def prediction_rows(path, records, numbers, categories=None, default_score=None,
 
     As :func:`annotation_columns`; each instance's ``source_id`` is its record's number.
     """
-    with numbered_errors(numbers) as at:
+    with _numbered_errors(numbers) as at:
         return _prediction_rows(path, records, numbers, categories, default_score, drop_degenerate, packer, at)
 
 

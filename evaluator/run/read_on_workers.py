@@ -1,24 +1,26 @@
 """Cluster evaluation whose workers read their own partitions of COCO-style JSON inputs.
 
 In a cluster run of :mod:`.distributed` the client reads both files, builds every
-instance and sends each partition's instances to its worker. Here the client reads only
-where each record lies (:func:`.coco_index.coco_index`: byte ranges and image ids, found
-with a few array passes over the file) and the files' other parts (``images``); it splits
-the images into groups of about equal size, and each worker parses the records of its
-group from the files, with the code that reads a whole file
-(:func:`.io_coco.read_coco_records`), then scores them and encodes their per-feature
-records as :mod:`.distributed` does. It sends back what the client's merge and summary read:
-the instances without their rings (:class:`.instances.InstanceFields`), where they lie in
-the files, the skip counts, and the few values the input checks take from the rings
-(:data:`.instances.LEARNABLE`: the longest ring, the bounds, the invalid references).
+instance and sends each partition's instances to its worker. Here two workers find where
+each record lies (:func:`.coco_index.coco_index`: byte ranges and image ids, from a few
+array passes over the file) and the files' other parts; the client reads only the ground
+truth's ``images[]`` and splits the images into groups of about equal bytes of records,
+and each worker parses the records of its group from the files, with the code that reads
+a whole file (:func:`.io_coco.read_coco_records`), then scores them and encodes their
+per-feature records as :mod:`.distributed` does. It sends back what the client's merge
+and summary read: the instances' fields without their rings, as columns
+(:class:`.instances.FieldRows`), where each lies in the files, the skip counts, and the
+few values the input checks take from the rings (:data:`.instances.LEARNABLE`: the
+longest ring, the bounds, the invalid references).
 
 Everything a one-process run says about its inputs is said the same way: the same errors
 (the first wrong record in the ground truth, then in the predictions, named by its number
 in the file), the same warnings, the same counts and numbers (the merge and the summary
 are :mod:`.distributed`'s). Where that cannot be guaranteed, :func:`evaluate_files_on`
 returns None and the caller reads the files whole: a file the index cannot place every
-record of, a record range that does not parse (the whole-file reading gives the error),
-a profile whose dataset-wide phase reads rings on the client (every one but ``paper``).
+record of (or the workers cannot read), a record range that does not parse (the
+whole-file reading gives the error), a profile whose dataset-wide phase reads rings on
+the client (every one but ``paper``).
 """
 
 from dataclasses import dataclass, replace
@@ -30,13 +32,14 @@ from ...core.errors import InputFormatError, InvalidParameterError
 from ..inputs.coco_index import coco_index
 from ..inputs.input_checks import check_categories, check_sampling_cost
 from ..inputs.instances import FIELD_NAMES, FieldRows, InstanceSet
-from ..inputs.io_coco import check_default_score, listed_images, read_coco_records, warn_without_segmentation, with_unlisted_images
+from ..inputs.io_coco import (check_default_score, listed_images, read_coco_records, warn_without_segmentation,
+                               with_unlisted_images)
 from ..inputs.ordering import image_sort_key
 from ..outputs.record_parts import RecordParts, record_part
 from ..profiles.paper import pair_outcome
 from ..tables.profiles import profile_named
-from .distributed import (PARTITIONS_PER_THREAD, Partition, _counting, _for_transport, _partition_match,
-                          _rings_needed_for, merge_partitions, task_slots)
+from .distributed import (PARTITIONS_PER_THREAD, Partition, _counting, _for_transport, _match_task,
+                          _partition_match, _rings_needed_for, merge_partitions, partition_task, task_slots)
 
 __all__ = ["BYTES_PER_IMAGE", "FilePart", "indexed_inputs", "plan_file_parts", "evaluate_files_on", "applies_to"]
 
@@ -83,8 +86,7 @@ def applies_to(params, sweeps=False):
     The profile's per-image phase is ``paper`` and its dataset-wide phase reads no ring
     (:attr:`.profiles.Profile.client_rings`); the sweeps re-evaluate whole sets.
     """
-    profile = profile_named(params.profile)
-    return not sweeps and profile.per_image == "paper" and not profile.client_rings
+    return not sweeps and partition_task(params) is _match_task and not profile_named(params.profile).client_rings
 
 
 def indexed_inputs(gt_path, pred_path, client=None):
