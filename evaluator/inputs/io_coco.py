@@ -409,65 +409,59 @@ def annotation_columns(path, records, numbers, categories=None, drop_degenerate=
 
     ``packer``: the :class:`RingPacker` the records were parsed with, if any. Messages
     name each record by its number in the file (as does the error's ``record_number``,
-    :func:`_numbered_errors`); only ``skipped`` is set on the columns.
+    :func:`_numbered_errors`); only ``skipped`` is set on the columns. Crowd annotations
+    are skipped and counted; each instance's ``source_id`` is its annotation's ``id``.
     """
-    with _numbered_errors(numbers) as at:
-        return _annotation_columns(path, records, numbers, categories, drop_degenerate, packer, at)
-
-
-def _annotation_columns(path, records, numbers, categories, drop_degenerate, packer, at):
-    table = _segmentation_table(records, packer)
-    columns = InstanceColumns(table)
-    skipped = columns.skipped
-    for index, (number, record) in enumerate(zip(numbers, records)):
-        at[0] = index
-        where = f"{path} annotations[{number}]"
-        if not isinstance(record, dict):
-            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
-        if categories is not None and record.get("category_id") not in categories:
-            _count(skipped, "other_category")
-            continue
+    def fields(record, number, where, skipped):
         if record.get("iscrowd", 0):
             _count(skipped, "crowd")
-            continue
-        keep, rings = _kept_rings(record, where, skipped, drop_degenerate, table, index)
-        if not keep:
-            if not record.get("segmentation"):
-                _count(skipped, "empty_geometry")
-            continue
-        columns.add(index, _image_id(record, where), record.get("id", None), record.get("category_id"), 1.0, rings)
-    return columns
+            return None
+        return record.get("id", None), 1.0
+
+    return _kept_columns(path, records, numbers, categories, drop_degenerate, packer, "annotations[{}]", fields)
 
 
 def prediction_rows(path, records, numbers, categories=None, default_score=None, drop_degenerate=False,
                     packer=None):
     """Check and keep prediction ``records`` (records ``numbers`` of the file) as :class:`InstanceColumns`.
 
-    As :func:`annotation_columns`; each instance's ``source_id`` is its record's number.
+    As :func:`annotation_columns`; each instance's ``source_id`` is its record's number and
+    its score the record's (``default_score`` where it has none).
     """
-    with _numbered_errors(numbers) as at:
-        return _prediction_rows(path, records, numbers, categories, default_score, drop_degenerate, packer, at)
+    def fields(record, number, where, skipped):
+        return number, _score(record, where, default_score)
+
+    return _kept_columns(path, records, numbers, categories, drop_degenerate, packer, "record [{}]", fields)
 
 
-def _prediction_rows(path, records, numbers, categories, default_score, drop_degenerate, packer, at):
+def _kept_columns(path, records, numbers, categories, drop_degenerate, packer, label, fields):
+    """The records' instances as :class:`InstanceColumns`.
+
+    Each record is checked for its category, then ``fields(record, number, where, skipped)``
+    gives ``(source id, score)`` (None: skipped, counted by it), then its rings; messages name
+    it ``label`` with its number, and an error carries that number (:func:`_numbered_errors`).
+    """
     table = _segmentation_table(records, packer)
     columns = InstanceColumns(table)
     skipped = columns.skipped
-    for index, (number, record) in enumerate(zip(numbers, records)):
-        at[0] = index
-        where = f"{path} record [{number}]"
-        if not isinstance(record, dict):
-            raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
-        if categories is not None and record.get("category_id") not in categories:
-            _count(skipped, "other_category")
-            continue
-        score = _score(record, where, default_score)
-        keep, rings = _kept_rings(record, where, skipped, drop_degenerate, table, index)
-        if not keep:
-            if not record.get("segmentation"):
-                _count(skipped, "empty_geometry")
-            continue
-        columns.add(index, _image_id(record, where), number, record.get("category_id"), score, rings)
+    with _numbered_errors(numbers) as at:
+        for index, (number, record) in enumerate(zip(numbers, records)):
+            at[0] = index
+            where = f"{path} {label.format(number)}"
+            if not isinstance(record, dict):
+                raise InputFormatError(f"{where}: expected an object but got {type(record).__name__}")
+            if categories is not None and record.get("category_id") not in categories:
+                _count(skipped, "other_category")
+                continue
+            found = fields(record, number, where, skipped)
+            if found is None:
+                continue
+            keep, rings = _kept_rings(record, where, skipped, drop_degenerate, table, index)
+            if not keep:
+                if not record.get("segmentation"):
+                    _count(skipped, "empty_geometry")
+                continue
+            columns.add(index, _image_id(record, where), found[0], record.get("category_id"), found[1], rings)
     return columns
 
 
