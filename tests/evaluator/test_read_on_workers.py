@@ -275,3 +275,25 @@ def test_the_command_line_on_a_cluster_never_reads_the_records_itself(tmp_path, 
     for name in CSV_FILES:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
     assert _layers(tmp_path / "one" / "evaluation.gpkg") == _layers(tmp_path / "two" / "evaluation.gpkg")
+
+
+def _workers_cannot_read(monkeypatched):
+    """Run on each worker: its index of any file gives None (as where the files are not at the client's paths)."""
+    from polytopo.evaluator.inputs import coco_index as module
+
+    if monkeypatched:
+        module.real_coco_index, module.coco_index = module.coco_index, lambda path: None
+    else:
+        module.coco_index = module.real_coco_index
+
+
+def test_workers_that_cannot_read_the_files_send_the_run_back_to_the_client(client, tmp_path, fixture_json):
+    gt_path = _write(tmp_path / "gt.json", fixture_json[0])
+    pred_path = _write(tmp_path / "pred.json", fixture_json[1])
+    client.run(_workers_cannot_read, True)
+    try:
+        assert evaluate_files(gt_path, pred_path, client=client, record_parts=parts_request(None, False)) is None
+    finally:
+        client.run(_workers_cannot_read, False)
+    assert evaluate_files(gt_path, pred_path, client=client, record_parts=parts_request(None, False),
+                          drop_degenerate=True) is not None
