@@ -166,7 +166,9 @@ def _shared_folder(path, kept):
 
     Files for ``path`` that workers write are named ``PREFIX-...`` (:func:`_sees`); the
     prefix is a :func:`.output_safety.partial_name`, so a later run removes what a killed
-    one left. The marker and every file made with the prefix are removed when the block ends.
+    one left. The marker and every file whose name holds the prefix (the workers' files,
+    and the temporary files a worker that died while writing one left) are removed when the
+    block ends, so none of them is published with the folder.
     """
     from ...core.cluster import client_of
     from ...core.output_safety import partial_name
@@ -181,7 +183,7 @@ def _shared_folder(path, kept):
         yield str(prefix)
     finally:
         marker.unlink(missing_ok=True)
-        for piece in prefix.parent.glob(prefix.name + "-*"):
+        for piece in prefix.parent.glob(f"*{prefix.name}*"):
             piece.unlink(missing_ok=True)
 
 
