@@ -103,6 +103,7 @@ def _indexed(path, data):
     codes = _CODES[raw[found]]
     quote = codes == _QUOTE
     outside = (np.cumsum(quote) - quote) % 2 == 0  # an even number of quotes before: not in a string
+    opening = found[quote][0::2]  # with no escapes, every other quote opens a string
     bracket = outside & ~quote
     where, step = found[bracket], codes[bracket].astype(np.int64)
     if not len(where):
@@ -115,7 +116,7 @@ def _indexed(path, data):
     if raw[where[0]] == ord("["):
         array = 0
     elif raw[where[0]] == ord("{"):
-        array = _annotations_array(data, where, depth, quote, found)
+        array = _annotations_array(data, where, depth, opening)
         if array is None:
             return None
     else:
@@ -130,7 +131,7 @@ def _indexed(path, data):
     start, end = where[opens].astype(np.int64), where[closes].astype(np.int64) + 1
     if not _only_commas_between(raw, where[array] + 1, start, end, where[closing]):
         return None
-    image_ids = _record_image_ids(data, raw, found, quote, where, depth, start, end, array_depth + 1)
+    image_ids = _record_image_ids(data, raw, opening, where, depth, start, end, array_depth + 1)
     if image_ids is None:
         return None
     skeleton_bytes = bytes(data[:where[array] + 1]) + bytes(data[where[closing]:])
@@ -141,13 +142,16 @@ def _indexed(path, data):
     return CocoIndex(path, start, end, image_ids, skeleton)
 
 
-def _annotations_array(data, where, depth, quote, found):
-    """Position in ``where`` of the ``[`` of the top-level object's ``annotations`` list, or None."""
-    quotes_before = np.cumsum(quote)
+def _annotations_array(data, where, depth, opening):
+    """Position in ``where`` of the ``[`` of the top-level object's ``annotations`` list, or None.
+
+    ``opening``: the positions of the quotes that open a string (sorted).
+    """
     hits = []
     for match in _ANNOTATIONS.finditer(data):
         key = match.start()
-        if quotes_before[np.searchsorted(found, key)] % 2 == 1:  # this quote opens a string: it is not inside one
+        at = int(np.searchsorted(opening, key))
+        if at < len(opening) and opening[at] == key:  # the key's quote opens a string: it is not inside one
             bracket = int(np.searchsorted(where, match.end() - 1))
             if depth[bracket] == 2:  # the list opens inside the top-level object
                 hits.append(bracket)
@@ -171,9 +175,8 @@ def _only_commas_between(raw, after_open, start, end, close):
     return not other.any() and np.array_equal(commas, wanted)
 
 
-def _record_image_ids(data, raw, found, quote, where, depth, start, end, record_depth):
+def _record_image_ids(data, raw, opening, where, depth, start, end, record_depth):
     """The ``image_id`` of each record (array or list), or None when one is missing, repeated or of another kind."""
-    opening = found[quote][0::2]  # outside strings, every other quote opens one
     key = np.frombuffer(_KEY, np.uint8)
     candidate = opening[opening + len(key) <= len(raw)]
     candidate = candidate[raw[candidate + 1] == key[1]]

@@ -266,9 +266,8 @@ class InstanceSet:
         """``(min x, min y, max x, max y)`` of the exterior rings (px); None without instances."""
         if not self.instances:
             return None
-        lows = np.array([instance.exterior.min(axis=0) for instance in self.instances])
-        highs = np.array([instance.exterior.max(axis=0) for instance in self.instances])
-        return (*lows.min(axis=0).tolist(), *highs.max(axis=0).tolist())
+        points = np.concatenate([instance.exterior for instance in self.instances])
+        return (*points.min(axis=0).tolist(), *points.max(axis=0).tolist())
 
     def learn(self, **values):
         """Take per-set values (:data:`LEARNABLE`) as found elsewhere: by the cluster workers that hold the rings."""

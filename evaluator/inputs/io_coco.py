@@ -19,7 +19,8 @@ from ...core.errors import InputFormatError
 from ...core.json_files import read_json
 from .instances import Instance, InstanceSet, flat_ring_table, ring_from_flat
 
-__all__ = ["InstanceColumns", "RingPacker", "annotation_columns", "check_default_score", "ground_truth_columns",
+__all__ = ["InstanceColumns", "RingPacker", "annotation_columns", "check_default_score", "compact_values",
+           "ground_truth_columns",
            "listed_images", "load_coco_ground_truth", "load_coco_predictions", "prediction_columns", "prediction_rows",
            "read_coco_json", "read_coco_records", "warn_without_segmentation", "with_unlisted_images"]
 
@@ -238,8 +239,8 @@ class InstanceColumns:
     def detach(self):
         """Turn the ids into arrays where they allow it and drop every reference into the JSON."""
         self._image_ids, self._source_ids, self._categories = (
-            _compact(values) for values in (self._image_ids, self._source_ids, self._categories))
-        self.image_ids = _compact(self.image_ids)
+            compact_values(values) for values in (self._image_ids, self._source_ids, self._categories))
+        self.image_ids = compact_values(self.image_ids)
         return self
 
     def instance_set(self):
@@ -262,18 +263,23 @@ class InstanceColumns:
                            self.image_sizes)
 
 
-def _compact(values):
-    """``values`` as an int64 array when every one is an int (not a bool) in range, else the list itself."""
-    if all(type(value) is int for value in values):
-        try:
-            return np.array(values, dtype=np.int64) if values else values
-        except OverflowError:
-            return values
+def compact_values(values):
+    """``values`` as one array where they allow it, else (or when empty) the list itself.
+
+    int64 when every one is an int (not a bool) in range, float64 when every one is a
+    float; :func:`_expanded` gives the same values back.
+    """
+    for kind, dtype in ((int, np.int64), (float, np.float64)):
+        if values and all(type(value) is kind for value in values):
+            try:
+                return np.array(values, dtype=dtype)
+            except OverflowError:
+                return values
     return values
 
 
 def _expanded(values):
-    """The values :func:`_compact` kept (Python ints again for an array)."""
+    """The values :func:`compact_values` kept (Python numbers again for an array)."""
     return values.tolist() if isinstance(values, np.ndarray) else values
 
 

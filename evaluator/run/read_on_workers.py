@@ -32,8 +32,8 @@ from ...core.errors import InputFormatError, InvalidParameterError
 from ..inputs.coco_index import coco_index
 from ..inputs.input_checks import check_categories, check_sampling_cost
 from ..inputs.instances import FIELD_NAMES, FieldRows, InstanceSet
-from ..inputs.io_coco import (check_default_score, listed_images, read_coco_records, warn_without_segmentation,
-                               with_unlisted_images)
+from ..inputs.io_coco import (check_default_score, compact_values, listed_images, read_coco_records,
+                               warn_without_segmentation, with_unlisted_images)
 from ..inputs.ordering import image_sort_key
 from ..outputs.record_parts import RecordParts, record_part
 from ..profiles.paper import pair_outcome
@@ -192,20 +192,9 @@ def _read_side(part, role, options):
     return columns.instance_set(), numbers[columns.kept_records()]
 
 
-def _column(values):
-    """One field of every instance as it travels: int64 or float64 where every value is one (not a bool), else a list."""
-    for kind, dtype in ((int, np.int64), (float, np.float64)):
-        if values and all(type(value) is kind for value in values):
-            try:
-                return np.array(values, dtype=dtype)
-            except OverflowError:
-                break
-    return list(values)
-
-
 def _side(instance_set, numbers, invalid=False):
     """The :class:`_Side` of one side's partition set (its invalid polygons only for the reference, ``invalid``)."""
-    return _Side({name: _column(instance_set.column(name)) for name in FIELD_NAMES}, numbers,
+    return _Side({name: compact_values(list(instance_set.column(name))) for name in FIELD_NAMES}, numbers,
                  dict(instance_set.skipped),
                  instance_set.longest_ring, instance_set.bounds,
                  instance_set.invalid_positions if invalid else np.zeros(0, np.int64),
@@ -270,7 +259,7 @@ def _whole(sides):
 
 
 def _joined(parts, order):
-    """The values of one field of every partition (:func:`_column`), joined and taken in ``order``, as a list."""
+    """The values of one field of every partition (:func:`.io_coco.compact_values`), in ``order``, as a list."""
     if all(isinstance(part, np.ndarray) for part in parts) and len({part.dtype for part in parts}) == 1:
         return np.concatenate(parts)[order].tolist()
     values = [value for part in parts for value in (part.tolist() if isinstance(part, np.ndarray) else part)]
@@ -318,8 +307,8 @@ def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, op
     Returns
     -------
     tuple or None
-        ``(gt_set, pred_set, outcome)``: the whole unfiltered sets of
-        :class:`.instances.InstanceFields` (their rings stayed on the workers;
+        ``(gt_set, pred_set, outcome)``: the whole unfiltered sets, their instances as
+        :class:`.instances.FieldRows` (their rings stayed on the workers;
         :data:`.instances.LEARNABLE` learned) and the outcome with its record parts; None
         when the files must be read here instead (see the module).
 

@@ -8,7 +8,7 @@ from polytopo_testing import COCO_GT, COCO_PRED
 
 from polytopo.evaluator.inputs.instances import Instance, InstanceSet
 
-__all__ = ["square", "make_set", "fixtures_dir", "coco_files"]
+__all__ = ["square", "make_set", "fixtures_dir", "coco_files", "client"]
 
 
 def _square(x, y, size, height=None):
@@ -53,3 +53,12 @@ def coco_files(tmp_path):
     gt.write_text(json.dumps(COCO_GT))
     pred.write_text(json.dumps(COCO_PRED))
     return gt, pred
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real 2-process Dask LocalCluster's client, one per test module that asks for it."""
+    from polytopo.core.cluster import open_client
+
+    with open_client(workers=2) as client:
+        yield client

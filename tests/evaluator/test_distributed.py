@@ -28,12 +28,6 @@ from polytopo.evaluator.tables.params import params_for
 from evaluation_equality import assert_same, assert_same_evaluation
 
 
-@pytest.fixture(scope="module")
-def client():
-    with open_client(workers=2) as client:
-        yield client
-
-
 def _shuffled(instance_set, seed, round_scores=False):
     order = np.random.default_rng(seed).permutation(len(instance_set))
     instances = [instance_set.instances[i] for i in order]

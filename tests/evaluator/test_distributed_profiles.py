@@ -17,7 +17,6 @@ import pytest
 import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
-from polytopo.core.cluster import open_client
 from polytopo.evaluator.run.distributed import merge_reference_matches, partition_images
 from polytopo.evaluator.inputs.instances import Instance
 from polytopo.evaluator.profiles.p3_code import merge_p3_code_parts, p3_code_parts
@@ -30,12 +29,6 @@ from evaluation_equality import assert_same, assert_same_evaluation
 
 #: Filters that drop predictions and holes on the workers; a γ at which many holes match.
 FILTERS = {"score_threshold": 0.35, "min_hole_area_px2": 6.0, "ring_match_threshold": 0.1}
-
-
-@pytest.fixture(scope="module")
-def client():
-    with open_client(workers=2) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import warnings
 import numpy as np
 import pytest
 
-from polytopo.core.cluster import open_client
 from polytopo.core.errors import InputFormatError, InvalidParameterError
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.evaluator.inputs.coco_index import coco_index, record_bytes
@@ -27,12 +26,6 @@ from polytopo.evaluator.run.api import evaluate_files
 from evaluation_equality import assert_same
 
 CSV_FILES = ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with open_client(workers=2) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

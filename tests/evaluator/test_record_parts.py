@@ -32,12 +32,6 @@ UTM_33N = ('PROJCS["WGS 84 / UTM zone 33N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHE
            'AUTHORITY["EPSG","32633"]]')
 
 
-@pytest.fixture(scope="module")
-def client():
-    with open_client(workers=2) as client:
-        yield client
-
-
 def _shuffled(instance_set, seed):
     order = np.random.default_rng(seed).permutation(len(instance_set))
     return replace(instance_set, instances=tuple(instance_set.instances[i] for i in order))
