@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..core.cluster import local_workers_option
 from ..core.errors import PolytopoError
+from ..core.interrupts import interrupts_noted
 from .card.model_card import example_card
 from .decoders.families import DEFAULT_FAMILY, FAMILIES
 from .card.card_files import describe_model, format_description, write_card
@@ -293,11 +294,17 @@ def build_parser():
 def main(argv=None):
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
-    try:
-        return args.handler(args)
-    except PolytopoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; no output file was written (a half-written one is removed)", file=sys.stderr)
-        return 130
+    with interrupts_noted() as interrupted:
+        try:
+            return args.handler(args)
+        except KeyboardInterrupt:
+            pass
+        except PolytopoError as exc:
+            if not interrupted():  # else the Ctrl-C came back as another error
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+        except Exception:
+            if not interrupted():
+                raise
+    print("interrupted; no output file was written (a half-written one is removed)", file=sys.stderr)
+    return 130

@@ -4,6 +4,12 @@
 reason on bad input or parameters; 130 when interrupted; 1 with a one-line reason on an
 unexpected failure, ``--debug`` shows the traceback) to ``python -m polytopo.evaluator``
 and to its ``compare`` subcommand (:mod:`.compare_cli`).
+
+Ctrl-C is reported as *interrupted* also where a library turned it into an error of its
+own (:mod:`polytopo.core.interrupts`). A shell shows 130 for every interrupted run; a
+process that started the command directly may see it ended by SIGINT instead (Python
+3.11 ends that way after its clean-up when the interrupt landed inside an ``exec`` of a
+text, as a dataclass's first import runs one, even though the command caught it).
 """
 
 import sys
@@ -15,6 +21,7 @@ from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_op
 from ...core.kernel_threads import threads_option
 from ...core.machine import usable_cores
 from ...core.errors import EvaluatorError
+from ...core.interrupts import interrupts_noted
 
 __all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded"]
 
@@ -68,18 +75,19 @@ def run_guarded(func, args):
 
     See the module docstring for the exit statuses and :mod:`.blas_threads` for the BLAS limit.
     """
-    with warnings.catch_warnings(record=True) as caught, single_blas_thread():
+    with warnings.catch_warnings(record=True) as caught, single_blas_thread(), interrupts_noted() as interrupted:
         warnings.simplefilter("always")
         try:
             func(args)
-        except (EvaluatorError, FileExistsError) as exc:
-            _report_warnings(caught)
-            print(f"polytopo.evaluator: error: {exc}", file=sys.stderr)
-            return 2
         except KeyboardInterrupt:
-            print("polytopo.evaluator: interrupted; no output folder was written", file=sys.stderr)
-            return 130
+            return _interrupted()
         except Exception as exc:  # noqa: BLE001 - one line for the user, traceback with --debug
+            if interrupted():  # the Ctrl-C came back as another error
+                return _interrupted()
+            if isinstance(exc, (EvaluatorError, FileExistsError)):
+                _report_warnings(caught)
+                print(f"polytopo.evaluator: error: {exc}", file=sys.stderr)
+                return 2
             if args.debug:
                 raise
             print(f"polytopo.evaluator: unexpected failure: {type(exc).__name__}: {exc} (rerun with --debug)",
@@ -87,6 +95,11 @@ def run_guarded(func, args):
             return 1
     _report_warnings(caught)
     return 0
+
+
+def _interrupted():
+    print("polytopo.evaluator: interrupted; no output folder was written", file=sys.stderr)
+    return 130
 
 
 def _report_warnings(caught):

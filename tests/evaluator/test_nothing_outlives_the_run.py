@@ -102,6 +102,10 @@ def test_an_interrupted_or_killed_client_takes_its_workers_with_it(fixtures_dir,
     process.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
     _, err = process.communicate(timeout=RUN_S)
     if how == "ctrl-c":
-        assert process.returncode == 130 and "interrupted" in err, err[-2000:]
+        # 130, or ended by the SIGINT itself after the clean-up (which a shell shows as 130 too):
+        # Python 3.11 ends so when the interrupt landed inside an exec of a text (a dataclass's
+        # first import runs one), although the command caught it (see .cli.shared)
+        assert process.returncode in (130, -signal.SIGINT), err[-2000:]
+        assert err.strip().endswith("interrupted; no output folder was written"), err[-2000:]
     assert _gone(children, 30), [child.cmdline() for child in children if child.is_running()]
     assert not (tmp_path / "out").exists() or how == "sigkill"
