@@ -18,6 +18,7 @@ records is checked where they are parsed: a record range that does not parse sen
 run back to the whole-file reading too.
 """
 
+import contextlib
 import json
 import mmap
 import re
@@ -66,9 +67,27 @@ class CocoIndex:
         return len(self.start)
 
 
+@contextlib.contextmanager
+def _mapped(path):
+    """The bytes of the file ``path`` (not empty) mapped read-only for the block.
+
+    The mapping is closed at the block's end unless an array still views it: a frame
+    of the block's code that outlives its return (a sampling profiler's reference, as a
+    Dask worker's, or a traceback passing through) keeps its arrays; the mapping then
+    goes with the last of them, and never fails the block (``BufferError``).
+    """
+    with open(path, "rb") as handle:
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield data
+    finally:
+        with contextlib.suppress(BufferError):
+            data.close()
+
+
 def record_bytes(path, start, end):
     """The records at byte ranges ``[start, end)`` of ``path`` as the bytes of one JSON list."""
-    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+    with _mapped(path) as data:
         return b"[" + b",".join(data[lo:hi] for lo, hi in zip(start.tolist(), end.tolist())) + b"]"
 
 
@@ -86,11 +105,10 @@ def coco_index(path):
     """
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.seek(0, 2) == 0:
-                return None
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _indexed(path, data)
+        if path.stat().st_size == 0:
+            return None
+        with _mapped(path) as data:
+            return _indexed(path, data)
     except OSError:
         return None
 

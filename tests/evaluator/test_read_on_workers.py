@@ -117,6 +117,25 @@ def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fix
         assert index.skeleton == skeleton
 
 
+def test_the_index_survives_a_view_of_the_mapped_file_that_outlives_it(tmp_path, fixture_json, monkeypatch):
+    """A Dask worker's sampling profiler can hold the indexing frame, and its array over the mapped bytes, past its
+    return: the index is still made (the mapping goes with the last view) instead of failing with BufferError."""
+    from polytopo.evaluator.inputs import coco_index as module
+
+    views, indexed = [], module._indexed
+
+    def holding_a_view(path, data):
+        views.append(np.frombuffer(data, np.uint8))
+        return indexed(path, data)
+
+    monkeypatch.setattr(module, "_indexed", holding_a_view)
+    gt, _ = fixture_json
+    path = _write(tmp_path / "gt.json", gt, None)
+    index = coco_index(path)
+    assert index is not None and len(index) == len(gt["annotations"])
+    assert bytes(views[0][:1]) == b"{"  # the view still reads the file
+
+
 def test_the_index_reads_text_and_mixed_image_ids(tmp_path, fixture_json):
     pred = [{**record, "image_id": f"tile-{record['image_id']}" if k % 2 else record["image_id"]}
             for k, record in enumerate(fixture_json[1])]
