@@ -11,6 +11,7 @@ import numpy as np
 
 from .boundary import boundary_bands
 from .construct import polygons_of, ring_polygons
+from ..inputs.instances import field_values
 from ..inputs.repair import largest_polygons
 
 __all__ = ["RingTable", "ring_regions"]
@@ -92,7 +93,7 @@ class RingTable:
     def _index(self, instances, rings=True):
         """Set the hole table of ``instances`` and (``rings``) their ring sets."""
         self.instances = instances
-        counts = np.fromiter((instance.hole_count for instance in instances), np.int64, len(instances))
+        counts = np.fromiter(field_values(instances, "hole_count"), np.int64, len(instances))
         self.hole_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hole_owner = np.repeat(np.arange(len(instances)), counts)
         if rings:

@@ -29,6 +29,7 @@ __all__ = [
     "Instance",
     "FIELD_NAMES",
     "FieldRows",
+    "field_values",
     "InstanceFields",
     "InstanceSet",
     "LEARNABLE",
@@ -166,6 +167,32 @@ class FieldRows(Sequence):
             return [self[k] for k in range(*index.indices(len(self)))]
         return InstanceFields(*(self.columns[name][index] for name in FIELD_NAMES))
 
+    def taken(self, order):
+        """The rows at the positions ``order`` (a sequence of ints), as new :class:`FieldRows`."""
+        order = np.asarray(order, dtype=np.int64)
+        return FieldRows({name: _object_array(values)[order].tolist() for name, values in self.columns.items()})
+
+    @classmethod
+    def joined(cls, parts):
+        """The rows of several :class:`FieldRows` one after the other."""
+        return cls({name: list(itertools.chain.from_iterable(part.columns[name] for part in parts))
+                    for name in FIELD_NAMES})
+
+
+def _object_array(values):
+    """``values`` (a list) as a 1-D object array, whatever its items are (tuples stay items)."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def field_values(instances, name):
+    """The field ``name`` (one of :data:`FIELD_NAMES`) of every one of ``instances``, as a list in order.
+
+    :class:`FieldRows` give their list as it is; other sequences make it from the instances.
+    """
+    if isinstance(instances, FieldRows):
+        return instances.columns[name]
+    return [getattr(instance, name) for instance in instances]
+
 
 @dataclass(frozen=True)
 class InstanceSet:
@@ -212,9 +239,7 @@ class InstanceSet:
 
     def column(self, name):
         """The field ``name`` (one of :data:`FIELD_NAMES`) of every instance, as a list in order."""
-        if isinstance(self.instances, FieldRows):
-            return self.instances.columns[name]
-        return [getattr(instance, name) for instance in self.instances]
+        return field_values(self.instances, name)
 
     @cached_property
     def ring_counts(self):
@@ -348,12 +373,13 @@ class PackedInstances:
                    np.concatenate(flat) if flat else np.zeros((0, 2)))
 
     def unpack(self):
-        """The instances again, as a list, in their order; rings are read-only views of :attr:`coords`.
+        """The instances again, in their order: a list whose rings are read-only views of :attr:`coords`.
 
-        Packed without rings: :class:`InstanceFields`.
+        Packed without rings: :class:`FieldRows`.
         """
         if not self.with_rings:
-            return [InstanceFields(*values, holes) for values, holes in zip(self.fields, self.hole_counts.tolist())]
+            columns = list(zip(*self.fields)) if self.fields else [()] * (len(FIELD_NAMES) - 1)
+            return FieldRows(dict(zip(FIELD_NAMES, [*columns, self.hole_counts.tolist()], strict=True)))
         coords = self.coords.view()
         coords.flags.writeable = False
         ends = np.cumsum(self.ring_sizes).tolist()

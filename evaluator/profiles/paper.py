@@ -18,11 +18,13 @@ Pipeline (all lengths in pixels):
 """
 
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 
 from ..geometry.corners import corner_counts
-from ..metrics.detection import detection_metrics
+from ..metrics.detection import detection_metrics, image_matches, ranked_detection
+from ..inputs.instances import field_values
 from ..inputs.filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from ...core.heap import return_freed_heap
 from ..metrics.matching import greedy_match, iou_candidates, score_order
@@ -37,19 +39,16 @@ from ..metrics.stats import f1_score, nanmean
 from ..inputs.validity import validity_reasons
 
 __all__ = ["PaperMatch", "evaluate_paper", "match_paper", "summarize_paper", "prepare", "select_instances",
-           "prepare_rings", "image_codes", "topology_exact", "pair_outcome"]
+           "prepare_rings", "image_codes", "image_detection", "topology_exact", "pair_outcome"]
 
 
 def image_codes(gt, pred, image_ids):
     """Integer code per instance image, codes following ``image_ids`` then first appearance."""
-    codes = {}
-    for image in image_ids:
-        codes.setdefault(image, len(codes))
-    for instance in (*gt, *pred):
-        codes.setdefault(instance.image_id, len(codes))
-    ids = list(codes)
-    return (np.array([codes[i.image_id] for i in gt], dtype=np.int64),
-            np.array([codes[i.image_id] for i in pred], dtype=np.int64), ids)
+    gt_images, pred_images = field_values(gt, "image_id"), field_values(pred, "image_id")
+    ids = list(dict.fromkeys(chain(image_ids, gt_images, pred_images)))
+    codes = dict(zip(ids, range(len(ids))))
+    return (np.fromiter(map(codes.__getitem__, gt_images), np.int64, len(gt_images)),
+            np.fromiter(map(codes.__getitem__, pred_images), np.int64, len(pred_images)), ids)
 
 
 def prepare(gt_set, pred_set, params, rings_in_canonical_order=True):
@@ -105,12 +104,16 @@ class PaperMatch:
         Definition 15 failure reasons ("" when valid).
     gt_regions, pred_regions : numpy.ndarray
         Valid occupied regions in pixels.
-    cand : Candidates
-        Every overlapping same-image pair.
+    cand : Candidates or None
+        Every overlapping same-image pair; None where :attr:`detected` stands for them
+        (a cluster's workers kept them).
     pairs : PairMetrics
         Pairs of the Definition 3 matching at β, sorted by prediction index.
     corner_counts : numpy.ndarray
         ``(len(corner_thresholds_px), 3)`` exterior corner ``[tp, fp, fn]`` counts.
+    detected : ImageMatches or None
+        The AP/AR matching of each prediction (:func:`image_detection`) where a cluster's
+        workers computed it; None for :func:`summarize_paper` to match ``cand``.
     """
 
     gt: list
@@ -127,6 +130,7 @@ class PaperMatch:
     cand: object
     pairs: object
     corner_counts: np.ndarray
+    detected: object = None
 
 
 def match_paper(gt_set, pred_set, params, progress=None):
@@ -234,9 +238,12 @@ def summarize_paper(match, params, detection=detection_metrics):
     gt, pred, pairs = match.gt, match.pred, match.pairs
     gt_table, pred_table, pred_reasons = match.gt_table, match.pred_table, match.pred_reasons
     pred_image = match.pred_image
-    scores = np.array([i.score for i in pred], dtype=float)
-    det, ranked = detection(match.cand, scores, pred_image, len(gt), params.ap_iou_thresholds,
-                            params.max_detections)
+    scores = _scores(pred)
+    if match.detected is not None:
+        det, ranked = ranked_detection(match.detected, scores, len(gt), params.ap_iou_thresholds)
+    else:
+        det, ranked = detection(match.cand, scores, pred_image, len(gt), params.ap_iou_thresholds,
+                                params.max_detections)
     pairs_gt, pairs_pred = pairs.gt_index, pairs.pred_index
 
     per_pair = pair_outcome(match, params)
@@ -274,6 +281,21 @@ def summarize_paper(match, params, detection=detection_metrics):
     ranking = detection_ranking(params.iou_threshold, scores, order, tp, pred_image, match.gt_image,
                                 len(match.image_ids))
     return replace(per_pair, metrics=metrics, ranking=ranking)
+
+
+def image_detection(match, params):
+    """The AP/AR matching of ``match``'s predictions (:func:`.detection.image_matches`).
+
+    It never crosses images: a cluster's workers compute it for their images and the
+    client ranks the whole set's predictions (:func:`.detection.ranked_detection`).
+    """
+    return image_matches(match.cand, _scores(match.pred), match.pred_image, len(match.gt), params.ap_iou_thresholds,
+                         params.max_detections)
+
+
+def _scores(pred):
+    """The predictions' scores as a float array."""
+    return np.array(field_values(pred, "score"), dtype=float)
 
 
 def pair_outcome(match, params):

@@ -25,17 +25,20 @@ in one process.
 """
 
 from dataclasses import fields, replace
+from itertools import chain
 
 import numpy as np
 
 from ..metrics.analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
 from ...core.cluster import map_partitions
 from ...core.gc_pause import paused_gc
-from ..inputs.instances import InstanceSet, PackedInstances
+from ..inputs.instances import FieldRows, InstanceSet, PackedInstances, field_values
 from ..metrics.matching import Candidates
 from ..inputs.ordering import image_rank, image_sort_key, instance_sort_key
 from ..outputs.record_parts import RecordParts, record_part
-from ..profiles.paper import PaperMatch, image_codes, match_paper, pair_outcome, prepare_rings, select_instances
+from ..metrics.detection import ImageMatches
+from ..profiles.paper import (PaperMatch, image_codes, image_detection, match_paper, pair_outcome, prepare_rings,
+                              select_instances)
 from ..tables.profiles import PER_IMAGE_PHASES, profile_named, sweep_point
 from ..profiles.reference_code import ReferenceMatch, RoleMatches, image_grouped_order, match_reference_code
 from ..geometry.rings import RingTable
@@ -210,19 +213,29 @@ def merge_matches(gt_set, pred_set, parts, matches, rings=True):
         Equal to ``match_paper(gt_set, pred_set, params)``: instances, rings, holes, pairs and
         candidates in the same order.
     """
-    gt, pred = list(gt_set.instances), list(pred_set.instances)
+    gt, pred = _as_list(gt_set.instances), _as_list(pred_set.instances)
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))
     gt_table, gt_holes = RingTable.merged(gt, [m.gt_table for m in matches], [p.gt_index for p in parts], rings)
     pred_table, pred_holes = RingTable.merged(pred, [m.pred_table for m in matches], [p.pred_index for p in parts],
                                               rings)
-    cand = _merge_candidates(parts, matches, len(gt))
+    detected = None
+    if all(m.detected is not None for m in matches):
+        cand = None
+        detected = ImageMatches.placed([m.detected for m in matches], [p.pred_index for p in parts], len(pred))
+    else:
+        cand = _merge_candidates(parts, matches, len(gt))
     return PaperMatch(
         gt, pred, ids, gt_image, pred_image, gt_table, pred_table,
         list(_by_position(parts, [m.gt_reasons for m in matches], "gt_index", len(gt))),
         list(_by_position(parts, [m.pred_reasons for m in matches], "pred_index", len(pred))),
         _merged_regions(parts, matches, "gt", len(gt)), _merged_regions(parts, matches, "pred", len(pred)),
         cand, _merge_pairs(matches, parts, gt_holes, pred_holes),
-        np.sum([m.corner_counts for m in matches], axis=0))
+        np.sum([m.corner_counts for m in matches], axis=0), detected)
+
+
+def _as_list(instances):
+    """``instances`` as a list; :class:`.instances.FieldRows` as they are (a list would make an object per row)."""
+    return instances if isinstance(instances, FieldRows) else list(instances)
 
 
 def _reference_order(parts, matches, side):
@@ -341,8 +354,10 @@ def _partition_match(gt_raw, pred_raw, params):
     gt_set, pred_set, _ = prepare_rings(*select_instances(gt_raw, pred_raw, params), params,
                                         profile_named(params.profile).canonical_rings)
     match = match_paper(gt_set, pred_set, params)
-    image_parts = profile_named(params.profile).image_parts
-    return match, image_parts(match, gt_set.image_sizes) if image_parts is not None else None
+    profile = profile_named(params.profile)
+    if profile.image_detection:
+        match = replace(match, detected=image_detection(match, params))
+    return match, profile.image_parts(match, gt_set.image_sizes) if profile.image_parts is not None else None
 
 
 def _for_transport(match, regions=True, rings=True):
@@ -355,11 +370,14 @@ def _for_transport(match, regions=True, rings=True):
     dataset-wide phase reads them, :attr:`.profiles.Profile.client_regions`): shapely
     geometries cost the client a WKB parse each. The rings are sent only with ``rings``
     (False when the worker made the records and the profile's dataset-wide phase reads no
-    ring, :attr:`.profiles.Profile.client_rings`).
+    ring, :attr:`.profiles.Profile.client_rings`). The candidate pairs stay when the
+    match carries its predictions' AP/AR matching (:attr:`.profiles.Profile.image_detection`).
     """
-    kept = {} if regions else {"gt_regions": None, "pred_regions": None}
+    dropped = {} if regions else {"gt_regions": None, "pred_regions": None}
+    if isinstance(match, PaperMatch) and match.detected is not None:
+        dropped["cand"] = None
     return replace(match, gt=PackedInstances.pack(match.gt, rings), pred=PackedInstances.pack(match.pred, rings),
-                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index(), **kept)
+                   gt_table=match.gt_table.hole_index(), pred_table=match.pred_table.hole_index(), **dropped)
 
 
 def _received(match):
@@ -377,21 +395,27 @@ def _filtered(whole, matches, side):
     image ids share a sort key (``True`` and ``"True"``) does it sort by the whole key.
     Returns the set and, per partition, the positions of its instances in it.
     """
-    local = [list(getattr(match, side)) for match in matches]
-    flat = [instance for instances in local for instance in instances]
-    images = list(dict.fromkeys(instance.image_id for instance in flat))
+    local = [getattr(match, side) for match in matches]
+    image_of = list(chain.from_iterable(field_values(instances, "image_id") for instances in local))
+    images = list(dict.fromkeys(image_of))
+    flat = None
     if len({image_sort_key(image) for image in images}) == len(images):
         rank_of = dict(zip(images, image_rank(images)))
-        image = np.array([rank_of[instance.image_id] for instance in flat], dtype=np.int64)
+        image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
         within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
         order = np.lexsort((within, image))
     else:
+        flat = [instance for instances in local for instance in instances]
         by_score = side == "pred"
         order = sorted(range(len(flat)), key=lambda n: instance_sort_key(flat[n], by_score))
-    rank = np.empty(len(flat), dtype=np.int64)
-    rank[order] = np.arange(len(flat))
+    rank = np.empty(len(image_of), dtype=np.int64)
+    rank[order] = np.arange(len(image_of))
     bounds = np.cumsum([0] + [len(instances) for instances in local])
-    instances = tuple(flat[n] for n in order)
+    if all(isinstance(instances, FieldRows) for instances in local):
+        instances = FieldRows.joined(local).taken(order)
+    else:
+        flat = flat or [instance for instances in local for instance in instances]
+        instances = tuple(flat[n] for n in order)
     image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
     merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
     return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]

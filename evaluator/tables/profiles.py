@@ -78,6 +78,12 @@ class Profile:
         per-tile metrics). When it does not (``paper``) and a cluster's workers also make
         the per-feature records, the rings stay on the workers: the outcome's instances are
         then :class:`.instances.InstanceFields`.
+    image_detection : bool
+        Its AP/AR are the ``paper`` greedy matching (:mod:`.detection`), which never
+        crosses images: a cluster's workers match their images' predictions
+        (:func:`.paper.image_detection`), keep the candidate pairs, and the client only
+        ranks the predictions. False where the dataset-wide phase matches them itself
+        (``coco``'s pycocotools rules).
     """
 
     name: str
@@ -94,6 +100,7 @@ class Profile:
     metric_prefix: str | None = None
     client_regions: bool = False
     client_rings: bool = True
+    image_detection: bool = False
 
 
 def _on_prepared(evaluate):
@@ -147,7 +154,7 @@ def _profile(name, description, defaults, run, per_image, finish, **rules):
 
 REGISTRY = MappingProxyType({profile.name: profile for profile in (
     _profile("paper", "the PolyTopoBench paper's definitions, the default", {},
-             _on_prepared(paper.evaluate_paper), "paper", _finish_paper, client_rings=False),
+             _on_prepared(paper.evaluate_paper), "paper", _finish_paper, client_rings=False, image_detection=True),
     _profile("reference-code", "the public PolyTopoBench evaluator's numbers",
              {"ring_match_threshold": 0.5, "ring_match_inclusive": True, "check_validity": False,
               "mta_precision_inclusive": True, "polis_vertex_sets": False},
@@ -158,7 +165,7 @@ REGISTRY = MappingProxyType({profile.name: profile for profile in (
              _on_prepared(coco.evaluate_coco), "paper", _finish_coco, iou_modes=("vector", "raster")),
     _profile("p3", "the P3 card's metrics, averaged per tile", {},
              _on_prepared(p3.evaluate_p3), "paper", _finish_p3, metric_prefix="P3",
-             client_regions=True),
+             client_regions=True, image_detection=True),
     _profile("p3-code", "coco plus the metrics as the P3 authors' code computes them",
              {"max_detections": 100, "iou_mode": "raster"},
              _on_prepared(p3_code.evaluate_p3_code), "paper", _finish_p3_code, image_parts=_p3_code_parts,

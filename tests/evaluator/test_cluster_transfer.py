@@ -13,8 +13,9 @@ from polytopo.evaluator.metrics.analysis import resample_weights
 from polytopo.core.cluster import client_starting, map_partitions, write_worker_bytes
 from polytopo.evaluator.run.distributed import _filtered, resample_metrics_on
 from polytopo.core.errors import ClusterError
-from polytopo.evaluator.inputs.instances import Instance, InstanceSet, PackedInstances
-from polytopo.evaluator.inputs.ordering import canonical_order
+from polytopo.evaluator.inputs.instances import (FIELD_NAMES, FieldRows, Instance, InstanceSet, PackedInstances,
+                                                 field_values)
+from polytopo.evaluator.inputs.ordering import canonical_order, image_sort_key
 
 
 def ring_count(rings):
@@ -84,7 +85,11 @@ def _square(x, y, size):
 
 @pytest.mark.parametrize("images", [(2, "b", 10, "a"), (True, "True", 3)])
 def test_merged_filtered_sets_follow_the_single_process_order(images):
-    """Per partition in canonical order, merged: the canonical order of the whole set (ties of image keys too)."""
+    """Per partition in canonical order, merged: the canonical order of the whole set (ties of image keys too).
+
+    Also the fields alone (:class:`FieldRows`, the instances of workers that keep the rings) where no two
+    image ids share a sort key: the same order, every field kept.
+    """
     rng = np.random.default_rng(0)
     instances = [Instance(image, n, _square(*rng.integers(0, 9, 2), 2 + n % 3), score=float(rng.random()))
                  for n, image in enumerate(images * 4)]
@@ -99,6 +104,13 @@ def test_merged_filtered_sets_follow_the_single_process_order(images):
     assert merged.image_ids == expected.image_ids
     assert all(merged.instances[p] is instance for match, ranks in zip(matches, positions)
                for p, instance in zip(ranks, match.pred))
+    if len({image_sort_key(image) for image in images}) == len(images):
+        fields_only = [types.SimpleNamespace(pred=PackedInstances.pack(m.pred, rings=False).unpack()) for m in matches]
+        merged_fields, field_positions = _filtered(whole, fields_only, "pred")
+        assert isinstance(merged_fields.instances, FieldRows)
+        assert [(i.image_id, i.source_id, i.score, i.hole_count) for i in merged_fields.instances] == [
+            (i.image_id, i.source_id, i.score, i.hole_count) for i in expected.instances]
+        assert all(np.array_equal(a, b) for a, b in zip(field_positions, positions))
 
 
 def _mixed_instances():
@@ -126,6 +138,22 @@ def test_packed_instances_unpack_to_equal_instances_whose_rings_share_one_read_o
     rings = [ring for instance in unpacked for ring in instance.rings]
     assert all(np.shares_memory(ring, packed.coords) and not ring.flags.writeable for ring in rings)
     assert PackedInstances.pack([]).unpack() == []
+
+
+def test_instances_packed_without_rings_unpack_to_their_fields_as_columns():
+    """Each field of each instance, types kept (``True`` stays a bool, a tuple id a tuple); rows taken and joined."""
+    instances = _mixed_instances()
+    packed = pickle.loads(pickle.dumps(PackedInstances.pack(instances, rings=False), protocol=pickle.HIGHEST_PROTOCOL))
+    rows = packed.unpack()
+    assert isinstance(rows, FieldRows) and len(rows) == 3
+    for name in FIELD_NAMES:
+        assert rows.columns[name] == [getattr(i, name) for i in instances]
+        assert [type(v) for v in field_values(rows, name)] == [type(getattr(i, name)) for i in instances]
+    assert rows[2].source_id == (1, 2) and rows[2].image_id is True
+    with pytest.raises(AttributeError, match="rings"):
+        assert rows[0].exterior is None
+    assert FieldRows.joined([rows, rows.taken([2, 0])]).columns["source_id"] == [0, "x", (1, 2), (1, 2), 0]
+    assert len(PackedInstances.pack([], rings=False).unpack()) == 0
 
 
 def test_an_instance_set_pickles_with_its_rings_in_one_array():

@@ -19,11 +19,13 @@ import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.core.cluster import map_partitions, open_client
-from polytopo.evaluator.run.distributed import BOUNDARY_PX_PER_INSTANCE, instance_costs, merge_matches, partition_images
+from polytopo.evaluator.run.distributed import (BOUNDARY_PX_PER_INSTANCE, _for_transport, _partition_match,
+                                                instance_costs, merge_matches, partition_images)
 from polytopo.core.errors import ClusterError, InvalidParameterError
 from polytopo.evaluator.inputs.instances import InstanceSet, instances_from_geometry
-from polytopo.evaluator.profiles.paper import match_paper, prepare
+from polytopo.evaluator.profiles.paper import image_detection, match_paper, prepare
 from polytopo.evaluator.tables.params import params_for
+from polytopo.evaluator.tables.profiles import PROFILE_NAMES, profile_named
 
 from evaluation_equality import assert_same, assert_same_evaluation
 
@@ -116,6 +118,28 @@ def test_merged_partition_matches_equal_the_whole_match(inputs):
         assert np.array_equal(getattr(merged.pairs, field), getattr(whole.pairs, field)), field
     for field in ("pair", "gt_hole", "pred_hole", "biou", "mta"):
         assert np.array_equal(getattr(merged.pairs.holes, field), getattr(whole.pairs.holes, field)), field
+
+
+def test_the_parts_matching_for_ap_replaces_their_candidates_and_merges_to_the_whole_one(inputs):
+    """``paper`` and ``p3`` workers match their images' predictions for AP/AR and keep the candidate pairs."""
+    for profile in PROFILE_NAMES:
+        params = params_for(profile)
+        if profile_named(profile).per_image != "paper":
+            continue
+        gt, pred = inputs
+        match, _ = _partition_match(gt, pred, params)
+        sent = _for_transport(match)
+        assert (sent.cand is None) is (sent.detected is not None) is profile_named(profile).image_detection, profile
+    params = params_for("paper")
+    gt, pred, _ = prepare(*inputs, params)
+    parts = partition_images(gt, pred, 4)
+    sent = [replace(m, cand=None, detected=image_detection(m, params))
+            for m in (match_paper(p.gt_set, p.pred_set, params) for p in parts)]
+    merged = merge_matches(gt, pred, parts, sent)
+    whole = image_detection(match_paper(gt, pred, params), params)
+    assert merged.cand is None and merged.detected.matched.any() and not merged.detected.matched.all()
+    assert np.array_equal(merged.detected.kept, whole.kept)
+    assert np.array_equal(merged.detected.matched, whole.matched)
 
 
 #: Filters that drop predictions, instances and holes (they run on the workers).
