@@ -60,7 +60,7 @@ class RingTable:
         instances : list of Instance
             All instances, in their final order.
         rings : bool
-            False when ``instances`` are :class:`.instances.InstanceFields` (their rings
+            False when ``instances`` are fields alone (:class:`.instances.FieldRows`; their rings
             stayed on the workers): the table then has the hole table's ``hole_start`` and
             ``hole_owner`` and no ring sets, ``holes`` or geometry.
         tables : sequence of RingTable

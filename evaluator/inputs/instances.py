@@ -107,10 +107,10 @@ _RINGS_ELSEWHERE = ("Expected the rings of an instance of this evaluation, but t
 class InstanceFields:
     """An instance whose rings stayed on the cluster worker that scored it: every field but the rings.
 
-    The instances of a cluster run's outcome where the workers also made the per-feature
-    records and the profile's dataset-wide phase reads no geometry
-    (:attr:`.profiles.Profile.client_rings`). Reading ``exterior``, ``holes``, ``rings`` or
-    :meth:`polygon` raises :class:`AttributeError` saying so.
+    Each instance read from :class:`FieldRows` (a cluster run's instances where the workers
+    also made the per-feature records and the profile's dataset-wide phase reads no
+    geometry, :attr:`.profiles.Profile.client_rings`). Reading ``exterior``, ``holes``,
+    ``rings`` or :meth:`polygon` raises :class:`AttributeError` saying so.
 
     Parameters
     ----------
@@ -152,8 +152,10 @@ class FieldRows(Sequence):
     """Instances kept as one list per field (:data:`FIELD_NAMES`): each read makes an :class:`InstanceFields`.
 
     The ``instances`` of a set whose rings stayed on the cluster workers that read it
-    (:mod:`.read_on_workers`): :meth:`InstanceSet.column` reads its lists as they are, so
-    the checks and counts that read one field of every instance make no object per instance.
+    (:mod:`.read_on_workers`), and of a cluster run's filtered sets whose rings stayed on the
+    workers that scored them (:meth:`PackedInstances.unpack`): :func:`field_values` and
+    :meth:`InstanceSet.column` read its lists as they are, so the merge, the checks and the
+    counts that read one field of every instance make no object per instance.
     """
 
     def __init__(self, columns):

@@ -202,16 +202,19 @@ def merge_matches(gt_set, pred_set, parts, matches, rings=True):
         ``gt_index`` / ``pred_index``: positions in ``gt_set`` / ``pred_set`` of each
         partition's instances.
     matches : list of PaperMatch
-        ``match_paper`` of each partition's instances, in the order of ``parts``.
+        ``match_paper`` of each partition's instances, in the order of ``parts``; each with
+        its predictions' AP/AR matching and without candidates where the profile's workers
+        match them (:attr:`.profiles.Profile.image_detection`).
     rings : bool
-        False when the instances are :class:`.instances.InstanceFields` (see
-        :meth:`.rings.RingTable.merged`).
+        False when the instances came without their rings (:class:`.instances.FieldRows`,
+        see :meth:`.rings.RingTable.merged`).
 
     Returns
     -------
     PaperMatch
         Equal to ``match_paper(gt_set, pred_set, params)``: instances, rings, holes, pairs and
-        candidates in the same order.
+        candidates in the same order; where the parts carry their AP/AR matching instead of
+        candidates, that matching of the whole set (``detected``) and no candidates.
     """
     gt, pred = _as_list(gt_set.instances), _as_list(pred_set.instances)
     gt_image, pred_image, ids = image_codes(gt, pred, list(gt_set.image_ids) + list(pred_set.image_ids))

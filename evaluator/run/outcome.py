@@ -33,9 +33,10 @@ class Outcome:
     gt, pred : list of Instance
         The instances as evaluated (after filters; repaired in ``reference-code``). In a
         cluster run whose workers made the per-feature records, for a profile whose
-        dataset-wide phase reads no ring (``paper``), :class:`.instances.InstanceFields`:
-        every field but the rings, which stayed on the workers (the ring tables then hold
-        the hole table alone).
+        dataset-wide phase reads no ring (``paper``), :class:`.instances.FieldRows`:
+        every field but the rings, one list per field (each item read is an
+        :class:`.instances.InstanceFields`); the rings stayed on the workers (the ring
+        tables then hold the hole table alone).
     gt_regions, pred_regions : numpy.ndarray or None
         Valid occupied regions in pixels; None after a cluster run of a profile whose
         dataset-wide phase does not read them (:attr:`.profiles.Profile.client_regions`).

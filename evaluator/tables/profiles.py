@@ -77,7 +77,7 @@ class Profile:
         Its dataset-wide phase reads the instances' rings (``coco``'s masks, ``p3``'s
         per-tile metrics). When it does not (``paper``) and a cluster's workers also make
         the per-feature records, the rings stay on the workers: the outcome's instances are
-        then :class:`.instances.InstanceFields`.
+        then their fields alone (:class:`.instances.FieldRows`, one list per field).
     image_detection : bool
         Its AP/AR are the ``paper`` greedy matching (:mod:`.detection`), which never
         crosses images: a cluster's workers match their images' predictions
