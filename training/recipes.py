@@ -338,6 +338,14 @@ LITE0_SOUP = replace(
 )
 """A trial: the default model and the slow-encoder trial averaged weight by weight (issue 31)."""
 
+LITE0_LESS_JOPLIN = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_less_joplin",
+    place_shares=(("kampala", 0.30), ("zanzibar", 0.20), ("nepal", 0.20), ("philippines", 0.20), ("joplin", 0.10)),
+)
+"""A trial: the default model with a tenth of its crops from Joplin instead of three tenths, the rest from the
+fAIr places (issue 31)."""
+
 LITE0_COLOUR_LATE = replace(
     LITE0_COLOUR,
     name="unet_buildings_rgb_colour_late",
@@ -435,6 +443,7 @@ RECIPES = {
         LITE2_COLOUR,
         LITE0_SOUP,
         LITE0_COLOUR_LATE,
+        LITE0_LESS_JOPLIN,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
