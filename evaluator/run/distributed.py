@@ -399,26 +399,22 @@ def _filtered(whole, matches, side):
     Returns the set and, per partition, the positions of its instances in it.
     """
     local = [getattr(match, side) for match in matches]
+    columnar = all(isinstance(instances, FieldRows) for instances in local)
+    flat = None if columnar else [instance for instances in local for instance in instances]
     image_of = list(chain.from_iterable(field_values(instances, "image_id") for instances in local))
     images = list(dict.fromkeys(image_of))
-    flat = None
     if len({image_sort_key(image) for image in images}) == len(images):
         rank_of = dict(zip(images, image_rank(images)))
         image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
         within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
         order = np.lexsort((within, image))
-    else:
-        flat = [instance for instances in local for instance in instances]
+    else:  # never for fields alone: the rings come back then (:func:`_rings_needed`)
         by_score = side == "pred"
         order = sorted(range(len(flat)), key=lambda n: instance_sort_key(flat[n], by_score))
     rank = np.empty(len(image_of), dtype=np.int64)
     rank[order] = np.arange(len(image_of))
     bounds = np.cumsum([0] + [len(instances) for instances in local])
-    if all(isinstance(instances, FieldRows) for instances in local):
-        instances = FieldRows.joined(local).taken(order)
-    else:
-        flat = flat or [instance for instances in local for instance in instances]
-        instances = tuple(flat[n] for n in order)
+    instances = FieldRows.joined(local).taken(order) if columnar else tuple(flat[n] for n in order)
     image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
     merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
     return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
