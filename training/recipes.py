@@ -346,6 +346,14 @@ LITE0_LESS_JOPLIN = replace(
 """A trial: the default model with a tenth of its crops from Joplin instead of three tenths, the rest from the
 fAIr places (issue 31)."""
 
+LITE0_FIFTH_JOPLIN = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_fifth_joplin",
+    place_shares=(("kampala", 0.29), ("zanzibar", 0.17), ("nepal", 0.17), ("philippines", 0.17), ("joplin", 0.20)),
+)
+"""A trial: the default model with a fifth of its crops from Joplin, between the default's three tenths and the
+fewer-Joplin trial's tenth, the fAIr places in the default's proportions (issue 31)."""
+
 LITE0_COLOUR_LATE = replace(
     LITE0_COLOUR,
     name="unet_buildings_rgb_colour_late",
@@ -444,6 +452,7 @@ RECIPES = {
         LITE0_SOUP,
         LITE0_COLOUR_LATE,
         LITE0_LESS_JOPLIN,
+        LITE0_FIFTH_JOPLIN,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
