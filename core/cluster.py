@@ -36,7 +36,7 @@ __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS",
            "LOCAL_WORKERS_PER_CORE", "SCHEDULER_TIMEOUT_S", "WORKER_BYTES_CHUNK", "auto_local_workers",
            "check_cluster_choice", "check_scheduler_address", "client_of", "client_starting", "fetch_kept",
            "fetched_kept", "require_open", "ClusterAsker", "local_workers_option", "map_partitions",
-           "max_local_workers", "open_client", "require_distributed", "split_workers", "started_on_worker",
+           "max_local_workers", "open_client", "require_distributed", "split_workers", "started_on_worker", "task_slots",
            "worker_bytes_started", "worker_python", "workers_or_auto_option", "write_worker_bytes"]
 
 SCHEDULER_TIMEOUT_S = 10.0
@@ -501,7 +501,7 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         client, ``kept`` is the value itself.
     in_flight : int, optional
         ``packed`` only: partitions submitted but not yet finished, at most (default two
-        per connected worker, at least 4); the next is submitted as one finishes, in order.
+        per thread of the connected workers, at least 4); the next is submitted as one finishes, in order.
         Each submitted partition's bytes are held in the task graph until its task is done.
 
     Returns
@@ -542,8 +542,13 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
 
 
 def _default_in_flight(client):
-    """Partitions submitted at once: two per worker now connected (at least 4)."""
-    return max(4, 2 * len(client.scheduler_info().get("workers", {})))
+    """Partitions submitted at once: two per task slot of the workers now connected (at least 4)."""
+    return max(4, 2 * task_slots(client))
+
+
+def task_slots(client):
+    """Tasks the cluster of ``client`` runs at once: the threads of all its workers now connected (at least 1)."""
+    return max(1, sum(worker.get("nthreads", 1) for worker in client.scheduler_info().get("workers", {}).values()))
 
 
 def _packed_submitter(client, func, partitions, keep, retries):

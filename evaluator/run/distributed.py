@@ -30,7 +30,7 @@ from itertools import chain
 import numpy as np
 
 from ..metrics.analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
-from ...core.cluster import map_partitions
+from ...core.cluster import map_partitions, task_slots
 from ...core.gc_pause import paused_gc
 from ..inputs.instances import FieldRows, InstanceSet, PackedInstances, field_values
 from ..metrics.matching import Candidates
@@ -45,7 +45,7 @@ from ..geometry.rings import RingTable
 
 __all__ = ["PARTITIONS_PER_THREAD", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
            "merge_matches", "merge_reference_matches", "run_profile_on", "partition_task", "merge_partitions",
-           "sweep_on", "bootstrap_on", "resample_metrics_on", "task_slots"]
+           "sweep_on", "bootstrap_on", "resample_metrics_on"]
 
 PARTITIONS_PER_THREAD = 4
 """Image groups per worker thread of the cluster: enough for the scheduler to balance uneven images.
@@ -317,11 +317,6 @@ def merge_reference_matches(gt_set, pred_set, parts, matches):
         _merge_roles([m.exterior for m in matches], codes), _merge_roles([m.hole for m in matches], codes),
         tuple(sum(m.input_counts[k] for m in matches) for k in range(2)),
         tuple(_summed_counts([m.hole_filter[k] for m in matches]) for k in range(2)))
-
-
-def task_slots(client):
-    """Tasks the cluster of ``client`` runs at once: the threads of all its workers (at least 1)."""
-    return max(1, sum(worker.get("nthreads", 1) for worker in client.scheduler_info()["workers"].values()))
 
 
 def _match_task(task):

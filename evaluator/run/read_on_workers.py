@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...core.cluster import map_partitions
+from ...core.cluster import map_partitions, task_slots
 from ...core.errors import InputFormatError, InvalidParameterError
 from ..inputs.coco_index import coco_index
 from ..inputs.input_checks import check_categories, check_sampling_cost
@@ -39,7 +39,7 @@ from ..outputs.record_parts import RecordParts, record_part
 from ..profiles.paper import pair_outcome
 from ..tables.profiles import profile_named
 from .distributed import (PARTITIONS_PER_THREAD, Partition, _counting, _for_transport, _match_task,
-                          _partition_match, _rings_needed_for, merge_partitions, partition_task, task_slots)
+                          _partition_match, _rings_needed_for, merge_partitions, partition_task)
 
 __all__ = ["BYTES_PER_IMAGE", "FilePart", "indexed_inputs", "plan_file_parts", "evaluate_files_on", "applies_to"]
 

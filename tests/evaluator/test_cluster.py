@@ -185,6 +185,31 @@ def test_packed_partitions_are_submitted_a_few_at_a_time(local_client, keep):
         assert [fetch_kept(k, len, name="kept") for k in out[1]] == [1 << 20] * 9
 
 
+def timed_nap(x):
+    """Sleeps 0.4 s; returns when it started and ended (seconds of the machine's monotonic clock)."""
+    started = time.monotonic()
+    time.sleep(0.4)
+    return started, time.monotonic()
+
+
+def test_every_thread_of_a_many_threaded_worker_gets_a_partition():
+    """By default two partitions per worker thread are in flight: a worker with 6 threads runs 6 at once (with
+    two per worker process, as before, it ran 4 at once and left 2 threads idle)."""
+    from distributed import Client, LocalCluster
+
+    from polytopo.core.cluster import task_slots
+
+    with LocalCluster(n_workers=1, threads_per_worker=6, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+        assert task_slots(client) == 6
+        spans = map_partitions(client, timed_nap, range(12), packed=True)
+    moments = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    running = [0]
+    for _, change in moments:
+        running.append(running[-1] + change)
+    assert max(running) == 6
+
+
 def long_first_then_worker(x):
     """Partition 0 takes 2 s, the others 0.1 s; returns the worker it ran on."""
     from distributed import get_worker

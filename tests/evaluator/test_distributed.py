@@ -181,7 +181,8 @@ def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_o
 
     from distributed import Client, LocalCluster
 
-    from polytopo.evaluator.run.distributed import PARTITIONS_PER_THREAD, task_slots
+    from polytopo.core.cluster import task_slots
+    from polytopo.evaluator.run.distributed import PARTITIONS_PER_THREAD
 
     with pytest.warns(UserWarning, match="appear only in the predictions"):
         one = evaluate(*inputs, bootstrap_resamples=40)
