@@ -141,17 +141,21 @@ class RecordPart:
                        database=None)
 
 
-def _table_text(part, name, piece=None):
-    """The CSV rows of the record table ``name`` of ``part`` (runs where the part is kept).
+def _table_texts(part, names, pieces):
+    """The CSV rows of the record tables ``names`` of ``part``, one text per name (runs where the part is kept).
 
-    With ``piece`` (a path in a folder the client made a marker in, :func:`_shared_folder`)
-    and the marker there, the rows go into the file ``piece`` and the result is empty.
+    ``pieces`` holds a path or None per name: where a path is given (in a folder the client
+    made a marker in, :func:`_shared_folder`) and the marker is there, the table's rows go
+    into that file and its text is empty.
     """
-    text = part.tables[name].text
-    if piece is not None and text and _sees(piece):
-        Path(piece).write_bytes(text.encode("utf-8"))
-        return ""
-    return text
+    texts = []
+    for name, piece in zip(names, pieces):
+        text = part.tables[name].text
+        if piece is not None and text and _sees(piece):
+            Path(piece).write_bytes(text.encode("utf-8"))
+            text = ""
+        texts.append(text)
+    return tuple(texts)
 
 
 def _sees(piece):
@@ -342,57 +346,72 @@ class RecordParts:
         """
         return all(np.array_equal(order, np.arange(len(order))) for order in map(self._order, RECORD_TABLES))
 
-    def _texts(self, name, shared=None):
-        """``(text, piece)`` of table ``name`` of each part, in part order, from where each is kept.
+    def _texts(self, names, shared=None):
+        """Per part, in part order, a ``(text, piece)`` for each of the tables ``names``, from where the part is kept.
 
-        ``text`` is the part's CSV rows; or, when ``shared`` (a path prefix in a folder the
-        workers see, :func:`_shared_folder`) is given and the part's worker wrote them to the
-        file ``piece`` there, ``piece`` (and ``text`` empty). Parts are fetched ahead while
-        their rows add up to at most :data:`FETCH_ROWS_IN_FLIGHT`
-        (:func:`~polytopo.core.cluster.fetched_kept`): the round trips of small parts
-        overlap, large parts come one at a time.
+        ``text`` is the part's CSV rows of the table; or, when ``shared`` (a path prefix in
+        a folder the workers see, :func:`_shared_folder`) is given and the part's worker
+        wrote them to the file ``piece`` there, ``piece`` (and ``text`` empty). Each part's
+        rows of every table come in one task; parts are fetched ahead while their rows add
+        up to at most :data:`FETCH_ROWS_IN_FLIGHT` (:func:`~polytopo.core.cluster.fetched_kept`):
+        the round trips of small parts overlap, large parts come one at a time.
         """
         from ...core.cluster import fetched_kept
 
-        filled = [index for index, part in enumerate(self.parts) if len(part.tables[name].ends)]
-        pieces = {index: None if shared is None else f"{shared}-{name}-{index}" for index in filled}
-        fetched = fetched_kept([self.kept[index] for index in filled], _table_text, name,
-                               names=[f"the {name} rows of partition {index}" for index in filled],
-                               sizes=[len(self.parts[index].tables[name].ends) for index in filled],
-                               in_flight_size=FETCH_ROWS_IN_FLIGHT, each=[(pieces[index],) for index in filled])
-        for index, part in enumerate(self.parts):
-            if not len(part.tables[name].ends):
-                yield "", None
+        rows = [sum(len(part.tables[name].ends) for name in names) for part in self.parts]
+        filled = [index for index, count in enumerate(rows) if count]
+        pieces = {index: tuple(None if shared is None or not len(self.parts[index].tables[name].ends)
+                               else f"{shared}-{name}-{index}" for name in names) for index in filled}
+        fetched = fetched_kept([self.kept[index] for index in filled], _table_texts, names,
+                               names=[f"the {', '.join(names)} rows of partition {index}" for index in filled],
+                               sizes=[rows[index] for index in filled], in_flight_size=FETCH_ROWS_IN_FLIGHT,
+                               each=[(pieces[index],) for index in filled])
+        for index in range(len(self.parts)):
+            if not rows[index]:
+                yield (("", None),) * len(names)
                 continue
-            text = next(fetched)
-            yield (text, None) if text or pieces[index] is None else ("", pieces[index])
+            texts = next(fetched)
+            yield tuple((text, None) if text or piece is None else ("", piece)
+                        for text, piece in zip(texts, pieces[index]))
 
     def write_csv(self, name, path):
-        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records.
+        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records; return ``path``."""
+        return self.write_csvs({name: path})[name]
 
-        Rows in input order are written part by part as they are fetched; otherwise every
-        part's rows of this table are fetched, then written sorted. On a cluster whose
-        workers see the folder of ``path`` (:func:`_shared_folder`), each worker writes its
-        part's rows in order into a file there and this process appends the files instead
-        of receiving the text.
+    def write_csvs(self, paths):
+        """Write each record table named in ``paths`` (name → path) as :func:`.writers.write_csv` writes its records.
+
+        The tables whose rows are in input order are written part by part as they are
+        fetched, every such table of a part in one task; the others' rows are fetched
+        table by table, then written sorted. On a cluster whose workers see the folder of
+        the paths (:func:`_shared_folder`; the tables go in one folder), each worker writes
+        its part's rows of each table in order into a file there and this process appends
+        the files instead of receiving the text. Returns ``paths``.
         """
         from ...core.atomic_output import atomic_output
 
-        order = self._order(name)
-        with atomic_output(path) as temporary:
-            with temporary.open("x", encoding="utf-8", newline="") as handle:
-                csv.writer(handle).writerow(self._fields(name))
-                if np.array_equal(order, np.arange(len(order))):
-                    with _shared_folder(Path(path), self.kept) as shared:
-                        for text, piece in self._texts(name, shared):
+        with contextlib.ExitStack() as files:
+            handles = {}
+            for name, path in paths.items():
+                temporary = files.enter_context(atomic_output(path))
+                handles[name] = files.enter_context(temporary.open("x", encoding="utf-8", newline=""))
+                csv.writer(handles[name]).writerow(self._fields(name))
+            in_order = [name for name in paths
+                        if np.array_equal(self._order(name), np.arange(len(self._order(name))))]
+            if in_order:
+                with _shared_folder(Path(paths[in_order[0]]), self.kept) as shared:
+                    for texts in self._texts(in_order, shared):
+                        for name, (text, piece) in zip(in_order, texts):
                             if piece is None:
-                                handle.write(text)
+                                handles[name].write(text)
                             else:
-                                _append_file(piece, handle)
-                else:
-                    texts = [text for text, _ in self._texts(name)]
-                    handle.write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts], order))
-        return path
+                                _append_file(piece, handles[name])
+            for name in paths:
+                if name not in in_order:
+                    texts = [text for (text, _), in self._texts((name,))]
+                    handles[name].write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts],
+                                                      self._order(name)))
+        return paths
 
     def write_geopackage(self, path, field_kinds, frame=None):
         """Write the error layers as :func:`.writers.write_geopackage` writes the same records' layers.

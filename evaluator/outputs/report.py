@@ -136,8 +136,8 @@ def write_report(evaluation, out_dir, *, frame=None, overwrite=False, inputs=(),
         drawn_elsewhere = (cluster is None and plots and plotter is not None
                            and plotter.start(plotted_entries(evaluation.summary)))
         if isinstance(records, RecordParts):
-            for name in RECORD_TABLES:
-                files[f"{name}_csv"] = records.write_csv(name, staging / f"{name}.csv")
+            written = records.write_csvs({name: staging / f"{name}.csv" for name in RECORD_TABLES})
+            files.update((f"{name}_csv", path) for name, path in written.items())
         else:
             tables = {name: RecordTable.from_records(records[name]) for name in RECORD_TABLES}
             for name, table in tables.items():
