@@ -78,8 +78,11 @@ def _free_port():
         return probe.getsockname()[1]
 
 
-def _start_cluster(python, workers, config_dir):
-    """``dask scheduler`` and ``workers`` ``dask worker`` processes; returns the address and the processes."""
+def _start_cluster(python, workers, config_dir, threads=1):
+    """``dask scheduler`` and ``workers`` ``dask worker`` processes of ``threads`` threads each.
+
+    Returns the scheduler's address and the processes, the scheduler first.
+    """
     env = {**os.environ, "DASK_CONFIG": str(config_dir)}
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -88,7 +91,7 @@ def _start_cluster(python, workers, config_dir):
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     for k in range(workers):
         processes.append(subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--name", f"w{k}"], env=env,
+            [dask, "worker", address, "--nthreads", str(threads), "--no-dashboard", "--name", f"w{k}"], env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     import distributed
 

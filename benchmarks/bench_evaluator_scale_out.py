@@ -20,27 +20,39 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    2-worker run (reading its records, filters, per-image work and its per-feature
    records); for ``reference-code`` the client's reading and partitioning instead; one
    bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
-3. projects the evaluation time on a running cluster (``--scheduler``: its start-up is
+3. measures what one more partition costs the client and the scheduler
+   (:func:`per_partition_cpu_s`): the same command line against ``dask scheduler`` and two
+   ``dask worker`` processes of 1 thread and of 32 threads (8 and up to 256 partitions,
+   as 2 and 64 one-thread workers make), the CPU of the client process and of the
+   scheduler process at both counts, their differences over the difference in
+   partitions: ``c`` (client) and ``s`` (scheduler) seconds per partition;
+4. projects the evaluation time on a running cluster (``--scheduler``: its start-up is
    not counted) to 16 and 64 workers with a list-scheduling model. The single process
    takes ``T1 = L + R + (W - reads) + chunks * b``; ``N`` workers take
 
-       T(N) = S + M(N) + ceil(chunks / N) * b + k * (4N + chunks)
-       max(P(N), W / N) <= M(N) <= W / N + (1 - 1 / N) * P(N),   P(N) = p * 8 / (4N)
+       T(N) = S + ceil(chunks / N) * b + k * chunks + H(N)
+       max(P(N), W / N, 4N max(c, s)) <= H(N) <= W / N + (1 - 1 / N) * P(N) + 4N (c + s)
+       P(N) = p * 8 / (4N)
 
    where L is the single process's loading, R its work after the profile (summary,
    analyses, writing the CSVs), S the serial parts of the cluster run, W the summed work
    of the partitions (their reading and records included; ``reads`` is their reading,
-   which one process does in L), M(N) the makespan of the ``4N`` partitions on N
-   workers, bounded below by the largest partition and by an even spread, and above by
-   Graham's bound for list scheduling (a worker takes the next partition when it is
-   free, as Dask does); P(N) is the largest of ``4N`` partitions, taken as the measured
+   which one process does in L), H(N) the time from handing out the first of the ``4N``
+   partitions to the last one's result: at least the largest partition, an even spread
+   of the work and the busier of the client and the scheduler handing them all out and
+   taking their results in (they work alongside the workers); at most Graham's bound for
+   list scheduling (a worker takes the next partition when it is free, as Dask does) plus
+   the client's and the scheduler's whole per-partition CPU, as if none of it overlapped
+   the workers' work. P(N) is the largest of ``4N`` partitions, taken as the measured
    largest ``p`` of 8 scaled by their size (partitions hold about equal bytes of
    records; no single image is near that size in this set). b is the time of one
-   bootstrap chunk, k the scheduler cost per task. S is measured for 8 partitions and
-   taken as independent of N (it is linear in the instances, not in the partitions).
-   It assumes every worker on a core of its own, the client on one more, and network,
-   file system and memory bandwidth not limiting. The speed-up printed is
-   ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it for any N (Amdahl).
+   bootstrap chunk, k the scheduler cost per (empty) task. S is measured for 8 partitions
+   and taken as independent of N (it is linear in the instances; what grows with the
+   partitions is in ``c``). It assumes every worker on a core of its own, the client and
+   the scheduler on one more each, the scheduler's cost per partition with 64 worker
+   processes as with 2 of 32 threads, and network, file system and memory bandwidth not
+   limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it
+   for any N (Amdahl).
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
 projection's bounds from 2 to 64 workers, the measured 2-worker run, the ideal ``N`` and
@@ -68,8 +80,8 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["draw_speedups", "main", "project", "part_costs", "run_with_worker_peaks", "single_process_s",
-           "task_overhead_s"]
+__all__ = ["PARTITION_TASKS", "draw_speedups", "main", "project", "part_costs", "per_partition_cpu_s",
+           "run_with_worker_peaks", "single_process_s", "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -270,25 +282,85 @@ def task_overhead_s(workers=2, tasks=200):
     return seconds / tasks, startup
 
 
+PARTITION_TASKS = ("read_task", "match_records_task", "match_task")
+"""Names (Dask key prefixes) of the tasks that score one partition, one per partition, whichever path the run takes."""
+
+
+def per_partition_cpu_s(python, arguments, threads=(1, 32)):
+    """CPU seconds the client and the scheduler spend per partition of a command-line run, measured.
+
+    For each ``threads``, ``dask scheduler`` and two ``dask worker --nthreads T`` processes
+    are started on 127.0.0.1 and ``python -m polytopo.evaluator ARGUMENTS(address, out)``
+    (a command line with ``--scheduler address`` that writes into the folder ``out``) runs
+    against them: it makes ``4 x 2T`` partitions, as a cluster of ``2T`` one-thread
+    workers would. The client's CPU (its process) and the scheduler's (its
+    process, between just before and just after the run) are read at both counts; the
+    differences over the difference in partitions (counted by the scheduler) are the cost
+    of one more partition to each: every task, message and reply a partition adds, and
+    whatever of the merge grows with their number.
+
+    Returns
+    -------
+    dict
+        ``client_s`` and ``scheduler_s`` (seconds per partition), and per run its
+        ``partitions``, ``client_cpu_s``, ``scheduler_cpu_s`` and ``wall_s``.
+    """
+    import distributed
+    import psutil
+    from bench_client_share import WORKER_CONFIG, _start_cluster, _stop
+
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="polytopo_per_partition_") as scratch:
+        scratch = Path(scratch)
+        (scratch / "dask").mkdir()
+        (scratch / "dask" / "workers.yaml").write_text(WORKER_CONFIG)
+        for count in threads:
+            address, processes = _start_cluster(python, 2, scratch / "dask", threads=count)
+            try:
+                scheduler = psutil.Process(processes[0].pid)
+                before = sum(scheduler.cpu_times()[:2])
+                run = run_measured(python, "module", EVALUATOR_MODULE, arguments(address, scratch / f"t{count}"))
+                spent = sum(scheduler.cpu_times()[:2]) - before
+                if run.returncode != 0:
+                    raise RuntimeError(f"the run against {count}-thread workers failed:\n{run.stderr_tail}")
+                with distributed.Client(address, timeout=60) as probe:
+                    partitions = probe.run_on_scheduler(lambda dask_scheduler: sum(
+                        prefix.state_counts.get("memory", 0) for name, prefix in dask_scheduler.task_prefixes.items()
+                        if name in PARTITION_TASKS))
+            finally:
+                _stop(processes)
+            runs.append({"threads": count, "partitions": partitions, "client_cpu_s": run.cpu_s,
+                         "scheduler_cpu_s": spent, "wall_s": run.wall_s})
+    first, last = runs[0], runs[-1]
+    more = last["partitions"] - first["partitions"]
+    return {"client_s": (last["client_cpu_s"] - first["client_cpu_s"]) / more,
+            "scheduler_s": (last["scheduler_cpu_s"] - first["scheduler_cpu_s"]) / more, "runs": runs}
+
+
 def single_process_s(costs):
     """Projected seconds of the single process (``T1`` of the module docstring)."""
     return (sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"])
             + costs["bootstrap_chunks"] * costs["bootstrap_chunk_s"])
 
 
-def project(costs, overhead_s, workers, startup_s=0.0):
+def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
     """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring).
 
-    ``startup_s``: the cluster's start-up, where the run starts one (0: a running cluster);
-    it overlaps the client's loading of a run whose client reads the files.
+    ``per_partition``: the client's and the scheduler's CPU seconds per partition
+    (:func:`per_partition_cpu_s`); ``startup_s``: the cluster's start-up, where the run
+    starts one (0: a running cluster); it overlaps the client's loading of a run whose
+    client reads the files.
     """
     parts = costs["partitions"]
     work = sum(parts)
     largest = max(parts) * len(parts) / (4 * workers)
+    client_s, scheduler_s = per_partition
     fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
              + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
-             + overhead_s * (4 * workers + costs["bootstrap_chunks"]))
-    return (fixed + max(largest, work / workers), fixed + work / workers + (1 - 1 / workers) * largest)
+             + overhead_s * costs["bootstrap_chunks"])
+    handed_out = 4 * workers * max(client_s, scheduler_s)
+    return (fixed + max(largest, work / workers, handed_out),
+            fixed + work / workers + (1 - 1 / workers) * largest + 4 * workers * (client_s + scheduler_s))
 
 
 FIGURE_WORKERS = (2, 4, 8, 16, 32, 64)
@@ -303,7 +375,8 @@ def draw_speedups(path, report):
     import matplotlib.pyplot as plt
 
     costs, single = report["costs"], report["single_process_s"]
-    bounds = [project(costs, report["task_overhead_s"], n) for n in FIGURE_WORKERS]
+    per_partition = (report["per_partition"]["client_s"], report["per_partition"]["scheduler_s"])
+    bounds = [project(costs, report["task_overhead_s"], n, per_partition) for n in FIGURE_WORKERS]
     figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     axes.plot([1, 64], [1, 64], color="0.6", linestyle=":", label="ideal: N")
     axes.fill_between(FIGURE_WORKERS, [single / high for _, high in bounds], [single / low for low, _ in bounds],
@@ -418,6 +491,9 @@ def main(argv=None):
 
     costs = part_costs(files.gt_path, files.pred_path, args.profile, 4 * 2)
     overhead, startup = task_overhead_s()
+    per_partition = per_partition_cpu_s(args.python, lambda address, out: [
+        "--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--profile", args.profile, "--no-plots",
+        "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, max(PROJECTED_WORKERS) // 2))
     report["load_average"]["after the part costs"] = _load()
     parts = costs["partitions"]
     print(f"\nparts of a 2-worker run, measured one after the other in one process "
@@ -432,19 +508,25 @@ def main(argv=None):
           f"mean {sum(parts) / len(parts):.3f} s)")
     if costs["bootstrap_chunks"]:
         print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
-    print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms")
+    print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms (empty tasks: the bootstrap chunks)")
+    for run in per_partition["runs"]:
+        print(f"  command line on 2 workers x {run['threads']:>2} threads: {run['partitions']:>4} partitions, client "
+              f"{run['client_cpu_s']:6.2f} CPU-s, scheduler {run['scheduler_cpu_s']:6.2f} CPU-s ({run['wall_s']:.1f} s)")
+    print(f"  per partition: client {per_partition['client_s'] * 1e3:.2f} ms, scheduler "
+          f"{per_partition['scheduler_s'] * 1e3:.2f} ms of CPU")
     print(f"  cluster start-up (2 workers)     {startup:8.3f} s (not projected: a running cluster, --scheduler)")
     single = single_process_s(costs)
     serial = sum(costs["serial"].values())
     print(f"  serial client time S {serial:.2f} s against {single:.2f} s in one process (so no N gives more than "
           f"{single / serial:.1f}x)")
-    print("\nprojection on a running cluster T(N) = S + M(N) + ceil(chunks/N)*b + k*(4N + chunks), "
-          "max(P, W/N) <= M(N) <= W/N + (1 - 1/N) P, every worker on its own core:")
+    print("\nprojection on a running cluster: S + ceil(chunks/N)*b + k*chunks + max(P, W/N, 4N max(c, s)) <= T(N) "
+          "<= S + ceil(chunks/N)*b + k*chunks + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup
+    report["per_partition"] = per_partition
     report["single_process_s"], report["projection_s"] = single, {}
     print(f"    1 process:    {single:8.2f} s")
     for n in (2, *PROJECTED_WORKERS):
-        low, high = project(costs, overhead, n)
+        low, high = project(costs, overhead, n, (per_partition["client_s"], per_partition["scheduler_s"]))
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     if args.json:

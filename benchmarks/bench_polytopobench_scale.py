@@ -26,8 +26,10 @@ It
    and peak memory of one process evaluating one method;
 4. unless ``--projection none``, measures in this process the parts of a 2-worker
    evaluation of each method (``bench_evaluator_scale_out.part_costs``: the client's serial
-   parts, the 8 partitions, one bootstrap chunk; the scheduler's cost per task and the
-   cluster's start-up from ``task_overhead_s``) and projects the comparison to 2, 16 and 64
+   parts, the 8 partitions, one bootstrap chunk; the scheduler's cost per empty task and the
+   cluster's start-up from ``task_overhead_s``; the client's and the scheduler's CPU per
+   partition from ``per_partition_cpu_s``, measured with ``compare`` of one method on the
+   4x set against 2 workers of 1 and of 32 threads) and projects the comparison to 2, 16 and 64
    workers with that benchmark's list-scheduling model (``project``, stated in its module
    docstring), summed over the methods (:func:`project_compare`): the methods are
    evaluated one after the other, the cluster starts once, so its start-up counts for the
@@ -61,13 +63,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import osm_benchmark_set
-from bench_evaluator_scale_out import (PROJECTED_WORKERS, part_costs, project, run_with_worker_peaks,
-                                       single_process_s, task_overhead_s)
+from bench_evaluator_scale_out import (PROJECTED_WORKERS, part_costs, per_partition_cpu_s, project,
+                                       run_with_worker_peaks, single_process_s, task_overhead_s)
 
-__all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "SCALED_FIELDS", "main", "method_simulation",
+__all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "PER_PARTITION_SCALE", "SCALED_FIELDS", "main", "method_simulation",
            "project_compare", "scale_for"]
 
 MIN_REFERENCES = 300_000
+
+PER_PARTITION_SCALE = 4
+"""Size (copies of the 1x set) of the set the client's and the scheduler's cost per partition is measured on."""
 """References (ground-truth instances) the set holds at least, PolyTopoBench's order of size."""
 
 GOAL_MB = 1000.0
@@ -125,14 +130,15 @@ def method_simulation(factor):
     return dataclasses.replace(base, **changes)
 
 
-def project_compare(costs_by_method, overhead_s, startup_s, workers):
+def project_compare(costs_by_method, overhead_s, startup_s, workers, per_partition):
     """Lower and upper bound of the seconds of a comparison on ``workers`` workers.
 
     The sum over the methods of ``bench_evaluator_scale_out.project`` (seconds of one
     evaluation from its measured ``part_costs``); the cluster starts once, so ``startup_s``
-    counts for the first method only. ``overhead_s`` is the scheduler's cost per task (s).
+    counts for the first method only. ``overhead_s`` is the scheduler's cost per empty task
+    (s), ``per_partition`` the client's and the scheduler's CPU seconds per partition.
     """
-    bounds = [project(costs, overhead_s, workers, startup_s if k == 0 else 0.0)
+    bounds = [project(costs, overhead_s, workers, per_partition, startup_s if k == 0 else 0.0)
               for k, costs in enumerate(costs_by_method)]
     return sum(low for low, _ in bounds), sum(high for _, high in bounds)
 
@@ -304,6 +310,14 @@ def _projection(args, sets, report):
               f"{max(costs['partition_mib']):.0f} MiB out, {max(costs['result_mib']):.0f} MiB back); bootstrap "
               f"chunk {costs['bootstrap_chunk_s']:.3f} s x {costs['bootstrap_chunks']}", flush=True)
     overhead, startup = task_overhead_s()
+    # what one more partition costs the client and the scheduler, measured with compare on the 4x set of one method
+    small = _build_in_child(osm_benchmark_set.find_vectors_dir(), args.work_dir / "sets", PER_PARTITION_SCALE, 1.0)
+    per_partition = per_partition_cpu_s(args.python, lambda address, out: [
+        "compare", "--gt", small.gt_path, "--pred", f"err1={small.pred_path}", "--out", out, "--profile", args.profile,
+        "--no-plots", "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, max(PROJECTED_WORKERS) // 2))
+    print(f"  per partition (compare of one method, {PER_PARTITION_SCALE}x set, 2 workers of 1 and of "
+          f"{max(PROJECTED_WORKERS) // 2} threads): client {per_partition['client_s'] * 1e3:.2f} ms, scheduler "
+          f"{per_partition['scheduler_s'] * 1e3:.2f} ms of CPU", flush=True)
     by_method = [measured.get(name, measured[names[0]]) for name in sets]
     single = sum(single_process_s(costs) for costs in by_method)
     serial = sum(sum(costs["serial"].values()) for costs in by_method)
@@ -312,8 +326,10 @@ def _projection(args, sets, report):
           f"methods measured: {', '.join(names)}{assumed}")
     projection = {1: [single, single]}
     for n in (2, *PROJECTED_WORKERS):
-        projection[n] = list(project_compare(by_method, overhead, startup, n))
+        projection[n] = list(project_compare(by_method, overhead, startup, n,
+                                             (per_partition["client_s"], per_partition["scheduler_s"])))
     report["projection"] = {"methods_measured": names, "task_overhead_s": overhead, "startup_s": startup,
+                            "per_partition": per_partition,
                             "serial_s": serial, "seconds": projection,
                             "costs": measured}
     return projection, single, serial

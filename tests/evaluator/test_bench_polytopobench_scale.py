@@ -6,6 +6,7 @@ tests of the session see GDAL as they expect.
 """
 
 import importlib
+import sys
 
 import pytest
 
@@ -51,16 +52,46 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
 
     costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_chunks": 8,
              "bootstrap_chunk_s": 0.1}
-    low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2)
-    first, later = project(costs, 0.001, 2, 3.0), project(costs, 0.001, 2, 0.0)
+    per_partition = (0.004, 0.006)
+    low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2, per_partition)
+    first, later = project(costs, 0.001, 2, per_partition, 3.0), project(costs, 0.001, 2, per_partition, 0.0)
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
 
 
+def test_the_partitions_cost_the_client_and_the_scheduler_in_the_projection(bench):
+    """The upper bound adds the client's and the scheduler's whole CPU for the 4N partitions; the lower bound takes
+    the busier of the two handing them out as a floor under the workers' time (they overlap it)."""
+    from bench_evaluator_scale_out import project
+
+    costs = {"serial": {"merge": 0.5}, "partitions": [1.0] * 8, "bootstrap_chunks": 0, "bootstrap_chunk_s": 0.0}
+    free_low, free_high = project(costs, 0.0, 64, (0.0, 0.0))
+    assert free_low == pytest.approx(0.5 + 8 / 64) and free_high == pytest.approx(0.5 + 8 / 64 + (63 / 64) * 8 / 256)
+    low, high = project(costs, 0.0, 64, (0.002, 0.003))
+    assert high - free_high == pytest.approx(256 * 0.005)
+    assert low == pytest.approx(0.5 + 256 * 0.003)  # the scheduler's 0.77 s outlast the workers' 0.125 s
+    assert project(costs, 0.0, 2, (0.002, 0.003))[0] == pytest.approx(0.5 + 8 / 2)  # the workers' time dominates
+
+
+def test_the_cost_per_partition_is_measured_on_a_scheduler_and_workers_of_one_and_more_threads(bench, fixtures_dir):
+    """The command line runs against ``dask scheduler`` + 2 ``dask worker`` processes of 1 and of 2 threads: the
+    scheduler counts 8 partitions, then more (at most one per image: 12), and both costs per partition come out."""
+    import math
+
+    from bench_evaluator_scale_out import per_partition_cpu_s
+
+    folder = fixtures_dir / "ptb_small"
+    measured = per_partition_cpu_s(sys.executable, lambda address, out: [
+        "--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--out", str(out), "--no-plots",
+        "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, 2))
+    first, second = (run["partitions"] for run in measured["runs"])
+    assert first == 8 and 8 < second <= 12  # at most 16 groups asked, at most one per image
+    assert all(run["client_cpu_s"] > 0 and run["scheduler_cpu_s"] > 0 for run in measured["runs"])
+    assert math.isfinite(measured["client_s"]) and math.isfinite(measured["scheduler_s"])
+
+
 def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, fixtures_dir, tmp_path):
     """Records are made with the partitions, the client writes their CSV text; the speed-up figure is a PNG."""
-    import sys
-
     folder = fixtures_dir / "ptb_small"
     costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4, workers_read=False)
     assert set(costs["serial"]) == {"load", "partitioning", "pickle partitions", "unpickle results", "merge",
@@ -75,6 +106,7 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     assert all(0 < r < p for r, p in zip(read["reads"], read["partitions"]))
     scale_out = sys.modules["bench_evaluator_scale_out"]
     report = {"scale": 1, "profile": "paper", "costs": costs, "single_process_s": bench.single_process_s(costs),
-              "task_overhead_s": 0.002, "startup_s": 1.0, "end_to_end": {"speedup": 1.3}}
+              "task_overhead_s": 0.002, "startup_s": 1.0, "end_to_end": {"speedup": 1.3},
+              "per_partition": {"client_s": 0.004, "scheduler_s": 0.006}}
     scale_out.draw_speedups(tmp_path / "speedup.png", report)
     assert (tmp_path / "speedup.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
