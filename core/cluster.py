@@ -601,9 +601,11 @@ def _gathered(distributed, client, submitted, submit_next, names, packed, progre
     try:
         for done, future in enumerate(running, 1):
             i = index.pop(future.key)
-            results[i] = _result_of(future, names[i], packed)
-            # where the partition ran: its kept value is taken there, and the next partition goes there
-            holders = _holders(client, made[i] if keep else future) if keep or submit_next else None
+            results[i], holders = _result_of(future, names[i]), None
+            if packed:
+                # where the partition ran: its kept value is taken there, and the next partition goes there
+                packed_result, where = results[i]
+                results[i], holders = pickle.loads(packed_result), [where]  # nosec B301: pickled by this run's workers
             future.release()
             if keep:
                 kept[i] = _detached_kept(client, made[i], 0, holders)
@@ -801,8 +803,8 @@ def _item(value, index):
     return value[index]
 
 
-def _result_of(future, name, packed=False):
-    """The result of a finished ``future`` (unpickled when ``packed``); a worker's failure as :class:`ClusterError`.
+def _result_of(future, name):
+    """The result of a finished ``future``; a worker's failure as :class:`ClusterError`.
 
     Errors of PolyTopo's own kinds are raised unchanged (they name their cause).
     """
@@ -813,7 +815,7 @@ def _result_of(future, name, packed=False):
             raise
         raise ClusterError(
             f"Expected {name} to finish on its Dask worker but it failed: {type(exc).__name__}: {exc}") from exc
-    return pickle.loads(value) if packed else value  # nosec B301: bytes this run pickled on its own workers
+    return value
 
 
 WORKER_BYTES_CHUNK = 16 * 2**20
@@ -932,11 +934,16 @@ def _pack(value):
 def _run_packed(func, packed, keep=False):
     """Worker side of a packed partition: unpickle it, run ``func``, pickle the result.
 
-    With ``keep``, ``func`` returns ``(result, kept)`` and this ``(pickled result, kept)``.
-    The cyclic garbage collector is held off meanwhile (:mod:`.gc_pause`).
+    Returns ``(pickled result, this worker's address)``: the client places the next
+    partition, and the kept value's task, there without asking the scheduler. With
+    ``keep``, ``func`` returns ``(result, kept)`` and this ``((pickled result, address),
+    kept)``. The cyclic garbage collector is held off meanwhile (:mod:`.gc_pause`).
     """
+    from distributed import get_worker
+
     value = func(pickle.loads(packed))  # nosec B301: bytes this run pickled on its own client
-    return (_pack(value[0]), value[1]) if keep else _pack(value)
+    address = get_worker().address
+    return ((_pack(value[0]), address), value[1]) if keep else (_pack(value), address)
 
 
 def _is_own_error(exc):
