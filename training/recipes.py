@@ -346,6 +346,14 @@ LITE0_LESS_JOPLIN = replace(
 """A trial: the default model with a tenth of its crops from Joplin instead of three tenths, the rest from the
 fAIr places (issue 31)."""
 
+LITE0_LESS_JOPLIN_SEED = replace(
+    LITE0_LESS_JOPLIN,
+    name="unet_buildings_rgb_less_joplin_seed",
+    seed=20261208,
+)
+"""A trial: the fewer-Joplin recipe again with another seed (crops, augmentation and the decoder's first
+weights), to see how far two runs of one recipe differ (issue 31)."""
+
 LITE0_FIFTH_JOPLIN = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_fifth_joplin",
@@ -453,6 +461,7 @@ RECIPES = {
         LITE0_COLOUR_LATE,
         LITE0_LESS_JOPLIN,
         LITE0_FIFTH_JOPLIN,
+        LITE0_LESS_JOPLIN_SEED,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
