@@ -408,7 +408,7 @@ class RecordParts:
                                 _append_file(piece, handles[name])
             for name in paths:
                 if name not in in_order:
-                    texts = [text for (text, _), in self._texts((name,))]
+                    texts = [each[0][0] for each in self._texts((name,))]  # this one table: its texts
                     handles[name].write(_ordered_rows(texts, [part.tables[name].ends for part in self.parts],
                                                       self._order(name)))
         return paths
