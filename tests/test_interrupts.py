@@ -15,6 +15,18 @@ from polytopo.evaluator.cli.shared import run_guarded
 from reliability import case
 
 
+@pytest.fixture(autouse=True)
+def pythons_sigint_handler():
+    """Python's own SIGINT handler during each test, as a command started from a terminal has it.
+
+    A test run that a non-interactive shell starts in the background inherits SIGINT
+    ignored; these tests are not about that case (``test_a_host_handler_is_left_alone`` is).
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_becomes(error):
     def handler(args):
         try:
