@@ -198,8 +198,8 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         _, single["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
         serial["analyses"] = single["analyses"]
         records = outcome.record_parts
-        _, single["write CSVs"] = _timed(lambda: [records.write_csv(name, Path(scratch) / f"{name}.csv")
-                                                  for name in RECORD_TABLES])
+        _, single["write CSVs"] = _timed(records.write_csvs,
+                                         {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         serial["write CSVs"] = single["write CSVs"]
         chunk_s, chunks = _bootstrap_costs(params, outcome)
         return {"serial": serial, "single": single, "partitions": partitions, "reads": reads,
@@ -255,8 +255,8 @@ def _client_read_costs(gt_path, pred_path, params, n_parts):
         _, serial["analyses"] = _timed(lambda: (simple_to_complex(outcome), wrong_topo(outcome)))
         if on_workers:
             records = RecordParts([part.outline() for part in kept], request, kept)
-            _, serial["write CSVs"] = _timed(lambda: [records.write_csv(name, Path(scratch) / f"{name}.csv")
-                                                      for name in RECORD_TABLES])
+            _, serial["write CSVs"] = _timed(records.write_csvs,
+                                             {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         else:
             _, serial["records"] = _timed(build_records, outcome)
         chunk_s, chunks = _bootstrap_costs(params, outcome)
@@ -286,7 +286,7 @@ PARTITION_TASKS = ("read_task", "match_records_task", "match_task")
 """Names (Dask key prefixes) of the tasks that score one partition, one per partition, whichever path the run takes."""
 
 
-def per_partition_cpu_s(python, arguments, threads=(1, 32)):
+def per_partition_cpu_s(python, arguments, threads=(1, max(PROJECTED_WORKERS) // 2)):
     """CPU seconds the client and the scheduler spend per partition of a command-line run, measured.
 
     For each ``threads``, ``dask scheduler`` and two ``dask worker --nthreads T`` processes
@@ -347,14 +347,14 @@ def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
     """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring).
 
     ``per_partition``: the client's and the scheduler's CPU seconds per partition
-    (:func:`per_partition_cpu_s`); ``startup_s``: the cluster's start-up, where the run
+    (``client_s``, ``scheduler_s``, as :func:`per_partition_cpu_s` returns them); ``startup_s``: the cluster's start-up, where the run
     starts one (0: a running cluster); it overlaps the client's loading of a run whose
     client reads the files.
     """
     parts = costs["partitions"]
     work = sum(parts)
     largest = max(parts) * len(parts) / (4 * workers)
-    client_s, scheduler_s = per_partition
+    client_s, scheduler_s = per_partition["client_s"], per_partition["scheduler_s"]
     fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
              + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
              + overhead_s * costs["bootstrap_chunks"])
@@ -375,8 +375,7 @@ def draw_speedups(path, report):
     import matplotlib.pyplot as plt
 
     costs, single = report["costs"], report["single_process_s"]
-    per_partition = (report["per_partition"]["client_s"], report["per_partition"]["scheduler_s"])
-    bounds = [project(costs, report["task_overhead_s"], n, per_partition) for n in FIGURE_WORKERS]
+    bounds = [project(costs, report["task_overhead_s"], n, report["per_partition"]) for n in FIGURE_WORKERS]
     figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     axes.plot([1, 64], [1, 64], color="0.6", linestyle=":", label="ideal: N")
     axes.fill_between(FIGURE_WORKERS, [single / high for _, high in bounds], [single / low for low, _ in bounds],
@@ -493,7 +492,7 @@ def main(argv=None):
     overhead, startup = task_overhead_s()
     per_partition = per_partition_cpu_s(args.python, lambda address, out: [
         "--gt", files.gt_path, "--pred", files.pred_path, "--out", out, "--profile", args.profile, "--no-plots",
-        "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, max(PROJECTED_WORKERS) // 2))
+        "--no-gpkg", "--quiet", "--scheduler", address])
     report["load_average"]["after the part costs"] = _load()
     parts = costs["partitions"]
     print(f"\nparts of a 2-worker run, measured one after the other in one process "
@@ -526,7 +525,7 @@ def main(argv=None):
     report["single_process_s"], report["projection_s"] = single, {}
     print(f"    1 process:    {single:8.2f} s")
     for n in (2, *PROJECTED_WORKERS):
-        low, high = project(costs, overhead, n, (per_partition["client_s"], per_partition["scheduler_s"]))
+        low, high = project(costs, overhead, n, per_partition)
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     if args.json:

@@ -70,10 +70,10 @@ __all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "PER_PARTITION_SCALE", "SCALE
            "project_compare", "scale_for"]
 
 MIN_REFERENCES = 300_000
+"""References (ground-truth instances) the set holds at least, PolyTopoBench's order of size."""
 
 PER_PARTITION_SCALE = 4
 """Size (copies of the 1x set) of the set the client's and the scheduler's cost per partition is measured on."""
-"""References (ground-truth instances) the set holds at least, PolyTopoBench's order of size."""
 
 GOAL_MB = 1000.0
 """Peak resident memory allowed to the client and to each worker, MB (10^6 bytes): 1 GB."""
@@ -136,7 +136,8 @@ def project_compare(costs_by_method, overhead_s, startup_s, workers, per_partiti
     The sum over the methods of ``bench_evaluator_scale_out.project`` (seconds of one
     evaluation from its measured ``part_costs``); the cluster starts once, so ``startup_s``
     counts for the first method only. ``overhead_s`` is the scheduler's cost per empty task
-    (s), ``per_partition`` the client's and the scheduler's CPU seconds per partition.
+    (s), ``per_partition`` the client's and the scheduler's CPU seconds per partition
+    (``client_s``, ``scheduler_s``, as ``per_partition_cpu_s`` returns them).
     """
     bounds = [project(costs, overhead_s, workers, per_partition, startup_s if k == 0 else 0.0)
               for k, costs in enumerate(costs_by_method)]
@@ -314,7 +315,7 @@ def _projection(args, sets, report):
     small = _build_in_child(osm_benchmark_set.find_vectors_dir(), args.work_dir / "sets", PER_PARTITION_SCALE, 1.0)
     per_partition = per_partition_cpu_s(args.python, lambda address, out: [
         "compare", "--gt", small.gt_path, "--pred", f"err1={small.pred_path}", "--out", out, "--profile", args.profile,
-        "--no-plots", "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, max(PROJECTED_WORKERS) // 2))
+        "--no-plots", "--no-gpkg", "--quiet", "--scheduler", address])
     print(f"  per partition (compare of one method, {PER_PARTITION_SCALE}x set, 2 workers of 1 and of "
           f"{max(PROJECTED_WORKERS) // 2} threads): client {per_partition['client_s'] * 1e3:.2f} ms, scheduler "
           f"{per_partition['scheduler_s'] * 1e3:.2f} ms of CPU", flush=True)
@@ -326,8 +327,7 @@ def _projection(args, sets, report):
           f"methods measured: {', '.join(names)}{assumed}")
     projection = {1: [single, single]}
     for n in (2, *PROJECTED_WORKERS):
-        projection[n] = list(project_compare(by_method, overhead, startup, n,
-                                             (per_partition["client_s"], per_partition["scheduler_s"])))
+        projection[n] = list(project_compare(by_method, overhead, startup, n, per_partition))
     report["projection"] = {"methods_measured": names, "task_overhead_s": overhead, "startup_s": startup,
                             "per_partition": per_partition,
                             "serial_s": serial, "seconds": projection,

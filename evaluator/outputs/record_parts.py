@@ -4,7 +4,7 @@ On a cluster (:mod:`..run.distributed`), each partition's worker builds the reco
 images (:func:`.records.build_records` of the partition's outcome) and encodes them the
 way :func:`.report.write_report` writes them: CSV rows as text, GeoPackage rows (geometry
 blobs in map units, plain values) in an in-memory SQLite database sent as its bytes, and
-each row's place in input order. The client (:meth:`RecordParts.write_csv`) writes the CSV
+each row's place in input order. The client (:meth:`RecordParts.write_csvs`) writes the CSV
 text in that order and SQLite copies and sorts the GeoPackage rows
 (:meth:`RecordParts.write_geopackage`, on a worker when a client is given), so it handles no
 Python object per feature. The files are those one process writes from the same
@@ -302,7 +302,7 @@ class RecordParts:
     """The per-feature records of an evaluation as its partitions encoded them (:func:`record_part`).
 
     ``Evaluation.records`` of a cluster run that asked for them; :func:`.report.write_report`
-    writes them with :meth:`write_csv` and :meth:`write_geopackage`. Holds no record as a
+    writes them with :meth:`write_csvs` and :meth:`write_geopackage`. Holds no record as a
     Python object, and in a cluster run neither their text nor their geometry: those stay
     on the workers that made them until they are written.
 
@@ -373,10 +373,6 @@ class RecordParts:
             texts = next(fetched)
             yield tuple((text, None) if text or piece is None else ("", piece)
                         for text, piece in zip(texts, pieces[index]))
-
-    def write_csv(self, name, path):
-        """Write the record table ``name`` as :func:`.writers.write_csv` writes the same records; return ``path``."""
-        return self.write_csvs({name: path})[name]
 
     def write_csvs(self, paths):
         """Write each record table named in ``paths`` (name → path) as :func:`.writers.write_csv` writes its records.

@@ -52,7 +52,7 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
 
     costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_chunks": 8,
              "bootstrap_chunk_s": 0.1}
-    per_partition = (0.004, 0.006)
+    per_partition = {"client_s": 0.004, "scheduler_s": 0.006}
     low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2, per_partition)
     first, later = project(costs, 0.001, 2, per_partition, 3.0), project(costs, 0.001, 2, per_partition, 0.0)
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
@@ -65,12 +65,12 @@ def test_the_partitions_cost_the_client_and_the_scheduler_in_the_projection(benc
     from bench_evaluator_scale_out import project
 
     costs = {"serial": {"merge": 0.5}, "partitions": [1.0] * 8, "bootstrap_chunks": 0, "bootstrap_chunk_s": 0.0}
-    free_low, free_high = project(costs, 0.0, 64, (0.0, 0.0))
+    free_low, free_high = project(costs, 0.0, 64, {"client_s": 0.0, "scheduler_s": 0.0})
     assert free_low == pytest.approx(0.5 + 8 / 64) and free_high == pytest.approx(0.5 + 8 / 64 + (63 / 64) * 8 / 256)
-    low, high = project(costs, 0.0, 64, (0.002, 0.003))
+    low, high = project(costs, 0.0, 64, {"client_s": 0.002, "scheduler_s": 0.003})
     assert high - free_high == pytest.approx(256 * 0.005)
     assert low == pytest.approx(0.5 + 256 * 0.003)  # the scheduler's 0.77 s outlast the workers' 0.125 s
-    assert project(costs, 0.0, 2, (0.002, 0.003))[0] == pytest.approx(0.5 + 8 / 2)  # the workers' time dominates
+    assert project(costs, 0.0, 2, {"client_s": 0.002, "scheduler_s": 0.003})[0] == pytest.approx(0.5 + 8 / 2)  # the workers' time dominates
 
 
 def test_the_cost_per_partition_is_measured_on_a_scheduler_and_workers_of_one_and_more_threads(bench, fixtures_dir):
