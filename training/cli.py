@@ -10,6 +10,9 @@
                                                     only, write it into the card, then score it
     python -m polytopo.training soup NAME FILE ...  average the models FILE ... (NAME's ``soup_of``,
                                                     one network) into NAME, then score it
+    python -m polytopo.training ensemble NAME FILE ...
+                                                    run the models FILE ... (NAME's ``ensemble_of``)
+                                                    side by side, outputs averaged, as NAME; score it
 
 Options: ``--threads N`` (PyTorch and onnxruntime CPU threads, default 2),
 ``--work-dir DIR`` (mosaics, checkpoints, held-out rasters; default a new
@@ -69,7 +72,8 @@ def build_parser():
         prog="python -m polytopo.training",
         description="Retrain, re-export and re-score the bundled models (needs PyTorch and the shared data).",
     )
-    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | calibrate NAME | soup NAME FILE ... | list | NAME [NAME ...]")
+    parser.add_argument("what", nargs="+", help="all | evaluate [NAME ...] | calibrate NAME | soup NAME FILE ... | ensemble NAME FILE ... | list | "
+                             "NAME [NAME ...]")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch and onnxruntime (default 2)")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="folder for intermediate files (default: a new private temporary folder)")
@@ -189,13 +193,16 @@ def main(argv=None):
                                     holes=chosen.courtyards, places=chosen.validation_places)
             run(names, args, train_models=False)
             return 0
-        if what[0] == "soup":
-            from .soup import make_soup
+        if what[0] in ("soup", "ensemble"):
+            from .combined import make_combined
 
             if len(what) < 2:
-                parser.error("soup needs a model name and the model files it averages")
-            made = make_soup(recipe(what[1]), what[2:], args.zoo_dir)
-            print(f"{what[1]}: averaged {len(what) - 2} models into {made.path} ({made.size_bytes / 1e6:.2f} MB)")
+                parser.error(f"{what[0]} needs a model name and the model files it combines")
+            chosen = recipe(what[1])
+            if chosen.combination != what[0]:
+                raise TrainingError(f"{what[1]} is not a model {what[0]} (its recipe has no {what[0]}_of).")
+            made = make_combined(chosen, what[2:], args.zoo_dir)
+            print(f"{what[1]}: combined {len(what) - 2} models into {made.path} ({made.size_bytes / 1e6:.2f} MB)")
             run(what[1:2], args, train_models=False)
             return 0
         if what[0] == "evaluate":
@@ -204,12 +211,13 @@ def main(argv=None):
                 recipe(name)
             run(names, args, train_models=False)
             return 0
-        names = [name for name, item in RECIPES.items() if not item.soup_of] if what == ["all"] else what
+        names = [name for name, item in RECIPES.items() if not item.members] if what == ["all"] else what
         for name in names:
-            if recipe(name).soup_of:
-                raise TrainingError(f"{name} is a model soup of {list(recipe(name).soup_of)}, not trained: make it "
-                                    f"with python -m polytopo.training soup {name} "
-                                    + " ".join(f"{item}.onnx" for item in recipe(name).soup_of))
+            chosen = recipe(name)
+            if chosen.members:
+                raise TrainingError(f"{name} is a model {chosen.combination} of {list(chosen.members)}, not trained: "
+                                    f"make it with python -m polytopo.training {chosen.combination} {name} "
+                                    + " ".join(f"{item}.onnx" for item in chosen.members))
         run(names, args)
         return 0
     except ModelsError as exc:

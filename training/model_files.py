@@ -1,6 +1,6 @@
 """The model files that training writes (exported or averaged): their size limit and their zoo index entry.
 
-Torch-free, so :mod:`.soup` can use it without PyTorch.
+Torch-free, so :mod:`.combined` can use it without PyTorch.
 """
 
 import time

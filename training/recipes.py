@@ -119,7 +119,14 @@ class Recipe:
     soup_of : tuple of str
         Names of recipes of the same network whose exported models this one averages
         weight by weight (:mod:`.soup`, made with ``python -m polytopo.training soup``);
-        empty: a model trained by :mod:`.train`.
+        empty: a model trained by :mod:`.train` (or an ensemble).
+    ensemble_of : tuple of str
+        Names of recipes whose exported models this one runs side by side, their outputs
+        averaged (:mod:`.ensemble`, made with ``python -m polytopo.training ensemble``);
+        empty: a model trained by :mod:`.train` (or a soup).
+    half_stored : bool
+        An ensemble's float weights stored as float16 in the file and cast back to float32
+        when it loads (:func:`.ensemble.half_stored`): half the size, float32 arithmetic.
     fine_tune_from : str or None
         Name of another recipe (same encoder and head) whose final checkpoint in the
         same work folder gives the starting weights; None: the pretrained encoder.
@@ -170,6 +177,8 @@ class Recipe:
     separate_touching: bool = False
     test_time_flips: int = 1
     soup_of: tuple = ()
+    ensemble_of: tuple = ()
+    half_stored: bool = False
     fine_tune_from: object = None
 
     def __post_init__(self):
@@ -202,13 +211,29 @@ class Recipe:
         if self.encoder is None and self.encoder_learning_rate_scale != 1.0:
             raise TrainingError("Expected encoder_learning_rate_scale 1 for the from-scratch U-Net (it has no "
                                 "pretrained encoder).")
-        if len(self.soup_of) == 1:
-            raise TrainingError(f"Expected soup_of to name no recipe or at least two but got {list(self.soup_of)}.")
+        for kind, members in (("soup_of", self.soup_of), ("ensemble_of", self.ensemble_of)):
+            if len(members) == 1:
+                raise TrainingError(f"Expected {kind} to name no recipe or at least two but got {list(members)}.")
+        if self.soup_of and self.ensemble_of:
+            raise TrainingError("Expected soup_of or ensemble_of, not both: a model is averaged by weights or by "
+                                "outputs.")
+        if self.half_stored and not self.ensemble_of:
+            raise TrainingError("Expected half_stored only with ensemble_of (a trained model is exported as trained).")
         if set(self.validation_places) & set(self.train_places):
             raise TrainingError(f"Expected validation_places apart from train_places but both name "
                                 f"{sorted(set(self.validation_places) & set(self.train_places))}.")
         if self.encoder is not None and self.encoder not in LITE_VARIANTS:
             raise TrainingError(f"Expected encoder None or one of {sorted(LITE_VARIANTS)} but got {self.encoder!r}.")
+
+    @property
+    def members(self):
+        """The recipes this one combines (:attr:`soup_of` or :attr:`ensemble_of`); empty for a trained model."""
+        return self.soup_of or self.ensemble_of
+
+    @property
+    def combination(self):
+        """``"soup"`` or ``"ensemble"`` for a combined model (:mod:`.combined`), None for a trained one."""
+        return "soup" if self.soup_of else "ensemble" if self.ensemble_of else None
 
     @property
     def reduction(self):
@@ -362,6 +387,32 @@ LITE0_FIFTH_JOPLIN = replace(
 """A trial: the default model with a fifth of its crops from Joplin, between the default's three tenths and the
 fewer-Joplin trial's tenth, the fAIr places in the default's proportions (issue 31)."""
 
+_ENSEMBLE_SUMMARY = (
+    "{count} U-Nets on an ImageNet-pretrained EfficientNet-Lite0 encoder, trained apart ({runs}), run side by side "
+    "on each tile and their outputs averaged (an ensemble), each trained on background / building interior / "
+    "building boundary; each graph outputs the building interior grown by one pixel within the foreground, so "
+    "touching buildings come apart; Douglas-Peucker 1 px."
+)
+
+LITE0_PAIR = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_pair",
+    ensemble_of=("unet_buildings_rgb", "unet_buildings_rgb_fifth_joplin"),
+    summary=_ENSEMBLE_SUMMARY.format(count="Two", runs="the default model and the fifth-Joplin trial"),
+)
+"""A trial: the default model and the Lite0 run of the default's split with the best validation score, their
+outputs averaged (issue 31)."""
+
+LITE0_TRIO = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_trio",
+    ensemble_of=("unet_buildings_rgb", "unet_buildings_rgb_fifth_joplin", "unet_buildings_rgb_less_joplin"),
+    summary=_ENSEMBLE_SUMMARY.format(count="Three", runs="the default model, the fifth-Joplin and the fewer-Joplin "
+                                                        "trials"),
+)
+"""A trial: the default model and the two Lite0 runs of the default's split with the best validation scores,
+their outputs averaged (issue 31)."""
+
 LITE0_COLOUR_LATE = replace(
     LITE0_COLOUR,
     name="unet_buildings_rgb_colour_late",
@@ -462,6 +513,8 @@ RECIPES = {
         LITE0_LESS_JOPLIN,
         LITE0_FIFTH_JOPLIN,
         LITE0_LESS_JOPLIN_SEED,
+        LITE0_PAIR,
+        LITE0_TRIO,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
