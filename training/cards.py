@@ -147,6 +147,12 @@ _FLIPS_DESCRIPTION = (
 )
 
 
+_HALF_STORED_DESCRIPTION = (
+    " Its weights are stored as float16 (half the file) and cast to float32 when the model loads: the arithmetic "
+    "is float32."
+)
+
+
 def _description_key(recipe):
     separated = recipe.head in ("boundary3", "courtyard4") and recipe.separate_touching
     return f"{recipe.head}-separate" if separated else recipe.head
@@ -219,6 +225,7 @@ def card_entries(recipe, checkpoint_info):
             f"of {recipe.reduction} px); tile_size {recipe.tile_size_px} is the default. "
             f"{_DESCRIPTIONS[_description_key(recipe)].format(reach=recipe.courtyard_reach_px)}"
             + (_FLIPS_DESCRIPTION.format(views=recipe.test_time_flips) if recipe.test_time_flips > 1 else "")
+            + (_HALF_STORED_DESCRIPTION if recipe.half_stored else "")
         ),
         "polytopo.training": {
             "steps": recipe.steps,

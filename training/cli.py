@@ -46,6 +46,7 @@ from pathlib import Path
 from ..models.errors import ModelsError
 from .augment import AUGMENTATIONS
 from .errors import TrainingError
+from .model_files import MAX_MODEL_BYTES
 from .readme import checked_readme
 from .recipes import RECIPES, recipe
 from .shared_data import find_shared_data
@@ -92,6 +93,12 @@ def build_parser():
     parser.add_argument("--test-time-flips", type=int, choices=(1, 2, 4), default=None,
                         help="views of each tile the exported graph averages instead of the recipe's (2: also "
                              "mirrored left-right; 4: also upside down and both; costs that many times the CPU)")
+    parser.add_argument("--half-stored", choices=("yes", "no"), default=None,
+                        help="ensemble: store the weights as float16 (yes) or float32 (no) instead of the recipe's "
+                             "choice; the arithmetic is float32 either way")
+    parser.add_argument("--max-model-bytes", type=int, default=MAX_MODEL_BYTES, metavar="BYTES",
+                        help=f"refuse (and remove) a model file this large or larger (default {MAX_MODEL_BYTES}, "
+                             "what fits the plugin ZIP; larger only to compare with a file that cannot ship)")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate instead of the recipe's")
     parser.add_argument("--rendered-share", type=float, default=None, metavar="SHARE",
                         help="share (0-1) of the training crops drawn from the rendered OSM courtyard cities instead "
@@ -121,6 +128,8 @@ def overridden(current, args):
         current = replace(current, separate_touching=args.separate_touching == "yes")
     if getattr(args, "test_time_flips", None):
         current = replace(current, test_time_flips=args.test_time_flips)
+    if getattr(args, "half_stored", None):
+        current = replace(current, half_stored=args.half_stored == "yes")
     return current
 
 
@@ -155,7 +164,7 @@ def run(names, args, train_models=True, log=print):
                                time_budget=getattr(args, "time_budget", None))
                 timings[name]["train"] = round(result.seconds, 1)
                 checkpoint = result.checkpoint
-            exported = export_model(current, checkpoint, args.zoo_dir)
+            exported = export_model(current, checkpoint, args.zoo_dir, args.max_model_bytes)
             timings[name]["export"] = round(exported.seconds, 1)
             log(f"{name}: exported {exported.path.name} ({exported.size_bytes / 1e6:.2f} MB)")
         started = time.perf_counter()
@@ -198,10 +207,10 @@ def main(argv=None):
 
             if len(what) < 2:
                 parser.error(f"{what[0]} needs a model name and the model files it combines")
-            chosen = recipe(what[1])
+            chosen = overridden(recipe(what[1]), args)
             if chosen.combination != what[0]:
                 raise TrainingError(f"{what[1]} is not a model {what[0]} (its recipe has no {what[0]}_of).")
-            made = make_combined(chosen, what[2:], args.zoo_dir)
+            made = make_combined(chosen, what[2:], args.zoo_dir, args.max_model_bytes)
             print(f"{what[1]}: combined {len(what) - 2} models into {made.path} ({made.size_bytes / 1e6:.2f} MB)")
             run(what[1:2], args, train_models=False)
             return 0

@@ -18,7 +18,7 @@ from ..models.card.onnx_metadata import read_metadata_props
 from ..models.zoo.pack import file_sha256
 from .cards import card_entries
 from .errors import TrainingError
-from .model_files import recorded_model
+from .model_files import MAX_MODEL_BYTES, recorded_model
 
 __all__ = ["AGREED_CARD_KEYS", "make_combined"]
 
@@ -39,11 +39,13 @@ def _combined_graph(recipe, models, names):
     return half_stored(ensemble) if recipe.half_stored else ensemble
 
 
-def make_combined(recipe, members, zoo_dir):
+def make_combined(recipe, members, zoo_dir, max_bytes=MAX_MODEL_BYTES):
     """Combine the model files ``members`` into ``zoo_dir/<recipe.name>.onnx`` with ``recipe``'s card.
 
     ``members`` are the files of the recipes in ``recipe.members``, in that order. The zoo
-    index records the file as :func:`.export.export_model` does.
+    index records the file as :func:`.export.export_model` does; a file of ``max_bytes`` or
+    more is refused and removed (:func:`.model_files.recorded_model`). What differs
+    between the members' trainings (seed, crop shares, steps) is recorded per member.
 
     Returns
     -------
@@ -89,8 +91,11 @@ def make_combined(recipe, members, zoo_dir):
     onnx.save(combined, str(out))
     entries = card_entries(recipe, info)
     entries["polytopo.training"]["steps"] = sum(int(t["steps"]) for t in trainings)
+    for key in ("seed", "crop_shares"):
+        entries["polytopo.training"].pop(key, None)
     entries["polytopo.training"][f"{recipe.combination}_of"] = [
-        {"file": path.name, "sha256": file_sha256(path), "steps": int(t["steps"]), "train_seconds": t["train_seconds"]}
+        {"file": path.name, "sha256": file_sha256(path), "steps": int(t["steps"]), "train_seconds": t["train_seconds"],
+         **{key: t[key] for key in ("seed", "crop_shares") if key in t}}
         for path, t in zip(paths, trainings)]
     write_card(out, entries, keep_existing=False)
-    return recorded_model(recipe, out, info["train_seconds"], started)
+    return recorded_model(recipe, out, info["train_seconds"], started, max_bytes)

@@ -19,7 +19,7 @@ from ..models.card.card_files import write_card
 from ..models.session import import_onnxruntime
 from .cards import card_entries
 from .errors import TrainingError
-from .model_files import recorded_model
+from .model_files import MAX_MODEL_BYTES, recorded_model
 from .nets import ExportWrapper, build_net
 from .torch_support import require_torch
 
@@ -49,7 +49,7 @@ def _check_against_torch(path, wrapper, channels, torch):
             )
 
 
-def export_model(recipe, checkpoint, zoo_dir):
+def export_model(recipe, checkpoint, zoo_dir, max_bytes=MAX_MODEL_BYTES):
     """Export ``checkpoint`` of ``recipe`` to ``zoo_dir/<name>.onnx`` and write its card.
 
     Parameters
@@ -57,6 +57,8 @@ def export_model(recipe, checkpoint, zoo_dir):
     recipe : Recipe
     checkpoint : pathlib.Path
     zoo_dir : pathlib.Path
+    max_bytes : int
+        Largest file accepted (:func:`.model_files.recorded_model`).
 
     Returns
     -------
@@ -90,4 +92,4 @@ def export_model(recipe, checkpoint, zoo_dir):
         )
     _check_against_torch(path, wrapper, len(recipe.bands), torch)
     write_card(path, card_entries(recipe, info), keep_existing=False)
-    return recorded_model(recipe, path, info["train_seconds"], started)
+    return recorded_model(recipe, path, info["train_seconds"], started, max_bytes)

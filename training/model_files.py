@@ -25,22 +25,26 @@ class ExportResult:
     seconds: float
 
 
-def recorded_model(recipe, path, train_seconds, started):
+def recorded_model(recipe, path, train_seconds, started, max_bytes=MAX_MODEL_BYTES):
     """Check the size of ``path`` (``recipe``'s model) and record it in its folder's zoo index.
 
-    ``started`` is the :func:`time.perf_counter` value when writing began.
+    ``started`` is the :func:`time.perf_counter` value when writing began; ``max_bytes``
+    the largest size accepted (a file above :data:`MAX_MODEL_BYTES` does not fit the plugin
+    ZIP: a larger limit is for comparisons only).
 
     Raises
     ------
     TrainingError
-        The file has :data:`MAX_MODEL_BYTES` or more.
+        The file has ``max_bytes`` or more; it is removed, so no file of the model is left
+        looking made.
     """
     path = Path(path)
     size = path.stat().st_size
-    if size >= MAX_MODEL_BYTES:
+    if size >= max_bytes:
+        path.unlink()
         raise TrainingError(
-            f"Expected {path.name} under {MAX_MODEL_BYTES} bytes but it has {size}; use fewer base_channels or a "
-            "smaller encoder."
+            f"Expected {path.name} under {max_bytes} bytes but it has {size} (removed); use fewer base_channels, a "
+            "smaller encoder or fewer ensemble members, or store an ensemble's weights as float16."
         )
     seconds = time.perf_counter() - started
     update_entry(path.parent, recipe, {"size_bytes": size, "train_seconds": train_seconds,

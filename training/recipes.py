@@ -397,6 +397,7 @@ _ENSEMBLE_SUMMARY = (
 LITE0_PAIR = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_pair",
+    half_stored=True,
     ensemble_of=("unet_buildings_rgb", "unet_buildings_rgb_fifth_joplin"),
     summary=_ENSEMBLE_SUMMARY.format(count="Two", runs="the default model and the fifth-Joplin trial"),
 )
@@ -406,6 +407,7 @@ outputs averaged (issue 31)."""
 LITE0_TRIO = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_trio",
+    half_stored=True,
     ensemble_of=("unet_buildings_rgb", "unet_buildings_rgb_fifth_joplin", "unet_buildings_rgb_less_joplin"),
     summary=_ENSEMBLE_SUMMARY.format(count="Three", runs="the default model, the fifth-Joplin and the fewer-Joplin "
                                                         "trials"),

@@ -121,7 +121,7 @@ def run_model(path, x):
 
 def test_an_ensemble_averages_the_outputs_of_different_networks_and_names_its_members(tmp_path):
     first, second = pair_members(tmp_path)
-    made = make_combined(recipe(PAIR), [first, second], tmp_path / "zoo")
+    made = make_combined(dataclasses.replace(recipe(PAIR), half_stored=False), [first, second], tmp_path / "zoo")
     assert made.path == tmp_path / "zoo" / f"{PAIR}.onnx"
     x = np.random.default_rng(1).normal(size=(2, 3, 6, 9)).astype(np.float32)
     got = run_model(made.path, x)
@@ -134,18 +134,21 @@ def test_an_ensemble_averages_the_outputs_of_different_networks_and_names_its_me
 
     card = read_metadata_props(made.path)
     training = json.loads(card["polytopo.training"])
-    assert [(m["file"], m["steps"]) for m in training["ensemble_of"]] == [
-        ("unet_buildings_rgb.onnx", 1600), ("unet_buildings_rgb_fifth_joplin.onnx", 1391)]
+    assert [(m["file"], m["steps"], m["seed"]) for m in training["ensemble_of"]] == [
+        ("unet_buildings_rgb.onnx", 1600, 20240611), ("unet_buildings_rgb_fifth_joplin.onnx", 1391, 20240611)]
+    assert [m["crop_shares"]["joplin"] for m in training["ensemble_of"]] == [0.30, 0.20]  # each member's own
+    assert "seed" not in training and "crop_shares" not in training
     assert training["steps"] == 2991 and training["train_seconds"] == 299100.0 and "soup_of" not in training
-    assert "ensemble" in card["polytopo.description"]
+    assert "ensemble" in card["polytopo.description"] and "float16" not in card["polytopo.description"]
     index = json.loads((tmp_path / "zoo" / "index.json").read_text())
     assert [(e["name"], e["size_bytes"]) for e in index["models"]] == [(PAIR, made.size_bytes)]
 
 
 def test_a_half_stored_ensemble_keeps_float32_arithmetic_in_half_the_bytes(tmp_path):
     first, second = pair_members(tmp_path)
-    whole = make_combined(recipe(PAIR), [first, second], tmp_path / "zoo32")
-    half = make_combined(dataclasses.replace(recipe(PAIR), half_stored=True), [first, second], tmp_path / "zoo16")
+    whole = make_combined(dataclasses.replace(recipe(PAIR), half_stored=False), [first, second], tmp_path / "zoo32")
+    half = make_combined(recipe(PAIR), [first, second], tmp_path / "zoo16")  # the recipe's own choice
+    assert "stored as float16" in read_metadata_props(half.path)["polytopo.description"]
     model = onnx.load(str(half.path))
     types = {t.name: t.data_type for t in model.graph.initializer}
     # the 27 weights of the 3 x 3 convolution are halved; the 3 of the 1 x 1 one and the biases stay float32
@@ -172,9 +175,12 @@ def test_an_ensemble_refuses_members_that_do_not_fit_together(tmp_path):
                                             r"'unet_buildings_rgb_fifth_joplin.onnx'\] of unet_buildings_rgb_pair's "
                                             r"ensemble_of"):
         make_combined(recipe(PAIR), [second, first], tmp_path / "zoo")
+    with pytest.raises(TrainingError, match=r"under 1000 bytes but it has \d+ \(removed\)"):
+        make_combined(recipe(PAIR), [first, second], tmp_path / "zoo", max_bytes=1000)
+    assert not (tmp_path / "zoo" / f"{PAIR}.onnx").exists()
     with pytest.raises(TrainingError, match="is trained"):
         make_combined(recipe("unet_buildings_rgb"), [first, second], tmp_path / "zoo")
-    assert not (tmp_path / "zoo").exists()
+    assert list((tmp_path / "zoo").glob("*.onnx")) == []
     with pytest.raises(TrainingError, match="soup_of or ensemble_of, not both"):
         dataclasses.replace(recipe(PAIR), soup_of=("unet_buildings_rgb", "unet_buildings_rgb_slow_encoder"))
     with pytest.raises(TrainingError, match="half_stored only with ensemble_of"):
