@@ -11,7 +11,6 @@ Inside QGIS ``sys.executable`` is the QGIS binary, not a Python interpreter: wor
 processes of a local cluster are started with :func:`worker_python` instead.
 """
 
-import collections
 import concurrent.futures
 import contextlib
 import logging
@@ -413,7 +412,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         else:
             address = scheduler
         try:
-            client = stack.enter_context(distributed.Client(address, timeout=timeout_s, set_as_default=False))
+            client = stack.enter_context(distributed.Client(address, timeout=timeout_s, set_as_default=False, direct_to_workers=True))
         except (OSError, TimeoutError) as exc:
             raise ClusterError(
                 f"Expected a Dask scheduler answering at {address} but got no answer within {timeout_s:g} s "
@@ -426,7 +425,34 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
                 f"Expected at least one Dask worker at {address} but none joined within {timeout_s:g} s; "
                 f"start one with 'dask worker {address}'.") from exc
         _check_versions(client)
+        client.direct_to_workers = scheduler is None or _workers_reachable(client)
         yield client
+
+
+WORKER_PROBE_TIMEOUT_S = 2.0
+"""Seconds the client waits for each worker of a running cluster to accept a connection (:func:`_workers_reachable`)."""
+
+
+def _workers_reachable(client, timeout_s=WORKER_PROBE_TIMEOUT_S):
+    """Whether this process can connect to every worker of ``client``'s cluster now.
+
+    Where it can, results come straight from the workers (``direct_to_workers``) instead
+    of through the scheduler, which then relays no result's bytes. A client that reaches
+    only the scheduler (a tunnel to it, workers behind a firewall) keeps the relay: a
+    direct fetch would wait for a connection timeout before falling back to it.
+    """
+    from distributed.comm import connect
+
+    async def probe(addresses):
+        for address in addresses:
+            comm = await connect(address, timeout=timeout_s)
+            await comm.close()
+
+    try:
+        client.sync(probe, list(client.scheduler_info().get("workers", {})))
+    except (OSError, TimeoutError):
+        return False
+    return True
 
 
 def _reap_helpers():
@@ -470,7 +496,7 @@ def client_starting(workers=0, scheduler=None, **options):
 
 
 def map_partitions(client, func, partitions, *, names=None, progress=None, retries=1, packed=False, keep=False,
-                   in_flight=None):
+                   in_flight=None, at_once=False):
     """Return ``[func(p) for p in partitions]``, computed on the cluster's workers.
 
     Parameters
@@ -503,6 +529,14 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         ``packed`` only: partitions submitted but not yet finished, at most (default two
         per thread of the connected workers, at least 4); the next is submitted as one finishes, in order.
         Each submitted partition's bytes are held in the task graph until its task is done.
+    at_once : bool
+        ``packed`` only: submit every partition at once, in one graph, and let the scheduler
+        hand them to the workers as their threads free up (instead of ``in_flight`` at a
+        time, each next one to the worker that has just finished one). For small
+        partitions (plans of what a worker reads): a partition then costs the client and the
+        scheduler a third of the CPU (no message per partition both ways), but the
+        scheduler holds every partition's bytes until its task is done (with ``keep``, for
+        as long as its kept value lives: Dask makes a kept value lost with its worker again).
 
     Returns
     -------
@@ -530,10 +564,15 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
     distributed = require_distributed()
     if keep and not packed:
         raise ValueError("Expected packed=True with keep=True: kept values stay with packed partitions only")
+    if at_once and not packed:
+        raise ValueError("Expected packed=True with at_once=True: partitions go at once as packed bytes only")
+    if at_once:
+        return _gathered(distributed, client, _submitted_at_once(client, func, partitions, keep, retries), None, names,
+                         packed, progress, total, keep)
     if not packed:
         futures = client.map(func, partitions, pure=False, retries=retries)
-        return _gathered(distributed, client, [(f, None) for f in futures], None, names, packed, progress, total,
-                         keep)
+        return _gathered(distributed, client, [(f, None, None) for f in futures], None, names, packed, progress,
+                         total, keep)
     submit = _packed_submitter(client, func, partitions, keep, retries)
     # A few partitions in flight per worker: the task graph holds each partition's bytes
     # until its task is done, and a local cluster's scheduler runs in this process.
@@ -552,13 +591,15 @@ def task_slots(client):
 
 
 def _packed_submitter(client, func, partitions, keep, retries):
-    """A function that submits the next partition, packed, and returns ``(result future, made future or None)``.
+    """A function that submits the next partition, packed, and returns ``(result future, made, None)``.
 
     Its argument, ``workers``, names the workers the partition should run on (the one
     that has just finished a partition), or None for the scheduler's choice.
 
     With ``keep`` the result future is ``func``'s result alone, taken where ``made`` (the
-    whole return value) lies. It returns None once every partition is submitted.
+    whole return value's future) lies; without, ``made`` is None. Its kept value is taken
+    out later (:func:`_detached_kept`), so that no kept value holds the partition's bytes in
+    the scheduler. It returns None once every partition is submitted.
     """
     token = uuid.uuid4().hex
     pending = enumerate(partitions)
@@ -574,46 +615,76 @@ def _packed_submitter(client, func, partitions, keep, retries):
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             made = client.submit(_run_packed, func, _pack(part), keep, retries=retries, key=key, **_placement(workers))
         if not keep:
-            return made, None
-        return client.submit(_item, made, 0, retries=retries, key=f"result-{key}"), made
+            return made, None, None
+        return client.submit(_item, made, 0, retries=retries, key=f"result-{key}"), made, None
 
     return submit
 
 
+def _submitted_at_once(client, func, partitions, keep, retries):
+    """Submit every partition, packed, in one graph; return ``(result future, None, kept future or None)`` for each.
+
+    With ``keep``, each partition's result and kept value are tasks of the same graph that
+    take them out of its value where it lies: the kept value depends on the partition's
+    task, so Dask makes both again if the worker holding it dies, and the scheduler holds
+    the partition's bytes for as long as the kept value lives.
+    """
+    token = uuid.uuid4().hex
+    graph, results, kept = {}, [], []
+    for i, part in enumerate(partitions):
+        key = f"{func.__name__}-{token}-{i}"
+        graph[key] = (_run_packed, func, _pack(part), keep)
+        if keep:
+            graph[f"result-{key}"], graph[f"kept-{key}"] = (_item, key, 0), (_item, key, 1)
+            results.append(f"result-{key}")
+            kept.append(f"kept-{key}")
+        else:
+            results.append(key)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        futures = client.get(graph, results + kept, sync=False, retries=retries)
+    return [(future, None, futures[len(results) + i] if keep else None) for i, future in enumerate(futures[:len(results)])]
+
+
 def _gathered(distributed, client, submitted, submit_next, names, packed, progress, total, keep):
-    """Collect the results of the ``submitted`` pairs in partition order, submitting the next as each finishes.
+    """Collect the results of the ``submitted`` triples in partition order, submitting the next as each finishes.
+
+    ``submitted``: ``(result future, made future or None, kept future or None)`` per
+    partition (:func:`_packed_submitter`).
 
     ``submit_next(workers)`` (None: everything is submitted already) submits the next
     partition (None when none is left) to the worker that has just finished one: Dask's scheduler, left to itself, may queue
     the last partitions behind each other on one worker while another waits idle
     (measured: one of two workers idle for 1.7 s of a 4.5 s run).
 
-    With ``keep``, each partition's kept value is taken out of its ``made`` future as soon as
-    its result is in (:func:`_detached_kept`), so that no kept value depends on a task
-    whose specification holds the partition's bytes.
+    With ``keep``, each partition's kept value that did not come with it is taken out of its
+    ``made`` future as soon as its result is in (:func:`_detached_kept`), so that no kept
+    value depends on a task whose specification holds the partition's bytes.
     """
-    futures = [f for f, _ in submitted]
-    made = [m for _, m in submitted]
+    futures = [f for f, _, _ in submitted]
+    made = [m for _, m, _ in submitted]
     index = {future.key: i for i, future in enumerate(futures)}
-    results, kept = [None] * total, [None] * total
-    running = distributed.as_completed(futures, loop=client.loop)
+    results, kept = [None] * total, [k for _, _, k in submitted] + [None] * (total - len(submitted))
+    # with their results: the results of partitions that finish together come in one fetch
+    running = distributed.as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
     holding = {}  # partition -> tries, while its kept value has not yet read its made
     try:
-        for done, future in enumerate(running, 1):
+        for done, (future, value) in enumerate(running, 1):
             i = index.pop(future.key)
-            results[i], holders = _result_of(future, names[i]), None
+            results[i], holders = _result_of(future, names[i]) if future.status == "error" else value, None
             if packed:
                 # where the partition ran: its kept value is taken there, and the next partition goes there
                 packed_result, where = results[i]
                 results[i], holders = pickle.loads(packed_result), [where]  # nosec B301: pickled by this run's workers
             future.release()
-            if keep:
+            if keep and made[i] is not None:
                 kept[i] = _detached_kept(client, made[i], 0, holders)
                 holding[i] = 0
                 _take_kept(client, holding, made, kept)
             follow = submit_next(holders) if submit_next else None
             if follow is not None:
                 index[follow[0].key] = len(futures)
+                kept[len(futures)] = follow[2]
                 futures.append(follow[0])
                 made.append(follow[1])
                 running.add(follow[0])
@@ -703,10 +774,10 @@ def fetch_kept(kept, func, *args, name):
 def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=None, each=None):
     """Yield ``func(kept, *args, *extra)`` for each of ``kept_values`` in order, each computed where it lies.
 
-    :func:`fetch_kept` for many values: while the caller reads one, the next ones are
-    already under way on their workers, as long as the sizes of those fetched and not
-    yet read stay within ``in_flight_size`` (always at least the one read next), so
-    that round trips overlap for small values and large ones come one at a time.
+    :func:`fetch_kept` for many values: every value's task is sent at once (one graph), and
+    the results come in groups whose sizes add up to at most ``in_flight_size`` (always
+    at least the one read next), each group in one fetch: small values come many at a
+    time, large ones one at a time.
 
     Parameters
     ----------
@@ -735,18 +806,38 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
         for kept, extra in zip(kept_values, each):
             yield func(kept, *args, *extra)
         return
-    sizes = [1.0] * len(kept_values) if sizes is None else list(sizes)
+    count = len(kept_values)
+    sizes = [1.0] * count if sizes is None else list(sizes)
     budget = 1.0 if in_flight_size is None else in_flight_size
-    started, pending = collections.deque(), collections.deque(zip(kept_values, names, sizes, each))
-    ahead = 0.0
-    while started or pending:
-        while pending and (not started or ahead + pending[0][2] <= budget):
-            kept, name, size, extra = pending.popleft()
-            started.append((started_on_worker(client, func, kept, *args, *extra, name=name), size))
-            ahead += size
-        result, size = started.popleft()
-        ahead -= size
-        yield result()
+    # one graph for all: each value's task is a reference into what its worker holds, or writes a file there
+    columns = [[value] * count for value in args] + [list(column) for column in zip(*each)] if count else []
+    if count:
+        require_open(client, names[0])
+    futures = client.map(func, list(kept_values), *columns, pure=False) if count else []
+    try:
+        start = 0
+        while start < count:
+            end, weight = start + 1, sizes[start]
+            while end < count and weight + sizes[end] <= budget:
+                weight += sizes[end]
+                end += 1
+            group = futures[start:end]
+            try:
+                values = client.gather(group)  # one fetch for the group
+            except Exception:
+                for future, name in zip(group, names[start:end]):
+                    if future.status == "error":
+                        _result_of(future, name)  # raises the first failed one's error, naming it
+                raise
+            for k in range(start, end):
+                futures[k].release()
+                futures[k] = None
+            start = end
+            yield from values
+    finally:  # a caller that stops reading (an error, a cancel) leaves nothing running
+        left = [future for future in futures if future is not None]
+        if left and client.status == "running":
+            client.cancel(left)
 
 
 def started_on_worker(client, func, *args, name, workers=None):

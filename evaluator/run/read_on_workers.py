@@ -330,8 +330,9 @@ def evaluate_files_on(client, gt_path, pred_path, params, step, record_parts, op
     rings = _rings_needed_for(params, [image for part in parts for image in part.image_ids])
     tasks = [(part, options, params, record_parts, rings) for part in parts]
     names = [f"the partition of images {p.image_ids[0]!r}..{p.image_ids[-1]!r}" for p in parts]
+    # the tasks are plans of what to read (about 25 bytes a record), so they all go at once
     replies, kept = map_partitions(client, _read_task, tasks, names=names, progress=_counting(step, "partition"),
-                                   packed=True, keep=True)
+                                   packed=True, keep=True, at_once=True)
     if any(kind == "reread" for kind, _ in replies):
         return None
     errors = [value[0] for kind, value in replies if kind == "error"]

@@ -1,6 +1,9 @@
 """Real Dask clusters: a 2-process LocalCluster, ordered results, named failures, version checks."""
 
+import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -164,9 +167,12 @@ def slow_square_keeping_bytes(x):
     return square_keeping_bytes(x)
 
 
-def _tasks_named(client, prefix):
-    return client.run_on_scheduler(lambda dask_scheduler: sum(1 for key in dask_scheduler.tasks
-                                                               if str(key).startswith(prefix)))
+def _tasks_named(client, prefix, released=True):
+    """Tasks of the scheduler whose key starts with ``prefix``; without ``released``, only those not released
+    (waiting, running or holding a value), not those kept as a kept value's lineage."""
+    return client.run_on_scheduler(lambda dask_scheduler: sum(
+        1 for key, task in dask_scheduler.tasks.items()
+        if str(key).startswith(prefix) and (released or task.state != "released")))
 
 
 @pytest.mark.parametrize("keep", [False, True])
@@ -174,12 +180,12 @@ def test_packed_partitions_are_submitted_a_few_at_a_time(local_client, keep):
     """At most ``in_flight`` partitions are in the task graph at once; the results keep their order."""
     func = slow_square_keeping_bytes if keep else slow_square
     seen = []
-    out = map_partitions(local_client, func, range(9), packed=True, keep=keep, in_flight=3,
-                         progress=lambda done, total: seen.append(_tasks_named(local_client, func.__name__)))
+    out = map_partitions(local_client, func, range(9), packed=True, keep=keep, in_flight=3, progress=lambda done, total:
+                         seen.append(_tasks_named(local_client, func.__name__, released=False)))
     results = out[0] if keep else out
     assert results == [x * x for x in range(9)] and len(seen) == 9
-    # counted before the next one is submitted; with keep, a partition's task is held until its kept
-    # value is taken from it (a short task of its own), so one or two more may be counted
+    # counted before the next one is submitted; with keep, a partition's value is held until its result and
+    # its kept value are taken from it, so one or two more may be counted
     assert 1 <= max(seen) <= (6 if keep else 3)
     if keep:
         assert [fetch_kept(k, len, name="kept") for k in out[1]] == [1 << 20] * 9
@@ -256,25 +262,45 @@ def kept_length(value):
     return len(value)
 
 
-def test_kept_values_are_fetched_ahead_within_a_size(local_client):
-    """``fetched_kept`` yields in order; fetches run ahead only while their sizes fit ``in_flight_size``."""
+def kept_length_unless(value, bad):
+    if value[0] == bad:
+        raise ArithmeticError(f"value {bad} is bad")
+    return len(value)
+
+
+def test_kept_values_are_fetched_in_groups_within_a_size(local_client, monkeypatch):
+    """``fetched_kept`` yields in order; every value's task goes at once, and the results come in groups (one fetch
+    each) whose sizes fit ``in_flight_size``, always at least one."""
     _, kept = map_partitions(local_client, square_keeping_bytes, range(1, 9), packed=True, keep=True)
     names = [f"value {n}" for n in range(8)]
+    fetches, gather = [], local_client.gather
+    monkeypatch.setattr(local_client, "gather", lambda futures, **options: (fetches.append(len(futures)),
+                                                                            gather(futures, **options))[1])
 
-    def alive_at_each_value(**options):
-        alive = []
-        for value in fetched_kept(kept, kept_length, names=names, **options):
-            assert value == 1 << 20
-            alive.append(_tasks_named(local_client, "kept_length"))
-        return alive
+    def groups(**options):
+        fetches.clear()
+        values = fetched_kept(kept, kept_length, names=names, **options)
+        assert next(values) == 1 << 20
+        # all sent at once: every one but the first group's is still there
+        assert _tasks_named(local_client, "kept_length") >= 8 - fetches[0]
+        assert list(values) == [1 << 20] * 7
+        return list(fetches)
 
-    one_at_a_time = alive_at_each_value()
-    ahead = alive_at_each_value(sizes=[1] * 8, in_flight_size=3)
-    large = alive_at_each_value(sizes=[5] * 8, in_flight_size=3)
-    assert len(one_at_a_time) == len(ahead) == len(large) == 8
-    assert max(one_at_a_time) <= 1 and max(large) <= 1  # the one just read may not be forgotten yet
-    assert 2 <= max(ahead) <= 3
+    assert groups() == [1] * 8
+    assert groups(sizes=[1] * 8, in_flight_size=3) == [3, 3, 2]
+    assert groups(sizes=[5] * 8, in_flight_size=3) == [1] * 8
+    assert groups(sizes=[2, 1, 1, 5, 1, 1, 1, 1], in_flight_size=4) == [3, 1, 4]
+    deadline = time.monotonic() + 10
+    while _tasks_named(local_client, "kept_length") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _tasks_named(local_client, "kept_length") == 0  # each released once read
     assert list(fetched_kept([b"ab", b"c"], kept_length, names=["a", "c"], sizes=[1, 1], in_flight_size=9)) == [2, 1]
+    # a failed value's error names it when its group's turn comes; the values before it are read
+    values = fetched_kept(kept, kept_length_unless, 6, names=names, sizes=[1] * 8, in_flight_size=2)
+    assert [next(values) for _ in range(4)] == [1 << 20] * 4
+    with pytest.raises(ClusterError, match="Expected value 5 to finish on its Dask worker but it failed: "
+                                           "ArithmeticError: value 6 is bad"):
+        next(values)
 
 
 def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
@@ -288,6 +314,36 @@ def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
     assert _tasks_named(local_client, "first_byte_keeping_all") == 0
     assert [fetch_kept(k, len, name="kept") for k in kept] == [2 << 20] * 4
     assert [fetch_kept(k, bytes.__getitem__, 0, name="kept") for k in kept] == [0, 1, 2, 3]
+
+
+def test_partitions_sent_at_once_keep_their_order_and_a_kept_value_is_made_again_when_its_worker_dies():
+    """With ``at_once`` every partition goes in one graph with its result's and kept value's tasks: the kept value
+    depends on the partition's task, so when the worker holding it dies, Dask makes it again on another worker
+    (the scheduler keeps the partition's bytes for that; one at a time, a kept value is detached instead)."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster, set_as_default=False) as client:
+        seen = []
+        results, kept = map_partitions(client, square_keeping_bytes, [5, 6, 7, 8, 9], packed=True, keep=True,
+                                       at_once=True, progress=lambda done, total: seen.append((done, total)))
+        assert results == [25, 36, 49, 64, 81] and seen == [(n, 5) for n in range(1, 6)]
+        assert _tasks_named(client, "square_keeping_bytes") == 5  # the partitions' tasks, as the values' lineage
+        with pytest.raises(ValueError, match="packed=True with at_once=True"):
+            map_partitions(client, square, [1], at_once=True)
+        with pytest.raises(ClusterError, match="Expected partition 3 to finish on its Dask worker but it failed: "
+                                               "ZeroDivisionError: three is not allowed"):
+            map_partitions(client, fail_on_three, range(5), packed=True, at_once=True)
+        holder = client.who_has([kept[0]])[kept[0].key][0]
+        nanny = next(nanny for nanny in cluster.workers.values() if nanny.worker_address == holder)
+        os.kill(nanny.process.pid, signal.SIGKILL)  # the worker dies with its memory; its nanny starts another
+        deadline = time.monotonic() + 30
+        while holder in client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert holder not in client.scheduler_info()["workers"]
+        size, first, where = fetch_kept(kept[0], kept_size_and_worker, name="kept 0")
+        assert (size, first) == (1 << 20, 5) and where != holder
+        assert fetch_kept(kept[1], kept_size_and_worker, name="kept 1")[:2] == (1 << 20, 6)
 
 
 def test_kept_values_without_a_cluster_are_the_values(local_client):
@@ -317,3 +373,41 @@ def test_a_kept_value_is_read_where_its_partition_lies_and_named_elsewhere(local
     elsewhere = local_client.submit(_kept_of, made.key, workers=[second], allow_other_workers=False, pure=False)
     with pytest.raises(ClusterError, match=f"value kept from {made.key} on its worker but it is not there"):
         _result_of(elsewhere, "kept")
+
+
+def test_results_come_straight_from_workers_the_client_can_reach(local_client):
+    """A local cluster's client fetches results from the workers, not through the scheduler; a running cluster's
+    client does so only when it can connect to every worker (here one that gives an address nothing listens on)."""
+    import socket
+    import subprocess
+    import sys
+
+    from distributed import Client
+
+    from polytopo.core.cluster import _workers_reachable
+
+    assert local_client.direct_to_workers is True and _workers_reachable(local_client)
+
+    def free_port():
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+    port, nowhere = free_port(), free_port()
+    dask = str(Path(sys.executable).with_name("dask"))
+    processes = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    processes.append(subprocess.Popen(
+        [dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-dashboard", "--no-nanny",
+         "--listen-address", "tcp://127.0.0.1:0", "--contact-address", f"tcp://127.0.0.1:{nowhere}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        with Client(f"tcp://127.0.0.1:{port}", set_as_default=False, timeout=60) as client:
+            client.wait_for_workers(1, timeout=60)
+            started = time.monotonic()
+            assert _workers_reachable(client, timeout_s=0.5) is False
+            assert time.monotonic() - started < 5
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=30)
