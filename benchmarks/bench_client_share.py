@@ -48,6 +48,7 @@ WORKER_CONFIG = """distributed:
   nanny:
     pre-spawn-environ:
       MALLOC_TRIM_THRESHOLD_: null
+      NUMPY_MADVISE_HUGEPAGE: "0"
   worker:
     profile:
       enabled: false

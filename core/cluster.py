@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .errors import ClusterError, InvalidParameterError, MissingDependencyError
 from .gc_pause import paused_gc
+from .huge_pages import ADVICE_VARIABLE
 from .machine import available_memory_bytes, usable_cores
 
 __all__ = ["AUTO_CLUSTER_MIN_BYTES", "AUTO_WORKER_MEMORY_BYTES", "AUTO_WORKERS", "COMMAND_LINE",
@@ -43,6 +44,7 @@ SCHEDULER_TIMEOUT_S = 10.0
 
 LOCAL_CLUSTER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    f"distributed.nanny.pre-spawn-environ.{ADVICE_VARIABLE}": os.environ.get(ADVICE_VARIABLE, "0"),
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
 }
@@ -53,6 +55,8 @@ LOCAL_CLUSTER_CONFIG = {
   is mapped and unmapped afresh, page faults included: the evaluator's per-image work then
   takes 1.15-1.25x the CPU time it takes in one process (measured on the 4x benchmark set).
   Local workers therefore start without it.
+* Workers start with ``NUMPY_MADVISE_HUGEPAGE=0`` (unless this process has it set): no
+  transparent-huge-page advice on NumPy's large arrays (:mod:`.huge_pages`).
 * Each worker samples the stack of its running task every 10 ms for the dashboard's
   *Profile* page, and the sampling thread takes the GIL from the partition each time: off.
 * Every process checks every 20 ms whether its event loop is blocked (for the "event loop

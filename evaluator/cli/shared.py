@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 from ...core.blas_threads import single_blas_thread
+from ...core.huge_pages import no_huge_page_advice
 from ...core.cluster import AUTO_WORKERS, auto_local_workers, workers_or_auto_option
 from ...core.kernel_threads import threads_option
 from ...core.machine import usable_cores
@@ -73,9 +74,11 @@ def resolved_workers(args, inputs):
 def run_guarded(func, args):
     """Call ``func(args)`` with one BLAS thread and turn its failures into one line and an exit status.
 
-    See the module docstring for the exit statuses and :mod:`.blas_threads` for the BLAS limit.
+    See the module docstring for the exit statuses, :mod:`.blas_threads` for the BLAS limit
+    and :mod:`.huge_pages` for NumPy's huge-page advice, off meanwhile.
     """
-    with warnings.catch_warnings(record=True) as caught, single_blas_thread(), interrupts_noted() as interrupted:
+    with (warnings.catch_warnings(record=True) as caught, single_blas_thread(), no_huge_page_advice(),
+          interrupts_noted() as interrupted):
         warnings.simplefilter("always")
         try:
             func(args)

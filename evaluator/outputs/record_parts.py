@@ -43,11 +43,10 @@ from .writers import (
 __all__ = ["FETCH_ROWS_IN_FLIGHT", "PartsRequest", "RecordPart", "RecordParts", "record_part", "parts_request"]
 
 FETCH_ROWS_IN_FLIGHT = 20_000
-"""CSV rows fetched ahead from the workers while a table is written (a few MB of text).
+"""Most CSV rows fetched from the workers at once while a table is written (a few MB of text).
 
-Small parts then come several at a time, their round trips overlapping (the 1x benchmark
-set's 32 fetches); a part of more rows comes alone, so a table of hundreds of thousands
-of rows never lies in this process at once."""
+Small parts then come several in one fetch; a part of more rows comes alone, so a table of
+hundreds of thousands of rows never lies in this process at once."""
 
 _GEOMETRY_TYPE = "Polygon"
 """Every record geometry is one polygon of a ring table (:func:`.construct.ring_polygons`)."""
@@ -352,9 +351,9 @@ class RecordParts:
         ``text`` is the part's CSV rows of the table; or, when ``shared`` (a path prefix in
         a folder the workers see, :func:`_shared_folder`) is given and the part's worker
         wrote them to the file ``piece`` there, ``piece`` (and ``text`` empty). Each part's
-        rows of every table come in one task; parts are fetched ahead while their rows add
-        up to at most :data:`FETCH_ROWS_IN_FLIGHT` (:func:`~polytopo.core.cluster.fetched_kept`):
-        the round trips of small parts overlap, large parts come one at a time.
+        rows of every table come in one task; the parts come in groups whose rows add up to
+        at most :data:`FETCH_ROWS_IN_FLIGHT` (:func:`~polytopo.core.cluster.fetched_kept`):
+        small parts several in one fetch, large parts one at a time.
         """
         from ...core.cluster import fetched_kept
 

@@ -116,6 +116,21 @@ def test_local_workers_start_without_the_malloc_trim_threshold(local_client):
     assert set(seen.values()) == {None}
 
 
+def huge_page_advice():
+    """Whether NumPy advises huge pages for new large arrays in this process (asked without changing it)."""
+    from numpy.core import multiarray
+
+    now = multiarray._set_madvise_hugepage(True)
+    multiarray._set_madvise_hugepage(now)
+    return now
+
+
+def test_local_workers_start_without_numpys_huge_page_advice(local_client):
+    """Transparent huge pages on short-lived large arrays can stall in the kernel; local workers go without."""
+    assert set(local_client.run(environment_variable, "NUMPY_MADVISE_HUGEPAGE").values()) == {"0"}
+    assert set(local_client.run(huge_page_advice).values()) == {False}
+
+
 def dask_setting(name):
     import dask.config
 
