@@ -123,7 +123,9 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
     client builds the sets from the workers' digests, merges, summarizes and writes the CSV
     text part by part. For ``reference-code`` the client reads the files, partitions the
     instances and builds the records, as on a cluster. Every part runs with the cyclic
-    garbage collector held off, as it does in ``evaluate`` and in the workers' tasks.
+    garbage collector held off, as it does in ``evaluate`` and in the workers' tasks, and
+    without NumPy's huge-page advice, as in the command line and the local workers
+    (:mod:`polytopo.core.huge_pages`).
 
     Returns
     -------
@@ -135,13 +137,15 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
         ``result_mib`` (pickled size of each partition sent out and its result sent back,
         where measured), ``bootstrap_chunk_s``, ``bootstrap_chunks``.
     """
+    from polytopo.core.huge_pages import no_huge_page_advice
     from polytopo.evaluator.tables.params import params_for
     from polytopo.evaluator.run.read_on_workers import applies_to
 
     params = params_for(profile)
-    if workers_read and applies_to(params):
-        return _worker_read_costs(gt_path, pred_path, params, n_parts)
-    return _client_read_costs(gt_path, pred_path, params, n_parts)
+    with no_huge_page_advice():
+        if workers_read and applies_to(params):
+            return _worker_read_costs(gt_path, pred_path, params, n_parts)
+        return _client_read_costs(gt_path, pred_path, params, n_parts)
 
 
 def _bootstrap_costs(params, outcome):

@@ -795,7 +795,7 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
     sizes : sequence of float, optional
         What each result weighs (rows, bytes: any unit); default 1 each.
     in_flight_size : float, optional
-        Most size fetched ahead, in the unit of ``sizes``; default: one value at a time.
+        Most size fetched in one group (one fetch), in the unit of ``sizes``; default: one value at a time.
     each : sequence of tuple, optional
         ``extra``: more arguments for each value, after ``args``; default none.
 
