@@ -416,7 +416,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
         else:
             address = scheduler
         try:
-            client = stack.enter_context(distributed.Client(address, timeout=timeout_s, set_as_default=False, direct_to_workers=True))
+            client = stack.enter_context(distributed.Client(address, timeout=timeout_s, set_as_default=False))
         except (OSError, TimeoutError) as exc:
             raise ClusterError(
                 f"Expected a Dask scheduler answering at {address} but got no answer within {timeout_s:g} s "
@@ -647,14 +647,15 @@ def _submitted_at_once(client, func, partitions, keep, retries):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         futures = client.get(graph, results + kept, sync=False, retries=retries)
-    return [(future, None, futures[len(results) + i] if keep else None) for i, future in enumerate(futures[:len(results)])]
+    kept_futures = futures[len(results):] if keep else [None] * len(results)
+    return [(result, None, kept_future) for result, kept_future in zip(futures[:len(results)], kept_futures)]
 
 
 def _gathered(distributed, client, submitted, submit_next, names, packed, progress, total, keep):
     """Collect the results of the ``submitted`` triples in partition order, submitting the next as each finishes.
 
     ``submitted``: ``(result future, made future or None, kept future or None)`` per
-    partition (:func:`_packed_submitter`).
+    partition (:func:`_packed_submitter`, :func:`_submitted_at_once`).
 
     ``submit_next(workers)`` (None: everything is submitted already) submits the next
     partition (None when none is left) to the worker that has just finished one: Dask's scheduler, left to itself, may queue
@@ -675,7 +676,9 @@ def _gathered(distributed, client, submitted, submit_next, names, packed, progre
     try:
         for done, (future, value) in enumerate(running, 1):
             i = index.pop(future.key)
-            results[i], holders = _result_of(future, names[i]) if future.status == "error" else value, None
+            if future.status == "error":
+                _result_of(future, names[i])  # raises its error, naming the partition
+            results[i], holders = value, None
             if packed:
                 # where the partition ran: its kept value is taken there, and the next partition goes there
                 packed_result, where = results[i]
