@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability import case
 
 from polytopo.core.cluster import fetch_kept, fetched_kept, map_partitions, open_client, worker_python
 from polytopo.core.errors import ClusterError, InvalidParameterError
@@ -331,6 +332,9 @@ def test_kept_values_do_not_hold_the_partitions_in_the_task_graph(local_client):
     assert [fetch_kept(k, bytes.__getitem__, 0, name="kept") for k in kept] == [0, 1, 2, 3]
 
 
+@case("a worker killed (SIGKILL) after its partition, holding that partition's records",
+      "evaluator on a cluster whose workers read their partitions",
+      "Dask reads and scores the partition again on another worker; the records are there when written")
 def test_partitions_sent_at_once_keep_their_order_and_a_kept_value_is_made_again_when_its_worker_dies():
     """With ``at_once`` every partition goes in one graph with its result's and kept value's tasks: the kept value
     depends on the partition's task, so when the worker holding it dies, Dask makes it again on another worker
