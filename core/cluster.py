@@ -44,7 +44,7 @@ SCHEDULER_TIMEOUT_S = 10.0
 
 LOCAL_CLUSTER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-    f"distributed.nanny.pre-spawn-environ.{ADVICE_VARIABLE}": os.environ.get(ADVICE_VARIABLE, "0"),
+    f"distributed.nanny.pre-spawn-environ.{ADVICE_VARIABLE}": "0",
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
 }
@@ -55,8 +55,9 @@ LOCAL_CLUSTER_CONFIG = {
   is mapped and unmapped afresh, page faults included: the evaluator's per-image work then
   takes 1.15-1.25x the CPU time it takes in one process (measured on the 4x benchmark set).
   Local workers therefore start without it.
-* Workers start with ``NUMPY_MADVISE_HUGEPAGE=0`` (unless this process has it set): no
-  transparent-huge-page advice on NumPy's large arrays (:mod:`.huge_pages`).
+* Workers start with ``NUMPY_MADVISE_HUGEPAGE=0``: no transparent-huge-page advice on
+  NumPy's large arrays (:mod:`.huge_pages`). Where the starting process has the variable
+  set, the workers inherit its value instead (:func:`_local_cluster_config`).
 * Each worker samples the stack of its running task every 10 ms for the dashboard's
   *Profile* page, and the sampling thread takes the GIL from the partition each time: off.
 * Every process checks every 20 ms whether its event loop is blocked (for the "event loop
@@ -406,7 +407,7 @@ def open_client(workers=0, scheduler=None, *, timeout_s=SCHEDULER_TIMEOUT_S):
             stack.callback(_reap_helpers)  # runs last: after the cluster and its workers are gone
             stack.callback(multiprocessing.set_executable, multiprocessing.spawn.get_executable())
             multiprocessing.set_executable(worker_python())
-            stack.enter_context(_dask_config(LOCAL_CLUSTER_CONFIG))
+            stack.enter_context(_dask_config(_local_cluster_config()))
             # Worker logs stay quiet (shutdown races log heartbeat tracebacks); a failure
             # reaches the caller as an exception from map_partitions instead.
             cluster = stack.enter_context(distributed.LocalCluster(
@@ -813,14 +814,13 @@ def fetched_kept(kept_values, func, *args, names, sizes=None, in_flight_size=Non
         for kept, extra in zip(kept_values, each):
             yield func(kept, *args, *extra)
         return
-    count = len(kept_values)
+    count = len(kept_values)  # at least one: a client was found among them
     sizes = [1.0] * count if sizes is None else list(sizes)
     budget = 1.0 if in_flight_size is None else in_flight_size
+    require_open(client, names[0])
     # one graph for all: each value's task is a reference into what its worker holds, or writes a file there
-    columns = [[value] * count for value in args] + [list(column) for column in zip(*each)] if count else []
-    if count:
-        require_open(client, names[0])
-    futures = client.map(func, list(kept_values), *columns, pure=False) if count else []
+    columns = [[value] * count for value in args] + [list(column) for column in zip(*each)]
+    futures = client.map(func, list(kept_values), *columns, pure=False)
     try:
         start = 0
         while start < count:
@@ -1014,6 +1014,13 @@ def _run_to_bytes(func, argument, packed):
 def _byte_range(data, offset, size):
     """``data[offset:offset + size]`` (runs on the worker that holds ``data``)."""
     return bytes(data[offset:offset + size])
+
+
+def _local_cluster_config():
+    """:data:`LOCAL_CLUSTER_CONFIG` for a cluster started now: without the huge-page setting where the user set it."""
+    if ADVICE_VARIABLE not in os.environ:
+        return LOCAL_CLUSTER_CONFIG
+    return {key: value for key, value in LOCAL_CLUSTER_CONFIG.items() if not key.endswith(f".{ADVICE_VARIABLE}")}
 
 
 def _dask_config(settings):

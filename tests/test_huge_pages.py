@@ -3,14 +3,10 @@
 import pytest
 from numpy.core import multiarray
 
+from numpy_advice import huge_page_advice
+
 from polytopo.core.huge_pages import ADVICE_VARIABLE, no_huge_page_advice
 from polytopo.evaluator.cli.shared import run_guarded
-
-
-def advice():
-    now = multiarray._set_madvise_hugepage(True)
-    multiarray._set_madvise_hugepage(now)
-    return now
 
 
 @pytest.fixture()
@@ -23,14 +19,14 @@ def advising(monkeypatch):
 
 def test_the_advice_is_off_inside_and_back_after(advising):
     with no_huge_page_advice():
-        assert advice() is False
-    assert advice() is True
+        assert huge_page_advice() is False
+    assert huge_page_advice() is True
 
 
 def test_a_users_setting_stands(advising, monkeypatch):
     monkeypatch.setenv(ADVICE_VARIABLE, "1")
     with no_huge_page_advice():
-        assert advice() is True
+        assert huge_page_advice() is True
 
 
 def test_the_command_lines_run_without_the_advice(advising):
@@ -39,5 +35,5 @@ def test_the_command_lines_run_without_the_advice(advising):
     class Args:
         debug = False
 
-    assert run_guarded(lambda args: seen.append(advice()), Args()) == 0
-    assert seen == [False] and advice() is True
+    assert run_guarded(lambda args: seen.append(huge_page_advice()), Args()) == 0
+    assert seen == [False] and huge_page_advice() is True

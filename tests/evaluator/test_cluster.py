@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from numpy_advice import huge_page_advice
 from reliability import case
 
 from polytopo.core.cluster import fetch_kept, fetched_kept, map_partitions, open_client, worker_python
@@ -117,19 +118,18 @@ def test_local_workers_start_without_the_malloc_trim_threshold(local_client):
     assert set(seen.values()) == {None}
 
 
-def huge_page_advice():
-    """Whether NumPy advises huge pages for new large arrays in this process (asked without changing it)."""
-    from numpy.core import multiarray
-
-    now = multiarray._set_madvise_hugepage(True)
-    multiarray._set_madvise_hugepage(now)
-    return now
-
-
 def test_local_workers_start_without_numpys_huge_page_advice(local_client):
     """Transparent huge pages on short-lived large arrays can stall in the kernel; local workers go without."""
     assert set(local_client.run(environment_variable, "NUMPY_MADVISE_HUGEPAGE").values()) == {"0"}
     assert set(local_client.run(huge_page_advice).values()) == {False}
+
+
+def test_local_workers_inherit_a_huge_page_setting_the_user_made(monkeypatch):
+    """A NUMPY_MADVISE_HUGEPAGE set where the cluster starts reaches the workers unchanged."""
+    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+    with open_client(workers=1) as client:
+        assert set(client.run(environment_variable, "NUMPY_MADVISE_HUGEPAGE").values()) == {"1"}
+        assert set(client.run(huge_page_advice).values()) == {True}
 
 
 def dask_setting(name):
