@@ -68,29 +68,81 @@ def run(args):
     if repeated:
         raise InvalidParameterError(f"Expected each method name once but got {repeated[0]!r} "
                                     f"{names.count(repeated[0])} times; give every --pred its own NAME")
-    for _, path in args.pred[1:]:  # the first is read at once; the others before they are needed
-        _check_exists(path)
     options = {"default_score": args.default_score, "score_field": args.score_field, "image_field": args.image_field,
                "pixel_size": args.pixel_size, "drop_degenerate": args.drop_degenerate_rings}
+    overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
+                 if getattr(args, key) is not None}
     workers = resolved_workers(args, [args.gt, *(path for _, path in args.pred)])
+    on_workers = _read_on_workers(args, workers, options, overrides)
+    for _, path in args.pred[0 if on_workers else 1:]:  # else the first is read at once, the others when needed
+        _check_exists(path)
+    common = {"profile": args.profile, "progress": None if args.quiet else _print_progress,
+              "overwrite": args.overwrite, "plots": not args.no_plots, "geopackage": not args.no_gpkg,
+              "inputs": [args.gt, *(path for _, path in args.pred)], **overrides}
     with client_starting(workers, args.scheduler) as started_client:  # the cluster starts while loading
-        gt_set, first, frame = load_inputs(args.gt, args.pred[0][1], **options)
-        pending = _one_at_a_time(args.pred[0][0], first, args.pred[1:],
-                                 lambda path: load_inputs(args.gt, path, reference=(gt_set, frame), **options)[1])
-        del first  # the generator holds the first method until it is evaluated, then lets it go
-        overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
-                     if getattr(args, key) is not None}
-        progress = None if args.quiet else (lambda name: print(f"evaluating {name} ...", file=sys.stderr))
-        comparison = compare_to_folder(gt_set, pending, args.out, profile=args.profile, client=started_client(),
-                                       progress=progress, overwrite=args.overwrite, frame=frame,
-                                       plots=not args.no_plots, geopackage=not args.no_gpkg,
-                                       inputs=[args.gt, *(path for _, path in args.pred)], threads=args.threads,
-                                       **overrides)
+        if on_workers:
+            client = started_client()
+            comparison = compare_to_folder(None, args.pred, args.out, client=client,
+                                           evaluate_method=_evaluated_on_workers(args, client, options, overrides),
+                                           **common)
+        else:
+            gt_set, first, frame = load_inputs(args.gt, args.pred[0][1], **options)
+            pending = _one_at_a_time(args.pred[0][0], first, args.pred[1:],
+                                     lambda path: load_inputs(args.gt, path, reference=(gt_set, frame), **options)[1])
+            del first  # the generator holds the first method until it is evaluated, then lets it go
+            comparison = compare_to_folder(gt_set, pending, args.out, client=started_client(), frame=frame,
+                                           threads=args.threads, **common)
     if not args.quiet:
         print(format_markdown(comparison))
         print(f"wrote {args.out}/ (table.csv, table.md, table.tex, paired_bootstrap.json, figures, one folder "
               "per method)")
     return args.out
+
+
+def _print_progress(name):
+    print(f"evaluating {name} ...", file=sys.stderr)
+
+
+def _read_on_workers(args, workers, options, overrides):
+    """Whether the cluster's workers read the methods' files (:func:`.api.evaluate_files`), not this process.
+
+    On a cluster, for a ``paper``-like profile, when every input is COCO-style JSON (by
+    its ``.json`` name) and no vector-layer option is given.
+    """
+    from ..run.read_on_workers import applies_to
+    from ..tables.params import params_for
+
+    vector_options = any(options[name] is not None for name in ("score_field", "image_field", "pixel_size"))
+    return bool((workers or args.scheduler is not None) and not vector_options
+                and all(Path(path).suffix.lower() == ".json" for path in [args.gt, *(p for _, p in args.pred)])
+                and applies_to(params_for(args.profile, **overrides)))
+
+
+def _evaluated_on_workers(args, client, options, overrides):
+    """``evaluate(path)``: one method's evaluation, its files read by the workers where they can.
+
+    A method the workers cannot read (:func:`.api.evaluate_files` gives None: a file the
+    index cannot place, or the workers do not see) is read here, with the ground truth,
+    which is then kept for the methods after it.
+    """
+    from ..outputs.record_parts import parts_request
+    from ..run.api import evaluate, evaluate_files, load_inputs
+
+    read_here = {}
+
+    def evaluate_method(path):
+        evaluation = evaluate_files(args.gt, path, profile=args.profile, client=client,
+                                    record_parts=parts_request(None, not args.no_gpkg, client),
+                                    default_score=args.default_score, drop_degenerate=args.drop_degenerate_rings,
+                                    **overrides)
+        if evaluation is not None:
+            return evaluation
+        gt_set, pred_set, frame = load_inputs(args.gt, path, reference=read_here.get("gt"), **options)
+        read_here["gt"] = gt_set, frame
+        return evaluate(gt_set, pred_set, profile=args.profile, client=client,
+                        record_parts=parts_request(frame, not args.no_gpkg), **overrides)
+
+    return evaluate_method
 
 
 def _one_at_a_time(first_name, first_set, rest, load):

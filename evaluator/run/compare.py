@@ -118,16 +118,18 @@ def check_method_name(name):
 
 
 def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=None, evaluated=None,
-                    record_parts=None, **overrides):
+                    record_parts=None, evaluate_method=None, **overrides):
     """Evaluate every method against ``gt_set``, one at a time, and run the paired bootstrap.
 
     Parameters
     ----------
-    gt_set : InstanceSet
+    gt_set : InstanceSet or None
+        None with ``evaluate_method``.
     pred_sets : dict or iterable
         ``{method name: InstanceSet}``, or ``(name, InstanceSet)`` pairs (at least one);
         an iterable is consumed one method at a time, so a generator that reads each
-        method when asked keeps one method in memory.
+        method when asked keeps one method in memory. With ``evaluate_method``, what
+        it takes in place of each InstanceSet.
     params : EvaluationParams, optional
         With ``overrides`` as in :func:`.api.evaluate`; the same for every method.
     client : distributed.Client, optional
@@ -140,6 +142,12 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
     record_parts : PartsRequest, optional
         With ``client``: each method's per-feature records are encoded by the workers
         (as :func:`.api.evaluate` does with it).
+    evaluate_method : callable, optional
+        ``evaluate_method(predictions)`` returns the method's :class:`.api.Evaluation`
+        (e.g. :func:`.api.evaluate_files` of a file path, where a cluster's workers read
+        the files); ``gt_set``, ``params``, ``record_parts`` and ``overrides`` are then
+        not used: the function carries them. By default :func:`.api.evaluate` of
+        ``gt_set`` and each InstanceSet.
 
     Returns
     -------
@@ -153,9 +161,12 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
                                         "method its own NAME")
         if progress is not None:
             progress(name)
-        methods[name] = _score_method(name, gt_set, pred_set, params, client, evaluated,
-                                      {**overrides, "record_parts": record_parts})
-        del pred_set  # the next method is read without this one held
+        if evaluate_method is None:
+            evaluation = _evaluated(gt_set, pred_set, params, client, {**overrides, "record_parts": record_parts})
+        else:
+            evaluation = evaluate_method(pred_set)
+        methods[name] = _kept_of(name, evaluation, evaluated)
+        del evaluation, pred_set  # the next method is read without this one held
         _release_freed_memory()
     if not methods:
         raise InvalidParameterError("Expected at least one method to compare but got none; pass --pred NAME=FILE")
@@ -182,11 +193,15 @@ def _release_freed_memory():
     return_freed_heap()
 
 
-def _score_method(name, gt_set, pred_set, params, client, evaluated, overrides):
-    """One method's :class:`MethodScores`; its full evaluation lives only inside this call."""
+def _evaluated(gt_set, pred_set, params, client, overrides):
+    """:func:`.api.evaluate` of one method."""
     from .api import evaluate
 
-    evaluation = evaluate(gt_set, pred_set, params, client=client, **overrides)
+    return evaluate(gt_set, pred_set, params, client=client, **overrides)
+
+
+def _kept_of(name, evaluation, evaluated):
+    """One method's :class:`MethodScores`, after ``evaluated(name, evaluation)`` where given."""
     if evaluated is not None:
         evaluated(name, evaluation)
     return method_scores(evaluation)
@@ -269,14 +284,15 @@ def paired_bootstrap(methods, resamples, seed=0, level=0.95, *, client=None):
         method's value minus the best method's, ``low``/``high`` the interval of the
         resampled differences; the best method itself is not listed.
     """
-    from .distributed import resample_metrics_on
+    from .distributed import resample_chunk, resample_metrics_on
 
     code_of = {}
     for scores in methods.values():
         for image in scores.image_ids:
             code_of.setdefault(image, len(code_of))
     # one image: every resample is the evaluation itself, so no interval exists (NaN bounds)
-    chunks = list(resample_weights(len(code_of), resamples, seed)) if len(code_of) >= 2 else []
+    chunks = (list(resample_weights(len(code_of), resamples, seed, resample_chunk(client, resamples)))
+              if len(code_of) >= 2 else [])
     samples = {}
     for name, scores in methods.items():
         stats, ranking = _on_images(scores, code_of)
@@ -411,7 +427,7 @@ def _write_csv(rows, path):
 
 
 def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, progress=None, overwrite=False,
-                      inputs=(), frame=None, plots=True, geopackage=True, **overrides):
+                      inputs=(), frame=None, plots=True, geopackage=True, evaluate_method=None, **overrides):
     """Compare the methods and write everything into ``out_dir``, each method's folder as soon as it is scored.
 
     Files: ``table.csv`` (full precision; empty cell where undefined), ``table.md``,
@@ -421,7 +437,9 @@ def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, p
     ``geopackage``, map coordinates with ``frame``). The folder is assembled under a
     temporary name and moved into place when complete (nothing is left on failure or
     interruption); ``overwrite`` and ``inputs`` as in :func:`.report.staged_folder`. Other
-    arguments as for :func:`compare_methods`.
+    arguments as for :func:`compare_methods` (an ``evaluate_method`` makes its own
+    per-feature records for the workers, as :func:`.api.evaluate_files` does with
+    :func:`.record_parts.parts_request`).
 
     Returns
     -------
@@ -436,8 +454,9 @@ def compare_to_folder(gt_set, pred_sets, out_dir, params=None, *, client=None, p
 
         comparison = compare_methods(gt_set, pred_sets, params, client=client, progress=progress,
                                      evaluated=evaluated,
-                                     record_parts=parts_request(frame, geopackage) if client is not None else None,
-                                     **overrides)
+                                     record_parts=(parts_request(frame, geopackage)
+                                                   if client is not None and evaluate_method is None else None),
+                                     evaluate_method=evaluate_method, **overrides)
         _write_tables(comparison, staging, plots)
     return comparison
 

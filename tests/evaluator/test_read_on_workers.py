@@ -309,3 +309,55 @@ def test_workers_that_cannot_read_the_files_send_the_run_back_to_the_client(clie
         client.run(_workers_cannot_read, False)
     assert evaluate_files(gt_path, pred_path, client=client, record_parts=parts_request(None, False),
                           drop_degenerate=True) is not None
+
+
+def test_a_comparison_on_a_cluster_has_its_workers_read_every_method(tmp_path, shuffled_files, monkeypatch, capsys):
+    """``compare`` on a cluster: the client parses no COCO file and writes what one process writes."""
+    from polytopo.evaluator.cli.evaluate import main
+    from polytopo.evaluator.inputs import io_coco
+    from polytopo.evaluator.run import api
+
+    gt_path, pred_path = shuffled_files
+    records = json.loads(pred_path.read_text())
+    second = _write(tmp_path / "second.json", [{**r, "score": r.get("score", 0.5) * 0.9} for r in records[::2]])
+    common = ["compare", "--gt", str(gt_path), f"--pred=A={pred_path}", f"--pred=B={second}", "--default-score",
+              "0.4", "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the client parsed a COCO file")
+
+    monkeypatch.setattr(io_coco, "read_coco_json", refused)
+    monkeypatch.setattr(api, "read_coco_json", refused)
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    _assert_same_comparisons(tmp_path / "one", tmp_path / "two")
+
+
+def _assert_same_comparisons(one, two):
+    for name in ("table.csv", "table.md", "table.tex"):
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert_same(json.loads((one / "paired_bootstrap.json").read_text()),
+                json.loads((two / "paired_bootstrap.json").read_text()))
+    for method in ("A", "B"):
+        summaries = [json.loads((folder / method / "summary.json").read_text()) for folder in (one, two)]
+        for summary in summaries:
+            summary.pop("timings")
+        assert_same(*summaries)
+        for name in CSV_FILES:
+            assert (one / method / name).read_bytes() == (two / method / name).read_bytes(), (method, name)
+        assert _layers(one / method / "evaluation.gpkg") == _layers(two / method / "evaluation.gpkg")
+
+
+def test_a_method_the_workers_cannot_place_is_read_by_the_client_in_a_comparison(tmp_path, shuffled_files, capsys):
+    """A prediction file the index gives up on (a string escape) is read here; the comparison is unchanged."""
+    from polytopo.evaluator.cli.evaluate import main
+
+    gt_path, pred_path = shuffled_files
+    records = json.loads(pred_path.read_text())
+    escaped = _write(tmp_path / "escaped.json", [{**records[0], "note": "a\\"}, *records[1:]])
+    assert coco_index(escaped) is None and coco_index(pred_path) is not None
+    common = ["compare", "--gt", str(gt_path), f"--pred=A={pred_path}", f"--pred=B={escaped}", "--default-score",
+              "0.4", "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    _assert_same_comparisons(tmp_path / "one", tmp_path / "two")
