@@ -18,8 +18,9 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    built from the workers' digests, merge, the dataset-wide summary, analyses, writing
    the per-feature CSV text) and the work of each of the ``4 x 2`` partitions of a
    2-worker run (reading its records, filters, per-image work and its per-feature
-   records); for ``reference-code`` the client's reading and partitioning instead; one
-   bootstrap chunk, and the scheduler's cost per task (empty tasks on a 2-worker cluster);
+   records); for ``reference-code`` the client's reading and partitioning instead; a
+   bootstrap chunk's fixed cost and its cost per resample (chunks of 8 and of 64
+   resamples), and the scheduler's cost per task (empty tasks on a 2-worker cluster);
 3. measures what one more partition costs the client and the scheduler
    (:func:`per_partition_cpu_s`): the same command line against ``dask scheduler`` and two
    ``dask worker`` processes of 1 thread and of 32 threads (8 and up to 256 partitions,
@@ -28,9 +29,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    partitions: ``c`` (client) and ``s`` (scheduler) seconds per partition;
 4. projects the evaluation time on a running cluster (``--scheduler``: its start-up is
    not counted) to 16 and 64 workers with a list-scheduling model. The single process
-   takes ``T1 = L + R + (W - reads) + chunks * b``; ``N`` workers take
+   takes ``T1 = L + R + (W - reads) + B(1)``; ``N`` workers take
 
-       T(N) = S + ceil(chunks / N) * b + k * chunks + H(N)
+       T(N) = S + B(N) + H(N)
+       B(N) = ceil(chunks(N) / N) * (f + r(N) g) + k * chunks(N), r(N) = min(64, ceil(R / N))
        max(P(N), W / N, 4N max(c, s)) <= H(N) <= W / N + (1 - 1 / N) * P(N) + 4N (c + s)
        P(N) = p * 8 / (4N)
 
@@ -45,8 +47,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    the client's and the scheduler's whole per-partition CPU, as if none of it overlapped
    the workers' work. P(N) is the largest of ``4N`` partitions, taken as the measured
    largest ``p`` of 8 scaled by their size (partitions hold about equal bytes of
-   records; no single image is near that size in this set). b is the time of one
-   bootstrap chunk, k the scheduler cost per (empty) task. S is measured for 8 partitions
+   records; no single image is near that size in this set). B(N) is the bootstrap of
+   R resamples in ``chunks(N) = ceil(R / r(N))`` chunks of r(N) resamples, one per worker
+   (as the evaluator chunks it; one process: chunks of 64, no k), a chunk of r taking
+   ``f + r g`` (f its fixed cost, g per resample), k the scheduler cost per (empty) task. S is measured for 8 partitions
    and taken as independent of N (it is linear in the instances; what grows with the
    partitions is in ``c``). It assumes every worker on a core of its own, the client and
    the scheduler on one more each, the scheduler's cost per partition with 64 worker
@@ -149,13 +153,46 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
 
 
 def _bootstrap_costs(params, outcome):
-    from polytopo.evaluator.metrics.analysis import per_image_statistics, resample_metrics, resample_weights
+    """What the bootstrap costs: ``{"bootstrap_resamples", "bootstrap_fixed_s", "bootstrap_row_s"}``.
 
-    if not params.bootstrap_resamples or params.profile == "reference-code":
-        return 0.0, 0
+    A chunk of ``r`` resamples takes ``fixed + r * row`` seconds, fitted to chunks of the
+    first 8 and the first 64 resamples.
+    """
+    from polytopo.evaluator.metrics.analysis import (RESAMPLE_CHUNK, per_image_statistics, resample_metrics,
+                                                     resample_weights)
+
+    resamples = params.bootstrap_resamples if params.profile != "reference-code" else 0
+    if not resamples:
+        return {"bootstrap_resamples": 0, "bootstrap_fixed_s": 0.0, "bootstrap_row_s": 0.0}
     stats = per_image_statistics(outcome)
-    chunks = list(resample_weights(len(outcome.image_ids), params.bootstrap_resamples, params.bootstrap_seed))
-    return _timed(resample_metrics, chunks[0], stats, outcome.ranking)[1], len(chunks)
+    rows = next(resample_weights(len(outcome.image_ids), resamples, params.bootstrap_seed))
+    few, many = 8, min(RESAMPLE_CHUNK, len(rows))
+    few_s = min(_timed(resample_metrics, rows[:few], stats, outcome.ranking)[1] for _ in range(3))
+    many_s = _timed(resample_metrics, rows[:many], stats, outcome.ranking)[1]
+    row_s = max(0.0, (many_s - few_s) / max(1, many - few))
+    return {"bootstrap_resamples": resamples, "bootstrap_fixed_s": max(0.0, few_s - few * row_s),
+            "bootstrap_row_s": row_s}
+
+
+def bootstrap_s(costs, workers, overhead_s=0.0):
+    """Seconds of the bootstrap on ``workers`` one-thread workers (1: one process, one chunk after another).
+
+    As the evaluator chunks it (:func:`polytopo.evaluator.run.distributed.resample_chunk`): one
+    chunk per worker of at most 64 resamples, ``ceil(chunks / workers)`` rounds of the largest
+    chunk, and the scheduler's ``overhead_s`` for each chunk (not in one process).
+    """
+    from polytopo.evaluator.metrics.analysis import RESAMPLE_CHUNK
+
+    resamples = costs["bootstrap_resamples"]
+    if not resamples:
+        return 0.0
+    if workers == 1:
+        chunks = math.ceil(resamples / RESAMPLE_CHUNK)
+        return chunks * costs["bootstrap_fixed_s"] + resamples * costs["bootstrap_row_s"]
+    rows = max(1, min(RESAMPLE_CHUNK, math.ceil(resamples / workers)))
+    chunks = math.ceil(resamples / rows)
+    return (math.ceil(chunks / workers) * (costs["bootstrap_fixed_s"] + rows * costs["bootstrap_row_s"])
+            + overhead_s * chunks)
 
 
 def _worker_read_costs(gt_path, pred_path, params, n_parts):
@@ -205,9 +242,8 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         _, single["write CSVs"] = _timed(records.write_csvs,
                                          {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         serial["write CSVs"] = single["write CSVs"]
-        chunk_s, chunks = _bootstrap_costs(params, outcome)
         return {"serial": serial, "single": single, "partitions": partitions, "reads": reads,
-                "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": chunks, "partition_mib": [], "result_mib": []}
+                **_bootstrap_costs(params, outcome), "partition_mib": [], "result_mib": []}
 
 
 def _client_read_costs(gt_path, pred_path, params, n_parts):
@@ -263,10 +299,9 @@ def _client_read_costs(gt_path, pred_path, params, n_parts):
                                              {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         else:
             _, serial["records"] = _timed(build_records, outcome)
-        chunk_s, chunks = _bootstrap_costs(params, outcome)
         single = {name: seconds for name, seconds in serial.items() if name not in _CLUSTER_ONLY}
         return {"serial": serial, "single": single, "partitions": partitions, "reads": [0.0] * len(partitions),
-                "bootstrap_chunk_s": chunk_s, "bootstrap_chunks": chunks,
+                **_bootstrap_costs(params, outcome),
                 "partition_mib": [len(b) / 2**20 for b in blobs], "result_mib": [len(b) / 2**20 for b in result_blobs]}
 
 
@@ -343,8 +378,7 @@ def per_partition_cpu_s(python, arguments, threads=(1, max(PROJECTED_WORKERS) //
 
 def single_process_s(costs):
     """Projected seconds of the single process (``T1`` of the module docstring)."""
-    return (sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"])
-            + costs["bootstrap_chunks"] * costs["bootstrap_chunk_s"])
+    return sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"]) + bootstrap_s(costs, 1)
 
 
 def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
@@ -360,8 +394,7 @@ def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
     largest = max(parts) * len(parts) / (4 * workers)
     client_s, scheduler_s = per_partition["client_s"], per_partition["scheduler_s"]
     fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
-             + math.ceil(costs["bootstrap_chunks"] / workers) * costs["bootstrap_chunk_s"]
-             + overhead_s * costs["bootstrap_chunks"])
+             + bootstrap_s(costs, workers, overhead_s))
     handed_out = 4 * workers * max(client_s, scheduler_s)
     return (fixed + max(largest, work / workers, handed_out),
             fixed + work / workers + (1 - 1 / workers) * largest + 4 * workers * (client_s + scheduler_s))
@@ -509,8 +542,10 @@ def main(argv=None):
         print(f"  worker  partition {k + 1} of {len(parts):<8} {seconds:8.3f} s  ({sizes})")
     print(f"  workers {len(parts)} partitions        {sum(parts):8.3f} s in all (largest {max(parts):.3f} s, "
           f"mean {sum(parts) / len(parts):.3f} s)")
-    if costs["bootstrap_chunks"]:
-        print(f"  workers bootstrap chunk          {costs['bootstrap_chunk_s']:8.3f} s x {costs['bootstrap_chunks']}")
+    if costs["bootstrap_resamples"]:
+        print(f"  workers bootstrap chunk of r resamples {costs['bootstrap_fixed_s']:.3f} s + r x "
+              f"{costs['bootstrap_row_s'] * 1e3:.2f} ms ({costs['bootstrap_resamples']} resamples; "
+              f"{bootstrap_s(costs, 1):.3f} s in one process)")
     print(f"  scheduler cost per task          {overhead * 1e3:8.2f} ms (empty tasks: the bootstrap chunks)")
     for run in per_partition["runs"]:
         print(f"  command line on 2 workers x {run['threads']:>2} threads: {run['partitions']:>4} partitions, client "
@@ -522,8 +557,8 @@ def main(argv=None):
     serial = sum(costs["serial"].values())
     print(f"  serial client time S {serial:.2f} s against {single:.2f} s in one process (so no N gives more than "
           f"{single / serial:.1f}x)")
-    print("\nprojection on a running cluster: S + ceil(chunks/N)*b + k*chunks + max(P, W/N, 4N max(c, s)) <= T(N) "
-          "<= S + ceil(chunks/N)*b + k*chunks + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
+    print("\nprojection on a running cluster: S + B(N) + max(P, W/N, 4N max(c, s)) <= T(N) "
+          "<= S + B(N) + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup
     report["per_partition"] = per_partition
     report["single_process_s"], report["projection_s"] = single, {}

@@ -25,8 +25,9 @@ It
 3. with ``--single``, runs the plain evaluator on ``err1`` with ``--workers 0 --threads 1``: wall time
    and peak memory of one process evaluating one method;
 4. unless ``--projection none``, measures in this process the parts of a 2-worker
-   evaluation of each method (``bench_evaluator_scale_out.part_costs``: the client's serial
-   parts, the 8 partitions, one bootstrap chunk; the scheduler's cost per empty task and the
+   evaluation of each method, its workers reading their partitions of the files
+   (``bench_evaluator_scale_out.part_costs``: the client's serial parts, the 8
+   partitions, the bootstrap chunks' costs; the scheduler's cost per empty task and the
    cluster's start-up from ``task_overhead_s``; the client's and the scheduler's CPU per
    partition from ``per_partition_cpu_s``, measured with ``compare`` of one method on the
    4x set against 2 workers of 1 and of 32 threads) and projects the comparison to 2, 16 and 64
@@ -63,7 +64,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import osm_benchmark_set
-from bench_evaluator_scale_out import (PROJECTED_WORKERS, part_costs, per_partition_cpu_s, project,
+from bench_evaluator_scale_out import (PROJECTED_WORKERS, bootstrap_s, part_costs, per_partition_cpu_s, project,
                                        run_with_worker_peaks, single_process_s, task_overhead_s)
 
 __all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "PER_PARTITION_SCALE", "SCALED_FIELDS", "main", "method_simulation",
@@ -300,16 +301,16 @@ def _projection(args, sets, report):
     measured = {}
     for name in names:
         started = time.perf_counter()
-        # compare reads its files on the client
-        measured[name] = part_costs(sets[name].gt_path, sets[name].pred_path, args.profile, 4 * 2, workers_read=False)
+        # compare's workers read each method's partitions of the files, as an evaluation's do
+        measured[name] = part_costs(sets[name].gt_path, sets[name].pred_path, args.profile, 4 * 2)
         gc.collect()
         costs = measured[name]
         print(f"  parts of {name} (measured one after the other in this process in {time.perf_counter() - started:.0f}"
               f" s, load average {_load():.1f} after): serial client S {sum(costs['serial'].values()):.2f} s ("
               + ", ".join(f"{k} {v:.2f}" for k, v in costs["serial"].items())
               + f"); 8 partitions {sum(costs['partitions']):.2f} s (largest {max(costs['partitions']):.2f} s, "
-              f"{max(costs['partition_mib']):.0f} MiB out, {max(costs['result_mib']):.0f} MiB back); bootstrap "
-              f"chunk {costs['bootstrap_chunk_s']:.3f} s x {costs['bootstrap_chunks']}", flush=True)
+              f"reading its records {max(costs['reads']):.2f} s); bootstrap {bootstrap_s(costs, 1):.3f} s in one "
+              "process", flush=True)
     overhead, startup = task_overhead_s()
     # what one more partition costs the client and the scheduler, measured with compare on the 4x set of one method
     small = _build_in_child(osm_benchmark_set.find_vectors_dir(), args.work_dir / "sets", PER_PARTITION_SCALE, 1.0)

@@ -13,7 +13,7 @@ from .stats import f1_score, nanmean
 
 __all__ = ["simple_to_complex", "wrong_topo", "bootstrap_intervals", "per_image_statistics",
            "resample_weights", "resample_metrics", "percentile_intervals", "WRONG_TOPO_THRESHOLDS",
-           "BOOTSTRAP_METRICS"]
+           "BOOTSTRAP_METRICS", "RESAMPLE_CHUNK"]
 
 WRONG_TOPO_THRESHOLDS = {
     "IoU": tuple(round(0.5 + 0.05 * i, 2) for i in range(10)),
@@ -139,7 +139,11 @@ def bootstrap_intervals(outcome, resamples=500, seed=0, level=0.95):
     return percentile_intervals(chunks, resamples, seed, level, n_images)
 
 
-def resample_weights(n_images, resamples, seed, chunk=64):
+RESAMPLE_CHUNK = 64
+"""Most bootstrap resamples in one chunk of :func:`resample_weights` (one cluster task each)."""
+
+
+def resample_weights(n_images, resamples, seed, chunk=RESAMPLE_CHUNK):
     """Bootstrap weights: how often each image is drawn, ``chunk`` resamples at a time.
 
     Yields
@@ -149,7 +153,8 @@ def resample_weights(n_images, resamples, seed, chunk=64):
         that holds the chunk's largest (uint8 unless an image is drawn 256 times or more):
         500 resamples of 12,672 images take 6.3 MB instead of 51 MB as floats, made and
         sent to the workers. :func:`resample_metrics` reads them as floats. The rows of all
-        chunks are the resamples of one ``numpy.random.default_rng(seed)`` stream, in order.
+        chunks are the resamples of one ``numpy.random.default_rng(seed)`` stream, in order,
+        whatever ``chunk`` is.
     """
     rng = np.random.default_rng(seed)
     total = resamples if n_images else 0

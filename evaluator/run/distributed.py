@@ -20,16 +20,19 @@ written, so the client handles no Python object per output feature and holds non
 their text or geometry.
 
 Sweep points are whole evaluations and run one per task; bootstrap resamples run in
-chunks of :func:`.analysis.resample_weights` rows, drawn from the same random stream as
-in one process.
+chunks of :func:`.analysis.resample_weights` rows (one chunk per worker thread, at most
+64 resamples each: :func:`resample_chunk`), drawn from the same random stream as in one
+process.
 """
 
+import math
 from dataclasses import fields, replace
 from itertools import chain
 
 import numpy as np
 
-from ..metrics.analysis import percentile_intervals, per_image_statistics, resample_metrics, resample_weights
+from ..metrics.analysis import (RESAMPLE_CHUNK, percentile_intervals, per_image_statistics, resample_metrics,
+                                resample_weights)
 from ...core.cluster import map_partitions, task_slots
 from ...core.gc_pause import paused_gc
 from ..inputs.instances import FieldRows, InstanceSet, PackedInstances, field_values
@@ -45,7 +48,7 @@ from ..geometry.rings import RingTable
 
 __all__ = ["PARTITIONS_PER_THREAD", "BOUNDARY_PX_PER_INSTANCE", "Partition", "partition_images", "instance_costs",
            "merge_matches", "merge_reference_matches", "run_profile_on", "partition_task", "merge_partitions",
-           "sweep_on", "bootstrap_on", "resample_metrics_on"]
+           "sweep_on", "bootstrap_on", "resample_chunk", "resample_metrics_on"]
 
 PARTITIONS_PER_THREAD = 4
 """Image groups per worker thread of the cluster: enough for the scheduler to balance uneven images.
@@ -602,6 +605,19 @@ def _bootstrap_task(task):
     return resample_metrics(weights, stats, ranking)
 
 
+def resample_chunk(client, resamples):
+    """Resamples per bootstrap task on the cluster of ``client`` (None: in this process).
+
+    One chunk for each of the cluster's threads, at most :data:`.analysis.RESAMPLE_CHUNK`
+    resamples (``client`` None: that many). A large cluster then runs the bootstrap in one round of small chunks instead of a few
+    workers running 64 resamples each while the others wait; the resamples, and so the
+    intervals, do not depend on the chunks (:func:`.analysis.resample_weights`).
+    """
+    if client is None:
+        return RESAMPLE_CHUNK
+    return max(1, min(RESAMPLE_CHUNK, math.ceil(resamples / task_slots(client))))
+
+
 def resample_metrics_on(client, stats, ranking, weight_chunks, progress=None):
     """:func:`.analysis.resample_metrics` of every chunk of weights, one task per chunk.
 
@@ -631,5 +647,6 @@ def bootstrap_on(client, outcome, resamples, seed, level, progress=None):
     if n_images < 2:
         return percentile_intervals([], resamples, seed, level, n_images)
     chunks = resample_metrics_on(client, per_image_statistics(outcome), outcome.ranking,
-                                 resample_weights(n_images, resamples, seed), progress)
+                                 resample_weights(n_images, resamples, seed, resample_chunk(client, resamples)),
+                                 progress)
     return percentile_intervals(chunks, resamples, seed, level, n_images)

@@ -32,6 +32,9 @@ def test_bootstrap_weights_are_the_stream_counts_in_a_byte_each():
     chunks = list(resample_weights(n_images, resamples, seed=9))
     assert [len(c) for c in chunks] == [64, 64, 22] and {c.dtype for c in chunks} == {np.dtype(np.uint8)}
     assert np.array_equal(np.concatenate(chunks), np.array(expected))
+    # chunks of another size (one per thread of a large cluster) hold the same resamples
+    small = list(resample_weights(n_images, resamples, seed=9, chunk=7))
+    assert [len(c) for c in small] == [7] * 21 + [3] and np.array_equal(np.concatenate(small), np.array(expected))
     # read as floats: the same metrics as from float weights, to the last bit
     rng = np.random.default_rng(4)
     stats = {key: rng.random(n_images) for key in ("e_biou_sum", "e_biou_n", "hole_tp", "holes_gt", "holes_pred",

@@ -50,8 +50,8 @@ def test_factor_one_is_the_generators_own_simulation_and_rates_are_capped(bench)
 def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(bench):
     from bench_evaluator_scale_out import project
 
-    costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_chunks": 8,
-             "bootstrap_chunk_s": 0.1}
+    costs = {"serial": {"load": 1.0, "merge": 0.5}, "partitions": [2.0] * 8, "bootstrap_resamples": 500,
+             "bootstrap_fixed_s": 0.01, "bootstrap_row_s": 0.001}
     per_partition = {"client_s": 0.004, "scheduler_s": 0.006}
     low, high = bench.project_compare([costs, costs], 0.001, 3.0, 2, per_partition)
     first, later = project(costs, 0.001, 2, per_partition, 3.0), project(costs, 0.001, 2, per_partition, 0.0)
@@ -59,12 +59,25 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
 
 
+def test_the_bootstrap_is_projected_in_one_chunk_per_worker(bench):
+    """One process: chunks of 64 one after another; N workers: one round of chunks of ceil(R / N) (at most 64),
+    each chunk also costing the scheduler a task."""
+    from bench_evaluator_scale_out import bootstrap_s
+
+    costs = {"bootstrap_resamples": 500, "bootstrap_fixed_s": 0.01, "bootstrap_row_s": 0.001}
+    assert bootstrap_s(costs, 1) == pytest.approx(8 * 0.01 + 500 * 0.001)
+    assert bootstrap_s(costs, 2, 0.002) == pytest.approx(4 * (0.01 + 64 * 0.001) + 8 * 0.002)
+    assert bootstrap_s(costs, 64, 0.002) == pytest.approx(0.01 + 8 * 0.001 + 63 * 0.002)  # 62 chunks of 8, one of 4
+    assert bootstrap_s({**costs, "bootstrap_resamples": 0}, 64, 0.002) == 0.0
+
+
 def test_the_partitions_cost_the_client_and_the_scheduler_in_the_projection(bench):
     """The upper bound adds the client's and the scheduler's whole CPU for the 4N partitions; the lower bound takes
     the busier of the two handing them out as a floor under the workers' time (they overlap it)."""
     from bench_evaluator_scale_out import project
 
-    costs = {"serial": {"merge": 0.5}, "partitions": [1.0] * 8, "bootstrap_chunks": 0, "bootstrap_chunk_s": 0.0}
+    costs = {"serial": {"merge": 0.5}, "partitions": [1.0] * 8, "bootstrap_resamples": 0, "bootstrap_fixed_s": 0.0,
+             "bootstrap_row_s": 0.0}
     free_low, free_high = project(costs, 0.0, 64, {"client_s": 0.0, "scheduler_s": 0.0})
     assert free_low == pytest.approx(0.5 + 8 / 64) and free_high == pytest.approx(0.5 + 8 / 64 + (63 / 64) * 8 / 256)
     low, high = project(costs, 0.0, 64, {"client_s": 0.002, "scheduler_s": 0.003})
@@ -96,7 +109,8 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4, workers_read=False)
     assert set(costs["serial"]) == {"load", "partitioning", "pickle partitions", "unpickle results", "merge",
                                     "summary", "analyses", "write CSVs"}
-    assert len(costs["partitions"]) == len(costs["result_mib"]) > 1 and costs["bootstrap_chunks"] > 0
+    assert len(costs["partitions"]) == len(costs["result_mib"]) > 1 and costs["bootstrap_resamples"] > 0
+    assert costs["bootstrap_fixed_s"] >= 0 and costs["bootstrap_row_s"] > 0
     # the command line's evaluation: the workers read their partitions, one process reads them in its loading
     read = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4)
     assert set(read["serial"]) == {"index (two workers)", "plan (images[], partitions)", "sets from the digests",

@@ -174,8 +174,8 @@ def test_sweeps_and_bootstrap_give_the_numbers_of_one_process(client, few_images
 
 
 def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_one_process(inputs):
-    """``dask worker`` starts a thread per core by default: partitions are counted per thread,
-    two run at once in one worker process, and the numbers, the records and the worker's
+    """``dask worker`` starts a thread per core by default: partitions and bootstrap chunks are counted per
+    thread, two run at once in one worker process, and the numbers, the records and the worker's
     garbage collector afterwards are as they would be in one process."""
     import gc
 
@@ -193,6 +193,8 @@ def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_o
         with pytest.warns(UserWarning, match="appear only in the predictions"):
             two = evaluate(*inputs, bootstrap_resamples=40, client=client, progress=phases.append)
         assert f"partition 1 of {2 * PARTITIONS_PER_THREAD}" in phases
+        # the bootstrap in one chunk per thread (20 resamples each), with the numbers of one process's one chunk
+        assert "bootstrap chunk 2 of 2" in phases and "bootstrap chunk 1 of 3" not in phases
         assert list(client.run(gc.isenabled).values()) == [True]
     assert_same_evaluation(one, two)
 
