@@ -33,11 +33,16 @@ _OPEN, _CLOSE, _QUOTE = 1, -1, 2
 _CODES = np.zeros(256, np.int8)
 for _char, _code in ((b"{", _OPEN), (b"[", _OPEN), (b"}", _CLOSE), (b"]", _CLOSE), (b'"', _QUOTE)):
     _CODES[_char[0]] = _code
+_IS_CODE = bytes(int(code != 0) for code in _CODES)
+"""Translation table: 1 for the bytes of :data:`_CODES`, 0 for every other byte."""
+_SCAN_BYTES = 1 << 22
+"""Bytes of the file translated at a time by :func:`_special_positions` (bounds the memory it adds)."""
 _SPACE = np.zeros(256, bool)
 _SPACE[[ord(c) for c in " \t\n\r"]] = True
 _KEY = b'"image_id"'
 _MAX_DIGITS = 18
-_ANNOTATIONS = re.compile(rb'"annotations"[ \t\n\r]*:[ \t\n\r]*\[')
+_ANNOTATIONS_KEY = b'"annotations"'
+_ANNOTATIONS = re.compile(re.escape(_ANNOTATIONS_KEY) + rb"[ \t\n\r]*:[ \t\n\r]*\[")
 
 
 @dataclass(frozen=True)
@@ -113,11 +118,22 @@ def coco_index(path):
         return None
 
 
+def _special_positions(data):
+    """Positions of the bytes ``{ [ } ] "`` in ``data``, ascending (int64).
+
+    The bytes are translated to 0/1 a few MiB at a time and the ones found as booleans,
+    which NumPy scans several times faster than a table lookup's int8 result.
+    """
+    found = [np.flatnonzero(np.frombuffer(data[at:at + _SCAN_BYTES].translate(_IS_CODE), np.bool_)) + at
+             for at in range(0, len(data), _SCAN_BYTES)]
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+
 def _indexed(path, data):
     raw = np.frombuffer(data, np.uint8)
-    if np.any(raw == ord("\\")):
+    if data.find(b"\\") != -1:
         return None
-    found = np.flatnonzero(_CODES[raw])
+    found = _special_positions(data)
     codes = _CODES[raw[found]]
     quote = codes == _QUOTE
     outside = (np.cumsum(quote) - quote) % 2 == 0  # an even number of quotes before: not in a string
@@ -166,10 +182,14 @@ def _annotations_array(data, where, depth, opening):
     ``opening``: the positions of the quotes that open a string (sorted).
     """
     hits = []
-    for match in _ANNOTATIONS.finditer(data):
-        key = match.start()
-        at = int(np.searchsorted(opening, key))
-        if at < len(opening) and opening[at] == key:  # the key's quote opens a string: it is not inside one
+    key = data.find(_ANNOTATIONS_KEY)
+    while key != -1:
+        match = _ANNOTATIONS.match(data, key)
+        key = data.find(_ANNOTATIONS_KEY, key + 1)
+        if match is None:
+            continue
+        at = int(np.searchsorted(opening, match.start()))
+        if at < len(opening) and opening[at] == match.start():  # the key's quote opens a string: not inside one
             bracket = int(np.searchsorted(where, match.end() - 1))
             if depth[bracket] == 2:  # the list opens inside the top-level object
                 hits.append(bracket)

@@ -100,7 +100,14 @@ def _assert_same_outputs(one, two, folder_one, folder_two):
 
 @pytest.mark.parametrize("indent", [None, 2])
 @pytest.mark.parametrize("pred_as_object", [False, True])
-def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fixture_json, indent, pred_as_object):
+@pytest.mark.parametrize("scan_bytes", [None, 7])
+def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fixture_json, indent, pred_as_object,
+                                                                  scan_bytes, monkeypatch):
+    """Also when the file is scanned a few bytes at a time (blocks end inside strings, keys and numbers)."""
+    from polytopo.evaluator.inputs import coco_index as module
+
+    if scan_bytes is not None:
+        monkeypatch.setattr(module, "_SCAN_BYTES", scan_bytes)
     gt, pred = fixture_json
     pred_data = {"info": {"note": "a { [ \" ]"}, "annotations": pred} if pred_as_object else pred
     # a string with brackets and a quote the index must skip is made by JSON escapes only, which it refuses;
