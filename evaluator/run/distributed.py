@@ -386,6 +386,23 @@ def _received(match):
     return replace(match, gt=match.gt.unpack(), pred=match.pred.unpack())
 
 
+def _in_image_order(local, rank_of):
+    """Whether the partitions' instances, one partition after another, are in image order (``rank_of``).
+
+    Each partition's instances are in image order already, and an image lies in one
+    partition: so each partition's first image must come after the one before's last, as
+    where the partitions are runs of the sorted images.
+    """
+    last = -1
+    for instances in local:
+        image_ids = field_values(instances, "image_id")
+        if image_ids:
+            if rank_of[image_ids[0]] <= last:
+                return False
+            last = rank_of[image_ids[-1]]
+    return True
+
+
 def _filtered(whole, matches, side):
     """The filtered whole set, in canonical order, from the partitions' filtered instances.
 
@@ -401,18 +418,24 @@ def _filtered(whole, matches, side):
     flat = None if columnar else [instance for instances in local for instance in instances]
     image_of = list(chain.from_iterable(field_values(instances, "image_id") for instances in local))
     images = list(dict.fromkeys(image_of))
+    order = None  # the partitions one after another are in order already
     if len({image_sort_key(image) for image in images}) == len(images):
         rank_of = dict(zip(images, image_rank(images)))
-        image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
-        within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
-        order = np.lexsort((within, image))
+        if not _in_image_order(local, rank_of):
+            image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
+            within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
+            order = np.lexsort((within, image))
     else:  # never for fields alone: the rings come back then (:func:`_rings_needed`)
         by_score = side == "pred"
         order = sorted(range(len(flat)), key=lambda n: instance_sort_key(flat[n], by_score))
-    rank = np.empty(len(image_of), dtype=np.int64)
-    rank[order] = np.arange(len(image_of))
     bounds = np.cumsum([0] + [len(instances) for instances in local])
-    instances = FieldRows.joined(local).taken(order) if columnar else tuple(flat[n] for n in order)
+    if order is None:
+        rank = np.arange(len(image_of))
+        instances = FieldRows.joined(local) if columnar else tuple(flat)
+    else:
+        rank = np.empty(len(image_of), dtype=np.int64)
+        rank[order] = np.arange(len(image_of))
+        instances = FieldRows.joined(local).taken(order) if columnar else tuple(flat[n] for n in order)
     image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
     merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
     return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]

@@ -166,6 +166,22 @@ def test_every_profile_gives_the_numbers_of_one_process(client, inputs, few_imag
         assert two.summary["bootstrap"]["resamples"] == 40
 
 
+def test_partitions_out_of_image_order_merge_to_the_numbers_of_one_process(client, inputs):
+    """Partitions are runs of the images as the ground truth lists them: listed last to first, they come back out
+    of image order, and the merge puts their instances in the order of one process."""
+    from polytopo.evaluator.inputs.ordering import image_sort_key
+
+    gt, pred = inputs
+    gt = replace(gt, image_ids=tuple(reversed(gt.image_ids)))
+    firsts = [image_sort_key(part.gt_set.image_ids[0]) for part in partition_images(gt, pred, 8)]
+    assert firsts != sorted(firsts)
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        one = evaluate(gt, pred, bootstrap_resamples=0)
+    with pytest.warns(UserWarning, match="appear only in the predictions"):
+        two = evaluate(gt, pred, bootstrap_resamples=0, client=client)
+    assert_same_evaluation(one, two)
+
+
 def test_sweeps_and_bootstrap_give_the_numbers_of_one_process(client, few_images, swept_in_process):
     with pytest.warns(UserWarning):
         two = evaluate(*few_images, sweeps=True, bootstrap_resamples=130, client=client)
