@@ -153,6 +153,8 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
     -------
     Comparison
     """
+    from .api import evaluate
+
     methods = {}
     for name, pred_set in (pred_sets.items() if isinstance(pred_sets, dict) else pred_sets):
         check_method_name(name)
@@ -162,10 +164,12 @@ def compare_methods(gt_set, pred_sets, params=None, *, client=None, progress=Non
         if progress is not None:
             progress(name)
         if evaluate_method is None:
-            evaluation = _evaluated(gt_set, pred_set, params, client, {**overrides, "record_parts": record_parts})
+            evaluation = evaluate(gt_set, pred_set, params, client=client, record_parts=record_parts, **overrides)
         else:
             evaluation = evaluate_method(pred_set)
-        methods[name] = _kept_of(name, evaluation, evaluated)
+        if evaluated is not None:
+            evaluated(name, evaluation)
+        methods[name] = method_scores(evaluation)
         del evaluation, pred_set  # the next method is read without this one held
         _release_freed_memory()
     if not methods:
@@ -191,20 +195,6 @@ def _release_freed_memory():
 
     gc.collect()
     return_freed_heap()
-
-
-def _evaluated(gt_set, pred_set, params, client, overrides):
-    """:func:`.api.evaluate` of one method."""
-    from .api import evaluate
-
-    return evaluate(gt_set, pred_set, params, client=client, **overrides)
-
-
-def _kept_of(name, evaluation, evaluated):
-    """One method's :class:`MethodScores`, after ``evaluated(name, evaluation)`` where given."""
-    if evaluated is not None:
-        evaluated(name, evaluation)
-    return method_scores(evaluation)
 
 
 def _on_images(scores, code_of):

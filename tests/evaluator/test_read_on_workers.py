@@ -273,27 +273,38 @@ def test_other_profiles_and_other_files_are_read_here(client, tmp_path, fixture_
     assert evaluate_files(gt_path, geojson, client=client, record_parts=request) is None
 
 
-def test_the_command_line_on_a_cluster_never_reads_the_records_itself(tmp_path, shuffled_files, monkeypatch, capsys):
-    from polytopo.evaluator.cli.evaluate import main
+def _refuse_parsing_here(monkeypatch):
+    """From now on, this process parsing a COCO file fails the test."""
     from polytopo.evaluator.inputs import io_coco
     from polytopo.evaluator.run import api
-
-    common = ["--gt", str(shuffled_files[0]), "--pred", str(shuffled_files[1]), "--default-score", "0.4",
-              "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
-    assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
 
     def refused(*args, **kwargs):
         raise AssertionError("the client parsed a COCO file")
 
     monkeypatch.setattr(io_coco, "read_coco_json", refused)
     monkeypatch.setattr(api, "read_coco_json", refused)
-    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
-    one, two = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "two"))
-    one.pop("timings"), two.pop("timings")
-    assert_same(one, two)
+
+
+def _assert_same_folders(one, two):
+    """Two output folders of one evaluation hold the same numbers (timings aside) and the same files."""
+    summaries = [json.loads((folder / "summary.json").read_text()) for folder in (one, two)]
+    for summary in summaries:
+        summary.pop("timings")
+    assert_same(*summaries)
     for name in CSV_FILES:
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
-    assert _layers(tmp_path / "one" / "evaluation.gpkg") == _layers(tmp_path / "two" / "evaluation.gpkg")
+        assert (one / name).read_bytes() == (two / name).read_bytes(), (one.name, name)
+    assert _layers(one / "evaluation.gpkg") == _layers(two / "evaluation.gpkg")
+
+
+def test_the_command_line_on_a_cluster_never_reads_the_records_itself(tmp_path, shuffled_files, monkeypatch, capsys):
+    from polytopo.evaluator.cli.evaluate import main
+
+    common = ["--gt", str(shuffled_files[0]), "--pred", str(shuffled_files[1]), "--default-score", "0.4",
+              "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
+    _refuse_parsing_here(monkeypatch)
+    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    _assert_same_folders(tmp_path / "one", tmp_path / "two")
 
 
 def _workers_cannot_read(monkeypatched):
@@ -321,8 +332,6 @@ def test_workers_that_cannot_read_the_files_send_the_run_back_to_the_client(clie
 def test_a_comparison_on_a_cluster_has_its_workers_read_every_method(tmp_path, shuffled_files, monkeypatch, capsys):
     """``compare`` on a cluster: the client parses no COCO file and writes what one process writes."""
     from polytopo.evaluator.cli.evaluate import main
-    from polytopo.evaluator.inputs import io_coco
-    from polytopo.evaluator.run import api
 
     gt_path, pred_path = shuffled_files
     records = json.loads(pred_path.read_text())
@@ -330,12 +339,7 @@ def test_a_comparison_on_a_cluster_has_its_workers_read_every_method(tmp_path, s
     common = ["compare", "--gt", str(gt_path), f"--pred=A={pred_path}", f"--pred=B={second}", "--default-score",
               "0.4", "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
     assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
-
-    def refused(*args, **kwargs):
-        raise AssertionError("the client parsed a COCO file")
-
-    monkeypatch.setattr(io_coco, "read_coco_json", refused)
-    monkeypatch.setattr(api, "read_coco_json", refused)
+    _refuse_parsing_here(monkeypatch)
     assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
     _assert_same_comparisons(tmp_path / "one", tmp_path / "two")
 
@@ -346,13 +350,7 @@ def _assert_same_comparisons(one, two):
     assert_same(json.loads((one / "paired_bootstrap.json").read_text()),
                 json.loads((two / "paired_bootstrap.json").read_text()))
     for method in ("A", "B"):
-        summaries = [json.loads((folder / method / "summary.json").read_text()) for folder in (one, two)]
-        for summary in summaries:
-            summary.pop("timings")
-        assert_same(*summaries)
-        for name in CSV_FILES:
-            assert (one / method / name).read_bytes() == (two / method / name).read_bytes(), (method, name)
-        assert _layers(one / method / "evaluation.gpkg") == _layers(two / method / "evaluation.gpkg")
+        _assert_same_folders(one / method, two / method)
 
 
 def test_a_method_the_workers_cannot_place_is_read_by_the_client_in_a_comparison(tmp_path, shuffled_files, capsys):
