@@ -21,14 +21,17 @@ ARGS = ["--quiet", "--no-plots", "--no-gpkg", "--workers", "2"]
 ONE_PROCESS_ARGS = ["--quiet", "--no-gpkg", "--workers", "0", "--threads", "2"]  # plots: drawn by a child
 
 
-def _child_report(fixtures_dir, tmp_path, pred, extra=(), args=ARGS):
-    """Run ``main`` in a fresh Python; return (exit status, children still there after it returned)."""
+def _child_report(fixtures_dir, tmp_path, pred, extra=(), args=ARGS, command=()):
+    """Run ``main`` in a fresh Python; return (exit status, children still there after it returned).
+
+    ``command`` goes first (``("compare",)``; ``pred`` is then ``NAME=FILE``).
+    """
     script = textwrap.dedent(f"""
         import json, psutil
         from polytopo.evaluator.cli.evaluate import main
         if __name__ == "__main__":
             code = main({json.dumps([
-                "--gt", str(fixtures_dir / "ptb_small" / "gt.json"), "--pred", str(pred),
+                *command, "--gt", str(fixtures_dir / "ptb_small" / "gt.json"), "--pred", str(pred),
                 "--out", str(tmp_path / "out"), *args, *extra])})
             left = [" ".join(child.cmdline()) for child in psutil.Process().children(recursive=True)]
             print("REPORT", json.dumps([code, left]))
@@ -60,6 +63,19 @@ def test_a_failed_two_worker_run_leaves_no_process(fixtures_dir, tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text("[{")
     code, left = _child_report(fixtures_dir, tmp_path, broken)
+    assert code == 2 and left == []
+
+
+def test_a_two_worker_comparison_leaves_no_process(fixtures_dir, tmp_path):
+    """``compare`` whose workers read every method's files; also when a later method cannot be read."""
+    pred = fixtures_dir / "ptb_small" / "pred.json"
+    code, left = _child_report(fixtures_dir, tmp_path, f"A={pred}", ["--pred", f"B={pred}", "--bootstrap", "0"],
+                               command=["compare"])
+    assert code == 0 and left == [] and (tmp_path / "out" / "table.csv").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    code, left = _child_report(fixtures_dir, tmp_path, f"A={pred}", ["--pred", f"B={broken}", "--overwrite"],
+                               command=["compare"])
     assert code == 2 and left == []
 
 
