@@ -632,9 +632,10 @@ def resample_chunk(client, resamples):
     """Resamples per bootstrap task on the cluster of ``client`` (None: in this process).
 
     One chunk for each of the cluster's threads, at most :data:`.analysis.RESAMPLE_CHUNK`
-    resamples (``client`` None: that many). A large cluster then runs the bootstrap in one round of small chunks instead of a few
-    workers running 64 resamples each while the others wait; the resamples, and so the
-    intervals, do not depend on the chunks (:func:`.analysis.resample_weights`).
+    resamples (``client`` None: that many). A large cluster then runs the bootstrap in one
+    round of small chunks instead of a few workers running 64 resamples each while the
+    others wait; the resamples, and so the intervals, do not depend on the chunks
+    (:func:`.analysis.resample_weights`).
     """
     if client is None:
         return RESAMPLE_CHUNK
