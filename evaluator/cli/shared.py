@@ -106,5 +106,6 @@ def _interrupted():
 
 
 def _report_warnings(caught):
-    for warning in caught:
-        print(f"polytopo.evaluator: warning: {warning.message}", file=sys.stderr)
+    """Print each warning once: a comparison whose workers read the files warns of the ground truth per method."""
+    for message in dict.fromkeys(str(warning.message) for warning in caught):
+        print(f"polytopo.evaluator: warning: {message}", file=sys.stderr)

@@ -461,7 +461,8 @@ class RecordParts:
 
         require_open(client, "the GeoPackage")
         folder = contextlib.ExitStack()
-        piece = f"{folder.enter_context(_shared_folder(Path(path), self.kept))}-gpkg"
+        # a GeoPackage's own extension: GDAL warns about any other on every open
+        piece = f"{folder.enter_context(_shared_folder(Path(path), self.kept))}-layers.gpkg"
         # only the databases go to the assembling worker (from the workers that keep them, each as a numpy
         # view that Dask sends as a frame of its own); the CSV text stays where it is
         databases = [client.submit(_database, kept, pure=False) for kept in self.kept]

@@ -339,9 +339,15 @@ def test_a_comparison_on_a_cluster_has_its_workers_read_every_method(tmp_path, s
     common = ["compare", "--gt", str(gt_path), f"--pred=A={pred_path}", f"--pred=B={second}", "--default-score",
               "0.4", "--drop-degenerate-rings", "--bootstrap", "20", "--no-plots", "--quiet"]
     assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
+    warned_once = capsys.readouterr().err
     _refuse_parsing_here(monkeypatch)
-    assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
+    status = main([*common, "--out", str(tmp_path / "two"), "--workers", "2"])
+    warned = capsys.readouterr().err
+    assert status == 0, warned
     _assert_same_comparisons(tmp_path / "one", tmp_path / "two")
+    # the warnings of one process, the ground truth's once (the workers read it once for each method)
+    assert sorted(warned.splitlines()) == sorted(warned_once.splitlines())
+    assert sum(line.startswith(f"polytopo.evaluator: warning: {gt_path}: ") for line in warned.splitlines()) == 2
 
 
 def _assert_same_comparisons(one, two):
@@ -366,3 +372,19 @@ def test_a_method_the_workers_cannot_place_is_read_by_the_client_in_a_comparison
     assert main([*common, "--out", str(tmp_path / "one"), "--workers", "0"]) == 0
     assert main([*common, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0, capsys.readouterr().err
     _assert_same_comparisons(tmp_path / "one", tmp_path / "two")
+
+
+def test_the_geopackage_a_worker_assembles_draws_no_gdal_warning(tmp_path, fixtures_dir):
+    """The worker writes the GeoPackage under a name that ends in ``.gpkg``: GDAL warns of any other extension on
+    every open ("The filename extension should be 'gpkg'"), on the workers' standard error, i.e. the user's."""
+    import subprocess
+    import sys
+
+    folder = fixtures_dir / "ptb_small"
+    done = subprocess.run([sys.executable, "-m", "polytopo.evaluator", "--gt", str(folder / "gt.json"), "--pred",
+                           str(folder / "pred.json"), "--out", str(tmp_path / "out"), "--workers", "2",
+                           "--drop-degenerate-rings", "--bootstrap", "0", "--no-plots", "--quiet"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "out" / "evaluation.gpkg").is_file()
+    assert "Warning" not in done.stderr and "gpkg" not in done.stderr, done.stderr[-2000:]

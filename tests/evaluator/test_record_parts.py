@@ -280,7 +280,7 @@ def test_workers_write_their_rows_and_the_geopackage_where_they_see_the_folder(t
     real_replace, real_append = record_parts.os.replace, record_parts._append_file
 
     def noted(source, target):  # the worker's GeoPackage renamed into the writer's temporary name
-        if Path(source).name.endswith("-@-gpkg"):
+        if Path(source).name.endswith("-@-layers.gpkg"):
             renamed.append(source)
         return real_replace(source, target)
 
