@@ -24,6 +24,7 @@ from polytopo.evaluator.outputs.record_parts import parts_request
 from polytopo.evaluator.outputs.report import write_report
 from polytopo.evaluator.run.api import evaluate_files
 from evaluation_equality import assert_same
+from reliability import case
 
 CSV_FILES = ("predictions.csv", "references.csv", "missed_holes.csv", "hallucinated_holes.csv")
 
@@ -359,6 +360,9 @@ def _assert_same_comparisons(one, two):
         _assert_same_folders(one / method, two / method)
 
 
+@case("a method file the workers cannot place (a JSON string escape) in a comparison on a cluster",
+      "evaluator compare on a cluster",
+      "the client reads that method's file and the ground truth; the comparison of one process")
 def test_a_method_the_workers_cannot_place_is_read_by_the_client_in_a_comparison(tmp_path, shuffled_files, capsys):
     """A prediction file the index gives up on (a string escape) is read here; the comparison is unchanged."""
     from polytopo.evaluator.cli.evaluate import main
