@@ -50,12 +50,12 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    records; no single image is near that size in this set). B(N) is the bootstrap of
    R resamples in ``chunks(N) = ceil(R / r(N))`` chunks of r(N) resamples, one per worker
    (as the evaluator chunks it; one process: chunks of 64, no k), a chunk of r taking
-   ``f + r g`` (f its fixed cost, g per resample), k the scheduler cost per (empty) task. S is measured for 8 partitions
-   and taken as independent of N (it is linear in the instances; what grows with the
-   partitions is in ``c``). It assumes every worker on a core of its own, the client and
-   the scheduler on one more each, the scheduler's cost per partition with 64 worker
-   processes as with 2 of 32 threads, and network, file system and memory bandwidth not
-   limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it
+   ``f + r g`` (f its fixed cost, g per resample), k the scheduler cost per (empty)
+   task. S is measured for 8 partitions and taken as independent of N (it is linear in
+   the instances; what grows with the partitions is in ``c``). It assumes every worker
+   on a core of its own, the client and the scheduler on one more each, the scheduler's
+   cost per partition with 64 worker processes as with 2 of 32 threads, and network,
+   file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it
    for any N (Amdahl).
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
