@@ -139,7 +139,8 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
         (seconds of each partition's work), ``reads`` (of it, reading the partition's
         records: one process reads them in ``single["load"]``), ``partition_mib`` /
         ``result_mib`` (pickled size of each partition sent out and its result sent back,
-        where measured), ``bootstrap_chunk_s``, ``bootstrap_chunks``.
+        where measured), the bootstrap's costs (:func:`_bootstrap_costs`), and where the
+        workers read their partitions ``index_s`` (``"gt"``, ``"pred"``: each file's index).
     """
     from polytopo.core.huge_pages import no_huge_page_advice
     from polytopo.evaluator.tables.params import params_for
@@ -212,7 +213,8 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         serial, single = {}, {}
         _, single["load"] = _timed(load_inputs, gt_path, pred_path)
         # the two files are indexed on two workers at once
-        serial["index (two workers)"] = max(_timed(coco_index, path)[1] for path in (gt_path, pred_path))
+        index_s = {side: _timed(coco_index, path)[1] for side, path in (("gt", gt_path), ("pred", pred_path))}
+        serial["index (two workers)"] = max(index_s.values())
         gt_index, pred_index = indexed_inputs(gt_path, pred_path)
 
         def plan():
@@ -242,7 +244,7 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         _, single["write CSVs"] = _timed(records.write_csvs,
                                          {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         serial["write CSVs"] = single["write CSVs"]
-        return {"serial": serial, "single": single, "partitions": partitions, "reads": reads,
+        return {"serial": serial, "single": single, "partitions": partitions, "reads": reads, "index_s": index_s,
                 **_bootstrap_costs(params, outcome), "partition_mib": [], "result_mib": []}
 
 

@@ -81,10 +81,14 @@ def run(args):
               "inputs": [args.gt, *(path for _, path in args.pred)], **overrides}
     with client_starting(workers, args.scheduler) as started_client:  # the cluster starts while loading
         if on_workers:
+            from ..run.read_on_workers import ground_truth_indexed_once
+
             client = started_client()
-            comparison = compare_to_folder(None, args.pred, args.out, client=client,
-                                           evaluate_method=_evaluated_on_workers(args, client, options, overrides),
-                                           **common)
+            with ground_truth_indexed_once():
+                comparison = compare_to_folder(None, args.pred, args.out, client=client,
+                                               evaluate_method=_evaluated_on_workers(args, client, options,
+                                                                                     overrides),
+                                               **common)
         else:
             gt_set, first, frame = load_inputs(args.gt, args.pred[0][1], **options)
             pending = _one_at_a_time(args.pred[0][0], first, args.pred[1:],

@@ -23,6 +23,8 @@ whole-file reading gives the error), a profile whose dataset-wide phase reads ri
 the client (every one but ``paper``).
 """
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -41,7 +43,8 @@ from ..tables.profiles import profile_named
 from .distributed import (PARTITIONS_PER_THREAD, Partition, _counting, _for_transport, _match_task,
                           _partition_match, _rings_needed_for, merge_partitions, partition_task)
 
-__all__ = ["BYTES_PER_IMAGE", "FilePart", "indexed_inputs", "plan_file_parts", "evaluate_files_on", "applies_to"]
+__all__ = ["BYTES_PER_IMAGE", "FilePart", "ground_truth_indexed_once", "indexed_inputs", "plan_file_parts",
+           "evaluate_files_on", "applies_to"]
 
 BYTES_PER_IMAGE = 2000.0
 """Bytes of records that cost as much per-image work as one more image: each image's weight is
@@ -95,22 +98,48 @@ def indexed_inputs(gt_path, pred_path, client=None):
     The ground truth is an object with an ``annotations`` list (not GeoJSON); the
     predictions a list, or an object with an ``annotations`` list. With ``client`` the two
     files are indexed on its workers, at their absolute paths (None too when the workers
-    cannot read them there: the files are then read here).
+    cannot read them there: the files are then read here). Inside
+    :func:`ground_truth_indexed_once` a ground truth indexed before is not indexed again.
     """
     from pathlib import Path
 
     paths = [Path(path).resolve() for path in (gt_path, pred_path)]
     if any(path.suffix.lower() != ".json" for path in paths):
         return None
+    remembered = _INDEXED_ONCE.get()
+    known = remembered.get(paths[0]) if remembered is not None else None
+    wanted = paths[1:] if known is not None else paths
     if client is None:
-        gt, pred = (coco_index(path) for path in paths)
+        found = [coco_index(path) for path in wanted]
     else:
-        gt, pred = client.gather([client.submit(coco_index, path, pure=False) for path in paths])
+        found = client.gather([client.submit(coco_index, path, pure=False) for path in wanted])
+    gt, pred = (known, *found) if known is not None else found
     if gt is None or not isinstance(gt.skeleton, dict) or gt.skeleton.get("type") == "FeatureCollection":
         return None
+    if remembered is not None:
+        remembered[paths[0]] = gt
     if pred is None or (isinstance(pred.skeleton, dict) and pred.skeleton.get("annotations") != []):
         return None
     return gt, pred
+
+
+_INDEXED_ONCE = contextvars.ContextVar("polytopo_ground_truth_indexed_once", default=None)
+"""Inside :func:`ground_truth_indexed_once`: the ground truths' indexes made so far, by absolute path."""
+
+
+@contextlib.contextmanager
+def ground_truth_indexed_once():
+    """Inside the block :func:`indexed_inputs` indexes each ground-truth file once.
+
+    A comparison's methods share one ground truth, which does not change while they are
+    evaluated (where the client reads the files it reads the ground truth once too); its
+    index is made with the first method's and taken again for the others.
+    """
+    token = _INDEXED_ONCE.set({})
+    try:
+        yield
+    finally:
+        _INDEXED_ONCE.reset(token)
 
 
 def _image_codes(listed, *record_ids):

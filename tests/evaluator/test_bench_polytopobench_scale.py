@@ -57,6 +57,10 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     first, later = project(costs, 0.001, 2, per_partition, 3.0), project(costs, 0.001, 2, per_partition, 0.0)
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
+    # where the workers read the files: the ground truth is indexed with the first method only
+    indexed = {**costs, "serial": {**costs["serial"], "index (two workers)": 0.7}, "index_s": {"gt": 0.7, "pred": 0.2}}
+    low_indexed, _ = bench.project_compare([indexed, indexed], 0.001, 3.0, 2, per_partition)
+    assert low_indexed - low == pytest.approx(0.7 + 0.2)
 
 
 def test_the_bootstrap_is_projected_in_one_chunk_per_worker(bench):
@@ -116,6 +120,7 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     assert set(read["serial"]) == {"index (two workers)", "plan (images[], partitions)", "sets from the digests",
                                    "merge", "summary", "analyses", "write CSVs"}
     assert set(read["single"]) == {"load", "summary", "analyses", "write CSVs"}
+    assert read["serial"]["index (two workers)"] == max(read["index_s"].values()) > 0
     assert len(read["partitions"]) == len(read["reads"]) > 1
     assert all(0 < r < p for r, p in zip(read["reads"], read["partitions"]))
     scale_out = sys.modules["bench_evaluator_scale_out"]

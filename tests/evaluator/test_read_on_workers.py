@@ -360,6 +360,20 @@ def _assert_same_comparisons(one, two):
         _assert_same_folders(one / method, two / method)
 
 
+def test_a_comparison_indexes_its_ground_truth_once(client, tmp_path, fixture_json):
+    """Inside ``ground_truth_indexed_once`` (a comparison's methods) the ground truth's index is made once; the
+    predictions' every time, and outside the block both every time."""
+    from polytopo.evaluator.run.read_on_workers import ground_truth_indexed_once, indexed_inputs
+
+    gt_path = _write(tmp_path / "gt.json", fixture_json[0])
+    pred_path = _write(tmp_path / "pred.json", fixture_json[1])
+    with ground_truth_indexed_once():
+        first, second = (indexed_inputs(gt_path, pred_path, client) for _ in range(2))
+    after = indexed_inputs(gt_path, pred_path, client)
+    assert second[0] is first[0] and second[1] is not first[1]
+    assert after[0] is not first[0] and np.array_equal(after[0].start, first[0].start)
+
+
 @case("a method file the workers cannot place (a JSON string escape) in a comparison on a cluster",
       "evaluator compare on a cluster",
       "the client reads that method's file and the ground truth; the comparison of one process")
