@@ -2,7 +2,9 @@
 
 Scores every method against the same ground truth with the same profile and parameters
 and writes the comparison (:func:`.compare.compare_to_folder`): the methods are read and
-evaluated one at a time, each method's folder written as soon as it is scored. Exit statuses as for a
+evaluated one at a time, each method's folder written as soon as it is scored. On a
+cluster, for a ``paper``-like profile and COCO JSON files, the workers read them
+(:func:`.api.evaluate_files`; the ground truth indexed once). Exit statuses as for a
 single evaluation (:mod:`.cli`).
 """
 
