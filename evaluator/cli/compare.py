@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .shared import add_cluster_options, resolved_workers, run_guarded
+from .shared import add_cluster_options, resolved_workers, run_guarded, workers_read_inputs
 from ...core.errors import InputFormatError, InvalidParameterError
 from ..tables.profiles import PROFILE_NAMES, profiles_help
 
@@ -75,7 +75,7 @@ def run(args):
     overrides = {key: getattr(args, key) for key in ("bootstrap_resamples", "bootstrap_seed")
                  if getattr(args, key) is not None}
     workers = resolved_workers(args, [args.gt, *(path for _, path in args.pred)])
-    on_workers = _read_on_workers(args, workers, options, overrides)
+    on_workers = _read_on_workers(args, workers, overrides)
     for _, path in args.pred[0 if on_workers else 1:]:  # else the first is read at once, the others when needed
         _check_exists(path)
     common = {"profile": args.profile, "progress": None if args.quiet else _print_progress,
@@ -109,19 +109,17 @@ def _print_progress(name):
     print(f"evaluating {name} ...", file=sys.stderr)
 
 
-def _read_on_workers(args, workers, options, overrides):
+def _read_on_workers(args, workers, overrides):
     """Whether the cluster's workers read the methods' files (:func:`.api.evaluate_files`), not this process.
 
-    On a cluster, for a ``paper``-like profile, when every input is COCO-style JSON (by
-    its ``.json`` name) and no vector-layer option is given.
+    As for a single evaluation (:func:`.shared.workers_read_inputs`), when every input is
+    COCO-style JSON (by its ``.json`` name): the comparison's outputs then need no map frame.
     """
-    from ..run.read_on_workers import applies_to
     from ..tables.params import params_for
 
-    vector_options = any(options[name] is not None for name in ("score_field", "image_field", "pixel_size"))
-    return bool((workers or args.scheduler is not None) and not vector_options
-                and all(Path(path).suffix.lower() == ".json" for path in [args.gt, *(p for _, p in args.pred)])
-                and applies_to(params_for(args.profile, **overrides)))
+    return (workers_read_inputs(args, workers, ("score_field", "image_field", "pixel_size"),
+                                params_for(args.profile, **overrides))
+            and all(Path(path).suffix.lower() == ".json" for path in [args.gt, *(p for _, p in args.pred)]))
 
 
 def _evaluated_on_workers(args, client, options, overrides):

@@ -12,7 +12,7 @@ import math
 import sys
 from pathlib import Path
 
-from .shared import add_cluster_options, resolved_workers, run_guarded
+from .shared import add_cluster_options, resolved_workers, run_guarded, workers_read_inputs
 from ..tables.params import IOU_MODES
 from ..tables.profiles import PROFILE_NAMES, profiles_help
 
@@ -222,11 +222,9 @@ def _read_on_workers(args, workers, started_client, progress, overrides):
     """
     from ..outputs.record_parts import parts_request
     from ..run.api import evaluate_files
-    from ..run.read_on_workers import applies_to
     from ..tables.params import params_for
 
-    if ((not workers and args.scheduler is None) or any(getattr(args, name) is not None for name in _VECTOR_OPTIONS)
-            or not applies_to(params_for(args.profile, **overrides), args.sweeps)):
+    if not workers_read_inputs(args, workers, _VECTOR_OPTIONS, params_for(args.profile, **overrides), args.sweeps):
         return None
     client = started_client()
     return evaluate_files(args.gt, args.pred, profile=args.profile, client=client,

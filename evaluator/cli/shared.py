@@ -24,7 +24,7 @@ from ...core.machine import usable_cores
 from ...core.errors import EvaluatorError
 from ...core.interrupts import interrupts_noted
 
-__all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded"]
+__all__ = ["add_cluster_options", "input_bytes", "resolved_workers", "run_guarded", "workers_read_inputs"]
 
 
 def add_cluster_options(parser):
@@ -69,6 +69,19 @@ def resolved_workers(args, inputs):
         print(f"polytopo.evaluator: the inputs are {size / 1e6:.1f} MB: running on a local cluster of {workers} "
               f"workers for the {cores} cores here (--workers 0 runs in this process)", file=sys.stderr)
     return workers
+
+
+def workers_read_inputs(args, workers, vector_options, params, sweeps=False):
+    """Whether a command line's cluster workers read its COCO JSON inputs (:mod:`..run.read_on_workers`).
+
+    On a cluster (``workers`` or ``--scheduler``), with none of the option names
+    ``vector_options`` (options only vector layers read) given, for a profile and sweeps
+    :func:`..run.read_on_workers.applies_to` accepts.
+    """
+    from ..run.read_on_workers import applies_to
+
+    return bool((workers or args.scheduler is not None)
+                and all(getattr(args, name, None) is None for name in vector_options) and applies_to(params, sweeps))
 
 
 def run_guarded(func, args):
