@@ -11,6 +11,9 @@ buildings'), scored with the paper profile, and the pair with the best validatio
 (:func:`choice_score`: the mean AP50 over the validation rasters, and for a hole-aware
 recipe the courtyard raster's Hole-F1 as one more term; ties: the threshold nearer 0.5,
 then the smaller offset) goes into the card (``seg_thresh``, ``polytopo.outline_offset_px``).
+A ``courtyard4`` recipe with candidate reaches (``courtyard_reaches_px``) is exported once
+per reach and calibrated at each; the reach with the best score (ties: the shorter) is the
+one exported into the zoo (:func:`calibrate_courtyard_reach`).
 No held-out or unseen-place raster is looked at.
 """
 
@@ -28,7 +31,8 @@ from . import data
 from .evaluate_zoo import _instances
 from .heldout import kampala_validation, place_validation
 
-__all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_threshold", "choice_score", "validation_scores"]
+__all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_courtyard_reach", "calibrate_threshold", "choice_score",
+           "validation_scores"]
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 """Candidate segmentation thresholds."""
@@ -96,7 +100,46 @@ def calibrate_threshold(model_path, shared, work_dir, thresholds=THRESHOLDS, thr
                             f"({row['predicted']} polygons)" for key, row in rows.items())
                 + f"; score {choice_score(rows):.4f}")
     best = max(table, key=lambda pair: (choice_score(table[pair]), -abs(pair[0] - 0.5), -pair[1]))
-    log(f"{Path(model_path).name}: best validation threshold {best[0]}, outline offset {best[1]} px")
+    log(f"{Path(model_path).name}: best validation threshold {best[0]}, outline offset {best[1]} px, "
+        f"score {choice_score(table[best]):.4f}")
     if write:
         write_card(Path(model_path), {"seg_thresh": float(best[0]), "polytopo.outline_offset_px": float(best[1])})
     return best, table
+
+
+def calibrate_courtyard_reach(recipe, shared, work_dir, zoo_dir, max_bytes, threads=2, log=print):
+    """Choose a ``courtyard4`` recipe's reach, threshold and outline offset together, on validation only.
+
+    The trained checkpoint (``work_dir``) is exported at each of ``recipe.courtyard_reaches_px``
+    (under ``work_dir/reach/N px``) and calibrated there (:func:`calibrate_threshold`, cards
+    left as exported); the reach whose best pair scores highest (ties: the shorter reach) is
+    exported into ``zoo_dir`` with that pair in its card.
+
+    Returns
+    -------
+    reach : int
+        The chosen reach, grid pixels.
+    best : tuple of float
+        ``(threshold, offset in model px)``.
+    scores : dict of int to float
+        Best choice score at each reach.
+    """
+    from .export import export_model
+    from .train import checkpoint_path
+
+    checkpoint = checkpoint_path(work_dir, recipe.name)
+    chosen, scores = {}, {}
+    for reach in recipe.courtyard_reaches_px:
+        folder = Path(work_dir) / "reach" / f"{reach}px"
+        folder.mkdir(parents=True, exist_ok=True)
+        exported = export_model(replace(recipe, courtyard_reach_px=reach), checkpoint, folder, max_bytes)
+        best, table = calibrate_threshold(exported.path, shared, work_dir, threads=threads, write=False, log=log,
+                                          holes=True, places=recipe.validation_places)
+        chosen[reach], scores[reach] = best, choice_score(table[best])
+    reach = max(scores, key=lambda item: (scores[item], -item))
+    log(f"{recipe.name}: validation score by courtyard reach "
+        + ", ".join(f"{item} px {score:.4f}" for item, score in scores.items()) + f"; chosen {reach} px")
+    exported = export_model(replace(recipe, courtyard_reach_px=reach), checkpoint, zoo_dir, max_bytes)
+    best = chosen[reach]
+    write_card(exported.path, {"seg_thresh": float(best[0]), "polytopo.outline_offset_px": float(best[1])})
+    return reach, best, scores

@@ -7,7 +7,9 @@
     python -m polytopo.training evaluate [NAME ...] score the exported models again
     python -m polytopo.training list                the model names and recipes
     python -m polytopo.training calibrate NAME      choose NAME's threshold on the validation ground
-                                                    only, write it into the card, then score it
+                                                    only (and its courtyard reach where the recipe
+                                                    lists candidates), write it into the card, then
+                                                    score it
     python -m polytopo.training soup NAME FILE ...  average the models FILE ... (NAME's ``soup_of``,
                                                     one network) into NAME, then score it
     python -m polytopo.training ensemble NAME FILE ...
@@ -188,7 +190,7 @@ def main(argv=None):
             return 0
         checked_readme(args.readme)
         if what[0] == "calibrate":
-            from .calibrate import calibrate_threshold
+            from .calibrate import calibrate_courtyard_reach, calibrate_threshold
 
             names = what[1:]
             if not names:
@@ -198,6 +200,10 @@ def main(argv=None):
                 args.work_dir = private_work_dir()
             for name in names:
                 chosen = recipe(name)
+                if chosen.courtyard_reaches_px:
+                    calibrate_courtyard_reach(chosen, shared, args.work_dir, args.zoo_dir, args.max_model_bytes,
+                                              threads=args.threads)
+                    continue
                 calibrate_threshold(args.zoo_dir / f"{name}.onnx", shared, args.work_dir, threads=args.threads,
                                     holes=chosen.courtyards, places=chosen.validation_places)
             run(names, args, train_models=False)

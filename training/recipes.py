@@ -75,6 +75,10 @@ class Recipe:
         ``courtyard4`` head: how far from a likely courtyard the exported output keeps the
         whole building foreground (so the ring around a courtyard stays closed) instead of
         the grown interior, grid pixels (see :class:`~.nets.ExportWrapper`).
+    courtyard_reaches_px : tuple of int
+        ``courtyard4`` head: candidate reaches that ``calibrate`` chooses among on the
+        validation ground (:func:`~.calibrate.calibrate_courtyard_reach`); empty: the
+        model keeps ``courtyard_reach_px``.
     vertex_sigma_px : float
         Standard deviation of the Gaussian vertex targets of the ``vertex`` head.
     tile_size_px, tiles_overlap_percent : int, float
@@ -159,6 +163,7 @@ class Recipe:
     boundary_weight: float = 3.0
     courtyard_weight: float = 2.0
     courtyard_reach_px: int = 48
+    courtyard_reaches_px: tuple = ()
     vertex_sigma_px: float = 1.5
     tile_size_px: int = 256
     tiles_overlap_percent: float = 15.0
@@ -195,6 +200,9 @@ class Recipe:
         if self.head == "courtyard4" and not (self.courtyards and self.separate_touching):
             raise TrainingError("Expected courtyards and separate_touching for the 'courtyard4' head (it learns "
                                 "courtyards and exports the courtyard-gated grown interior).")
+        if self.courtyard_reaches_px and (self.head != "courtyard4" or min(self.courtyard_reaches_px) <= 0):
+            raise TrainingError(f"Expected courtyard_reaches_px (positive pixels) only for the 'courtyard4' head but "
+                                f"got {self.courtyard_reaches_px!r} for the {self.head!r} head.")
         if self.rendered_share > 0 and not self.courtyards:
             raise TrainingError("Expected rendered_share 0 for a recipe without courtyards (its target has no holes).")
         if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
@@ -482,6 +490,17 @@ LITE0_HOLES_COURTYARD_HEAD = replace(
 )
 """The third hole-aware trial: a courtyard class that gates where the rings are kept closed (issue 31)."""
 
+LITE0_HOLES_COURTYARD_REACH = replace(
+    LITE0_HOLES_COURTYARD_HEAD,
+    name="unet_holes_rgb_courtyard_reach",
+    fine_tune_from="unet_buildings_rgb_fifth_joplin",
+    seed=20261209,
+    courtyard_reaches_px=(8, 16, 24, 48),
+)
+"""The fourth hole-aware trial: the third's courtyard class, fine-tuned from the Lite0 building run with the best
+validation score (the fifth-Joplin trial), with how far the courtyard gate reaches chosen on the validation ground
+with the threshold and the outline offset (issue 31)."""
+
 LITE0_VERTEX = replace(
     LITE0_BUILDINGS,
     name="vertexmask_buildings_rgb",
@@ -547,6 +566,7 @@ RECIPES = {
         LITE0_HOLES,
         LITE0_HOLES_ALL_FRAMES,
         LITE0_HOLES_COURTYARD_HEAD,
+        LITE0_HOLES_COURTYARD_REACH,
         LITE0_VERTEX,
         Recipe(
             name="vertexmask_buildings_rgb_scratch",

@@ -123,6 +123,17 @@ def test_the_courtyard_head_marks_a_buildings_hole_as_courtyard_and_the_ground_b
         dataclasses.replace(court, separate_touching=False)
 
 
+def test_candidate_courtyard_reaches_belong_to_the_courtyard_head_only():
+    """The fourth hole-aware trial lists the reaches ``calibrate`` chooses among; other heads cannot list any."""
+    reach = recipe("unet_holes_rgb_courtyard_reach")
+    assert reach.head == "courtyard4" and reach.courtyard_reaches_px == (8, 16, 24, 48)
+    assert reach.fine_tune_from == "unet_buildings_rgb_fifth_joplin" and reach.fine_tune_from in RECIPES
+    with pytest.raises(TrainingError, match="courtyard_reaches_px"):
+        dataclasses.replace(recipe("unet_buildings_rgb"), courtyard_reaches_px=(16,))
+    with pytest.raises(TrainingError, match="courtyard_reaches_px"):
+        dataclasses.replace(reach, courtyard_reaches_px=(0, 16))
+
+
 def test_every_encoder_variant_names_its_wheel_and_skip_channels():
     from polytopo.training.encoder_variants import LITE_VARIANTS, lite_variant
 
