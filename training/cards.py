@@ -29,6 +29,10 @@ _ATLANTA_DATA = (
 )
 
 
+_SPLIT_DATA = (
+    " Each rendered square is drawn a second time with each building of at least 60 m² cut, with probability "
+    "{share:.0%}, into 2 to 4 touching parts by straight lines through its centroid, each part a building of its own."
+)
 _RENDERED_DATA = (
     " Plus, for {share:.0%} of the training crops, real OpenStreetMap building footprints with their "
     "courtyards (interior rings) of Monaco (planetiler test extract, monaco-latest_buildings.gpkg) and "
@@ -83,6 +87,8 @@ def training_data(recipe):
     if recipe.rendered_share > 0:
         text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=recipe.rendered_frames,
                                       resolution=recipe.resolution_cm)
+    if recipe.rendered_split_share > 0:
+        text += _SPLIT_DATA.format(share=recipe.rendered_split_share)
     return text
 
 

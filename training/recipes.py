@@ -65,6 +65,10 @@ class Recipe:
     rendered_frames : int
         Rendered squares per training city: the ones with the most courtyard buildings
         (every square that holds one where a city has fewer).
+    rendered_split_share : float
+        Above 0, each rendered square is drawn a second time with each building of at
+        least 60 m² cut into touching parts with this probability
+        (:func:`.rendered.split_buildings`).
     boundary_width_px : int
         Width of the boundary class of the ``boundary3`` head.
     boundary_weight : float
@@ -159,6 +163,7 @@ class Recipe:
     courtyards: bool = False
     rendered_share: float = 0.0
     rendered_frames: int = 8
+    rendered_split_share: float = 0.0
     boundary_width_px: int = 2
     boundary_weight: float = 3.0
     courtyard_weight: float = 2.0
@@ -203,6 +208,9 @@ class Recipe:
         if self.courtyard_reaches_px and (self.head != "courtyard4" or min(self.courtyard_reaches_px) <= 0):
             raise TrainingError(f"Expected courtyard_reaches_px (positive pixels) only for the 'courtyard4' head but "
                                 f"got {self.courtyard_reaches_px!r} for the {self.head!r} head.")
+        if not 0.0 <= self.rendered_split_share <= 1.0 or (self.rendered_split_share and not self.rendered_share):
+            raise TrainingError(f"Expected rendered_split_share in [0, 1], and 0 without rendered crops, but got "
+                                f"{self.rendered_split_share!r} with rendered_share {self.rendered_share!r}.")
         if self.rendered_share > 0 and not self.courtyards:
             raise TrainingError("Expected rendered_share 0 for a recipe without courtyards (its target has no holes).")
         if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
@@ -501,6 +509,17 @@ LITE0_HOLES_COURTYARD_REACH = replace(
 validation score (the fifth-Joplin trial), with how far the courtyard gate reaches chosen on the validation ground
 with the threshold and the outline offset (issue 31)."""
 
+LITE0_HOLES_TOUCHING = replace(
+    LITE0_HOLES_COURTYARD_REACH,
+    name="unet_holes_rgb_touching",
+    fine_tune_from="unet_holes_rgb_courtyard_reach",
+    rendered_split_share=0.6,
+    learning_rate=5e-4,
+    seed=20261210,
+)
+"""The fifth hole-aware trial: the fourth's weights fine-tuned with each rendered square drawn a second time with
+its buildings cut into touching parts, blocks of touching buildings around yards (issue 31)."""
+
 LITE0_VERTEX = replace(
     LITE0_BUILDINGS,
     name="vertexmask_buildings_rgb",
@@ -567,6 +586,7 @@ RECIPES = {
         LITE0_HOLES_ALL_FRAMES,
         LITE0_HOLES_COURTYARD_HEAD,
         LITE0_HOLES_COURTYARD_REACH,
+        LITE0_HOLES_TOUCHING,
         LITE0_VERTEX,
         Recipe(
             name="vertexmask_buildings_rgb_scratch",

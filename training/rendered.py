@@ -6,17 +6,24 @@ Atlanta tile. The split is by city: Monaco and Bangalore train
 (:data:`TRAIN_CITIES`), Helsinki is held out (:data:`HELD_OUT_CITY`), the city of
 the main job's hole scene. Each city gives the frames of :data:`FRAME_M` metres
 that hold the most buildings with interior rings (:data:`FRAMES_PER_CITY` unless a
-recipe asks for more; frames do not overlap), each rendered with its own seed.
+recipe asks for more; frames do not overlap), each rendered with its own seed. A
+recipe may add a second rendering of each frame whose buildings are cut into
+touching parts (:func:`split_buildings`): blocks of touching buildings around a yard,
+which the training cities' frames rarely show.
 """
+
+import math
 
 import numpy as np
 import shapely
+import shapely.ops
+from osgeo import ogr
 
 from ..models.scene_rendering import RenderParams, read_buildings, render_scene
 from .data import GridSample, map_to_pixels
 
-__all__ = ["CITIES", "FRAME_M", "FRAMES_PER_CITY", "HELD_OUT_CITY", "TRAIN_CITIES", "city_frames",
-           "rendered_samples"]
+__all__ = ["CITIES", "FRAME_M", "FRAMES_PER_CITY", "HELD_OUT_CITY", "SPLIT_MIN_M2", "TRAIN_CITIES", "city_frames",
+           "rendered_samples", "split_buildings"]
 
 CITIES = {
     "monaco": ("vectors/monaco/monaco-latest_buildings.gpkg", "buildings", "EPSG:32632"),
@@ -28,6 +35,9 @@ TRAIN_CITIES = ("monaco", "bangalore")
 HELD_OUT_CITY = "helsinki"
 FRAME_M = 240.0
 FRAMES_PER_CITY = 8
+SPLIT_MIN_M2 = 60.0
+"""Smallest building :func:`split_buildings` cuts, square metres."""
+_SPLIT_MIN_PART_M2 = 4.0
 
 
 def city_frames(root, city, count=FRAMES_PER_CITY, size_m=FRAME_M):
@@ -59,6 +69,47 @@ def city_frames(root, city, count=FRAMES_PER_CITY, size_m=FRAME_M):
     return chosen
 
 
+def split_buildings(buildings, share, rng):
+    """Cut each building of at least :data:`SPLIT_MIN_M2` with probability ``share`` into touching parts.
+
+    A cut is one or two straight lines through the building's centroid at random angles
+    (2 to 4 parts); a courtyard building cut through its courtyard becomes parts around a
+    yard that none of them holds. Each part is a building of its own (the renderer gives
+    it its own roof). Parts under 4 m² are dropped; a building the cut fails on stays whole.
+
+    Parameters
+    ----------
+    buildings : list of ogr.Geometry
+        Polygons in a metric CRS (:func:`~polytopo.models.scene_rendering.read_buildings`).
+    share : float
+        Probability that a large enough building is cut, 0 to 1.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of ogr.Geometry
+    """
+    out = []
+    for building in buildings:
+        polygon = shapely.from_wkb(bytes(building.ExportToWkb()))
+        if polygon.area < SPLIT_MIN_M2 or rng.random() >= share:
+            out.append(building)
+            continue
+        centre = polygon.centroid
+        reach = 2.0 * math.dist(polygon.bounds[:2], polygon.bounds[2:])
+        parts = [polygon]
+        for angle in rng.uniform(0.0, math.pi, size=int(rng.integers(1, 3))):
+            dx, dy = reach * math.cos(angle), reach * math.sin(angle)
+            line = shapely.LineString([(centre.x - dx, centre.y - dy), (centre.x + dx, centre.y + dy)])
+            parts = [piece for part in parts for piece in shapely.get_parts(shapely.ops.split(part, line))]
+        parts = [part for part in parts if isinstance(part, shapely.Polygon) and part.area >= _SPLIT_MIN_PART_M2]
+        if len(parts) < 2:
+            out.append(building)
+            continue
+        out.extend(ogr.CreateGeometryFromWkb(shapely.to_wkb(part)) for part in parts)
+    return out
+
+
 def _grid_sample(name, scene):
     wkbs = np.array([bytes(polygon.ExportToWkb()) for polygon in scene.buildings], object)
     polygons = map_to_pixels(shapely.from_wkb(wkbs), scene.geotransform)
@@ -66,7 +117,7 @@ def _grid_sample(name, scene):
     return GridSample(name, image, np.ones(image.shape[1:], bool), polygons, 100.0 * scene.geotransform[1])
 
 
-def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=FRAMES_PER_CITY):
+def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=FRAMES_PER_CITY, split_share=0.0):
     """Render the frames of ``cities`` as training (or held-out) samples.
 
     Parameters
@@ -82,6 +133,9 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=F
         Base seed; each frame adds its index.
     frames : int
         Frames per city (:func:`city_frames` ``count``).
+    split_share : float
+        Above 0, each frame is also drawn with its buildings cut into touching parts
+        (:func:`split_buildings` with this share; its own seed), as ``rendered-CITY-N-split``.
 
     Returns
     -------
@@ -95,5 +149,11 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=F
             params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
             scene = render_scene(buildings, texture_path, crs, origin, FRAME_M, params)
             samples.append(_grid_sample(f"rendered-{city}-{index}", scene))
+            if split_share > 0:
+                rng = np.random.default_rng(seed + 97 * index + len(samples))
+                params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
+                scene = render_scene(split_buildings(buildings, split_share, rng), texture_path, crs, origin,
+                                     FRAME_M, params)
+                samples.append(_grid_sample(f"rendered-{city}-{index}-split", scene))
     return samples
 

@@ -121,7 +121,8 @@ def training_samples(recipe, shared, work_dir):
         weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
     if recipe.rendered_share > 0:
         rendered = rendered_samples(shared.root, shared.atlanta_raster, TRAIN_CITIES, recipe.resolution_cm,
-                                    seed=recipe.seed, frames=recipe.rendered_frames)
+                                    seed=recipe.seed, frames=recipe.rendered_frames,
+                                    split_share=recipe.rendered_split_share)
         weighted += [WeightedSample(s, recipe.rendered_share / len(rendered)) for s in rendered]
     return weighted
 

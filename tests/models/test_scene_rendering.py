@@ -139,3 +139,31 @@ def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_pat
     assert first.image.shape == (3, 800, 800) and first.valid.all() and first.gsd_cm == pytest.approx(30.0)
     assert len(first.polygons) == 3 and all(len(p.interiors) == 1 for p in first.polygons)
     assert first.polygons[0].bounds == pytest.approx((10 / 0.3 + 20, 10 / 0.3 + 20, 10 / 0.3 + 80, 10 / 0.3 + 80))
+
+
+def test_split_buildings_cut_a_courtyard_block_into_touching_parts_around_an_open_yard():
+    """split_buildings: the parts lie in the building, touch each other, and none of them keeps the courtyard."""
+    import shapely
+    from polytopo.training.rendered import SPLIT_MIN_M2, split_buildings
+
+    block = courtyard_building()  # 324 - 36 = 288 m², one courtyard
+    shed = polygon(f"POLYGON (({ORIGIN[0] + 40} {ORIGIN[1] - 40}, {ORIGIN[0] + 45} {ORIGIN[1] - 40}, "
+                   f"{ORIGIN[0] + 45} {ORIGIN[1] - 45}, {ORIGIN[0] + 40} {ORIGIN[1] - 45}, "
+                   f"{ORIGIN[0] + 40} {ORIGIN[1] - 40}))")  # 25 m², under SPLIT_MIN_M2
+    assert shed.GetArea() < SPLIT_MIN_M2 < block.GetArea()
+    whole = shapely.from_wkb(bytes(block.ExportToWkb()))
+    complete = 0
+    for seed in range(8):
+        out = split_buildings([block, shed], 1.0, np.random.default_rng(seed))
+        parts = [shapely.from_wkb(bytes(part.ExportToWkb())) for part in out[:-1]]
+        assert out[-1] is shed and 2 <= len(parts) <= 4
+        union = shapely.union_all(parts)
+        assert union.difference(whole).area < 1e-6  # inside the building
+        assert sum(part.area for part in parts) == pytest.approx(union.area, rel=1e-9)  # no overlaps
+        assert whole.area - union.area < 4 * 4.0  # at most slivers under 4 m² are dropped
+        assert all(shapely.get_num_interior_rings(part) == 0 for part in parts)  # cut through the courtyard
+        if union.area == pytest.approx(whole.area, rel=1e-9):  # no sliver dropped: every part touches another
+            complete += 1
+            assert all(any(part.distance(other) < 1e-9 for other in parts if other is not part) for part in parts)
+    assert complete >= 4
+    assert split_buildings([block, shed], 0.0, np.random.default_rng(0)) == [block, shed]

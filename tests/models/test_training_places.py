@@ -134,6 +134,17 @@ def test_candidate_courtyard_reaches_belong_to_the_courtyard_head_only():
         dataclasses.replace(reach, courtyard_reaches_px=(0, 16))
 
 
+def test_the_touching_trial_adds_split_renderings_and_the_share_is_checked():
+    """``rendered_split_share`` needs rendered crops and lies in [0, 1]; the fifth hole-aware trial sets it."""
+    touching = recipe("unet_holes_rgb_touching")
+    assert touching.rendered_split_share == 0.6 and touching.fine_tune_from == "unet_holes_rgb_courtyard_reach"
+    assert touching.courtyard_reaches_px == recipe("unet_holes_rgb_courtyard_reach").courtyard_reaches_px
+    with pytest.raises(TrainingError, match="rendered_split_share"):
+        dataclasses.replace(touching, rendered_split_share=1.5)
+    with pytest.raises(TrainingError, match="rendered_split_share"):
+        dataclasses.replace(recipe("unet_buildings_rgb"), rendered_split_share=0.5)
+
+
 def test_every_encoder_variant_names_its_wheel_and_skip_channels():
     from polytopo.training.encoder_variants import LITE_VARIANTS, lite_variant
 
