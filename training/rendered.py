@@ -98,10 +98,13 @@ def split_buildings(buildings, share, rng):
         centre = polygon.centroid
         reach = 2.0 * math.dist(polygon.bounds[:2], polygon.bounds[2:])
         parts = [polygon]
-        for angle in rng.uniform(0.0, math.pi, size=int(rng.integers(1, 3))):
-            dx, dy = reach * math.cos(angle), reach * math.sin(angle)
-            line = shapely.LineString([(centre.x - dx, centre.y - dy), (centre.x + dx, centre.y + dy)])
-            parts = [piece for part in parts for piece in shapely.get_parts(shapely.ops.split(part, line))]
+        try:
+            for angle in rng.uniform(0.0, math.pi, size=int(rng.integers(1, 3))):
+                dx, dy = reach * math.cos(angle), reach * math.sin(angle)
+                line = shapely.LineString([(centre.x - dx, centre.y - dy), (centre.x + dx, centre.y + dy)])
+                parts = [piece for part in parts for piece in shapely.get_parts(shapely.ops.split(part, line))]
+        except shapely.errors.GEOSException:  # an invalid footprint GEOS cannot cut
+            parts = []
         parts = [part for part in parts if isinstance(part, shapely.Polygon) and part.area >= _SPLIT_MIN_PART_M2]
         if len(parts) < 2:
             out.append(building)
