@@ -17,6 +17,8 @@ one exported into the zoo (:func:`calibrate_courtyard_reach`).
 No held-out or unseen-place raster is looked at.
 """
 
+import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -112,8 +114,8 @@ def calibrate_courtyard_reach(recipe, shared, work_dir, zoo_dir, max_bytes, thre
 
     The trained checkpoint (``work_dir``) is exported at each of ``recipe.courtyard_reaches_px``
     (under ``work_dir/reach/N px``) and calibrated there (:func:`calibrate_threshold`, cards
-    left as exported); the reach whose best pair scores highest (ties: the shorter reach) is
-    exported into ``zoo_dir`` with that pair in its card.
+    left as exported); the file of the reach whose best pair scores highest (ties: the shorter
+    reach) is copied into ``zoo_dir`` with that pair in its card.
 
     Returns
     -------
@@ -128,18 +130,23 @@ def calibrate_courtyard_reach(recipe, shared, work_dir, zoo_dir, max_bytes, thre
     from .train import checkpoint_path
 
     checkpoint = checkpoint_path(work_dir, recipe.name)
-    chosen, scores = {}, {}
+    exported, chosen, scores = {}, {}, {}
     for reach in recipe.courtyard_reaches_px:
         folder = Path(work_dir) / "reach" / f"{reach}px"
         folder.mkdir(parents=True, exist_ok=True)
-        exported = export_model(replace(recipe, courtyard_reach_px=reach), checkpoint, folder, max_bytes)
-        best, table = calibrate_threshold(exported.path, shared, work_dir, threads=threads, write=False, log=log,
+        exported[reach] = export_model(replace(recipe, courtyard_reach_px=reach), checkpoint, folder, max_bytes).path
+        best, table = calibrate_threshold(exported[reach], shared, work_dir, threads=threads, write=False, log=log,
                                           holes=True, places=recipe.validation_places)
         chosen[reach], scores[reach] = best, choice_score(table[best])
     reach = max(scores, key=lambda item: (scores[item], -item))
     log(f"{recipe.name}: validation score by courtyard reach "
         + ", ".join(f"{item} px {score:.4f}" for item, score in scores.items()) + f"; chosen {reach} px")
-    exported = export_model(replace(recipe, courtyard_reach_px=reach), checkpoint, zoo_dir, max_bytes)
+    # the calibrated file itself goes into the zoo (its card already says the reach), replaced whole
+    target = Path(zoo_dir) / exported[reach].name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.copyfile(exported[reach], partial)
+    os.replace(partial, target)
     best = chosen[reach]
-    write_card(exported.path, {"seg_thresh": float(best[0]), "polytopo.outline_offset_px": float(best[1])})
+    write_card(target, {"seg_thresh": float(best[0]), "polytopo.outline_offset_px": float(best[1])})
     return reach, best, scores

@@ -153,10 +153,10 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=F
             scene = render_scene(buildings, texture_path, crs, origin, FRAME_M, params)
             samples.append(_grid_sample(f"rendered-{city}-{index}", scene))
             if split_share > 0:
-                rng = np.random.default_rng(seed + 97 * index + len(samples))
-                params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
-                scene = render_scene(split_buildings(buildings, split_share, rng), texture_path, crs, origin,
-                                     FRAME_M, params)
+                split_seed = seed + 97 * index + len(samples)
+                params = RenderParams(pixel_m=resolution_cm / 100.0, seed=split_seed)
+                scene = render_scene(split_buildings(buildings, split_share, np.random.default_rng(split_seed)),
+                                     texture_path, crs, origin, FRAME_M, params)
                 samples.append(_grid_sample(f"rendered-{city}-{index}-split", scene))
     return samples
 
