@@ -15,14 +15,14 @@ import collections
 import contextlib
 import contextvars
 import numbers
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["MIN_CHUNK_ITEMS", "checked_thread_count", "chunked", "kernel_threads", "ordered_map", "query_workers",
-           "side_by_side", "threads_option"]
+__all__ = ["MIN_CHUNK_ITEMS", "beside", "checked_thread_count", "chunked", "kernel_threads", "ordered_map",
+           "query_workers", "side_by_side", "threads_option"]
 
 MIN_CHUNK_ITEMS = 512
 """Fewest elements per piece: a smaller call stays in the calling thread (a thread's hand-off costs more)."""
@@ -129,6 +129,37 @@ def side_by_side(*calls):
     futures = [state[0].submit(contextvars.copy_context().run, _on_one_thread, call) for call in calls]
     wait(futures)
     return [future.result() for future in futures]
+
+
+@contextlib.contextmanager
+def beside(call):
+    """Context manager: ``call()`` (a function of no argument) runs while the block runs; yields its future.
+
+    In a block of :func:`kernel_threads` with threads, ``call`` runs on a thread of its own
+    (with no threads of its own, in a copy of the caller's context) at the same time as the
+    block's work, which keeps the block's threads: a short computation then fills the time
+    the block's threads leave a core idle. Otherwise it runs in the calling thread before
+    the block. The future's ``result()`` gives its value or raises its exception; the block
+    ends only once ``call`` has.
+
+    Examples
+    --------
+    >>> with kernel_threads(2), beside(lambda: 6 * 7) as answer:
+    ...     other = sum(range(4))
+    >>> answer.result(), other
+    (42, 6)
+    """
+    state = _THREADS.get()
+    if state is None:
+        done = Future()
+        try:
+            done.set_result(call())
+        except Exception as error:  # raised by result(), as a thread's would be
+            done.set_exception(error)
+        yield done
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="polytopo-beside") as extra:
+        yield extra.submit(contextvars.copy_context().run, _on_one_thread, call)
 
 
 def _on_one_thread(call):

@@ -19,7 +19,7 @@ from ..tables.profiles import PROFILE_NAMES, profiles_help
 __all__ = ["add_cluster_options", "build_parser", "main", "run", "run_guarded"]
 
 _PHASES = ("load", "validity", "repair", "instance IoU", "instance pairs", "ring bands", "pair metrics",
-           "corners", "exterior rings", "hole rings", "partitions", "merge", "analyses", "bootstrap", "sweeps",
+           "exterior rings", "hole rings", "partitions", "merge", "analyses", "bootstrap", "sweeps",
            "records", "write")
 
 

@@ -88,7 +88,7 @@ def _polygonal(geometry):
     if not parts:
         return None
     merged = shapely.union_all(parts)
-    if not merged.is_valid:
+    if not geos_is_valid(merged):
         merged = merged.buffer(0)
     return None if merged.is_empty else merged
 

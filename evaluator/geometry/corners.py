@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 import shapely
+from scipy.optimize import linear_sum_assignment
 
 from ...core.kernel_threads import chunked, side_by_side
 from .construct import ring_polygons
@@ -65,8 +66,6 @@ def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
     The distance matrices of many pairs are computed in one numpy pass (at most
     ``2**18`` distances at a time); only the assignment itself runs pair by pair.
     """
-    from scipy.optimize import linear_sum_assignment
-
     gt_sets = [gt_corners[g] for g in matched_gt]
     pred_sets = [pred_corners[p] for p in matched_pred]
     rows = np.array([len(c) for c in gt_sets], dtype=np.int64)

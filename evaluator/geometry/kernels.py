@@ -21,6 +21,7 @@ import contextlib
 import contextvars
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from ...core.kernel_threads import ordered_map, query_workers
 
@@ -709,8 +710,6 @@ class _SeparatedTree:
         columns = int(np.ceil(np.sqrt(n_groups)))
         offset = np.column_stack([np.arange(n_groups) % columns, np.arange(n_groups) // columns]) * cell
         offset = offset - np.where(np.isfinite(low), low, 0.0)
-        from scipy.spatial import cKDTree
-
         # Sliding-midpoint splits build and query faster here than median splits; which tree
         # is built never changes a result (candidates are checked exactly, see nearest_points).
         self.tree = cKDTree(targets + offset[target_owner], balanced_tree=False)

@@ -48,7 +48,7 @@ def largest_polygon(geometry, valid=None):
     """
     if geometry is None or geometry.is_empty:
         return None
-    if not (geometry.is_valid if valid is None else valid):
+    if not (bool(geos_is_valid(geometry)) if valid is None else valid):
         geometry = shapely.make_valid(geometry)
     parts = _polygon_parts(geometry)
     if not parts:

@@ -99,12 +99,15 @@ def per_image_statistics(outcome):
     }
 
 
-def _metrics_for(weights, stats, ranking):
+def _metrics_for(weights, stats, ranking, ranked):
+    """The bootstrap metrics of one resample; ``ranked`` is the predictions' stable order by descending score.
+
+    A prediction drawn k times appears k times in a row at its place in ``ranked``: the order
+    a stable sort of the drawn copies by descending score gives.
+    """
     total_gt = float(np.dot(weights, ranking.gt_per_image))
     repeat = weights[ranking.image].astype(np.int64)
-    keep = np.repeat(np.arange(len(ranking.scores)), repeat)
-    order = keep[np.argsort(-ranking.scores[keep], kind="stable")]
-    tp = ranking.tp[order]
+    tp = ranking.tp[np.repeat(ranked, repeat[ranked])]
     w = lambda key: float(np.dot(weights, stats[key]))  # noqa: E731
     hole_tp = w("hole_tp")
     return {
@@ -167,8 +170,9 @@ def resample_weights(n_images, resamples, seed, chunk=RESAMPLE_CHUNK):
 def resample_metrics(weights, stats, ranking):
     """The bootstrap metrics of each row of ``weights`` (counts, read as floats), as ``{name: [value, ...]}``."""
     samples = {name: [] for name in BOOTSTRAP_METRICS}
+    ranked = np.argsort(-ranking.scores, kind="stable")
     for row in np.asarray(weights, dtype=float):
-        for name, value in _metrics_for(row, stats, ranking).items():
+        for name, value in _metrics_for(row, stats, ranking, ranked).items():
             samples[name].append(value)
     return samples
 

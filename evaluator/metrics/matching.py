@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 import shapely
+from scipy.optimize import linear_sum_assignment
 
 from ...core.kernel_threads import chunked
 
@@ -174,8 +175,6 @@ def hungarian_match(similarity, threshold, inclusive):
     """
     if similarity.size == 0:
         return []
-    from scipy.optimize import linear_sum_assignment
-
     rows, cols = linear_sum_assignment(1.0 - similarity)
     values = similarity[rows, cols]
     accept = values >= threshold if inclusive else values > threshold

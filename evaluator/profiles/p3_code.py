@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import shapely
+from scipy.spatial import cKDTree
 
 from .coco import evaluate_coco
 from ..geometry.kernels import nearest_segments
@@ -299,8 +300,6 @@ def hausdorff_chamfer_points(ring_a, ring_b, max_segment_px=_DENSIFY_PX):
     >>> [round(v, 6) for v in hausdorff_chamfer_points(square, square + [1.0, 0.0])]
     [1.0, 0.5]
     """
-    from scipy.spatial import cKDTree
-
     a, b = _densified(ring_a, max_segment_px), _densified(ring_b, max_segment_px)
     a_to_b, _ = cKDTree(b).query(a)
     b_to_a, _ = cKDTree(a).query(b)

@@ -18,6 +18,7 @@ Pipeline (all lengths in pixels):
 """
 
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import chain
 
 import numpy as np
@@ -27,6 +28,7 @@ from ..metrics.detection import detection_metrics, image_matches, ranked_detecti
 from ..inputs.instances import field_values
 from ..inputs.filters import apply_min_instance_area, apply_score_threshold, canonical_rings, drop_small_holes
 from ...core.heap import return_freed_heap
+from ...core.kernel_threads import beside, side_by_side
 from ..metrics.matching import greedy_match, iou_candidates, score_order
 from ..inputs.ordering import canonical_order
 from ..run.outcome import Outcome
@@ -134,7 +136,7 @@ class PaperMatch:
 
 
 def match_paper(gt_set, pred_set, params, progress=None):
-    """The per-image phases of the ``paper`` profile: ring bands, validity, IoU, matching, pair metrics.
+    """The per-image phases of the ``paper`` profile: ring bands, validity, IoU, matching, pair metrics and corners.
 
     Parameters
     ----------
@@ -155,10 +157,9 @@ def match_paper(gt_set, pred_set, params, progress=None):
     gt_table = RingTable(gt, params.boundary_radius_px)
     pred_table = RingTable(pred, params.boundary_radius_px)
     step("validity")
-    pred_reasons = validity_reasons(pred, pred_table.polygons)
-    gt_reasons = validity_reasons(gt, gt_table.polygons)
-    gt_regions = occupied_region(gt_table.polygons)
-    pred_regions = occupied_region(pred_table.polygons)
+    (gt_reasons, gt_regions), (pred_reasons, pred_regions) = side_by_side(
+        lambda: (validity_reasons(gt, gt_table.polygons), occupied_region(gt_table.polygons)),
+        lambda: (validity_reasons(pred, pred_table.polygons), occupied_region(pred_table.polygons)))
     scores = np.array([i.score for i in pred], dtype=float)
 
     step("instance IoU")
@@ -170,16 +171,18 @@ def match_paper(gt_set, pred_set, params, progress=None):
     iou, inter = cand.lookup(pairs_gt, pairs_pred)
 
     step("pair metrics")
-    pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
-                           params)
+    # the corners need only the exterior rings (taken here, before the pair metrics' threads use the tables):
+    # they fill what the pair metrics leave of the cores
+    with beside(partial(corner_counts, [s[0] for s in gt_table.exterior_sets],
+                        [s[0] for s in pred_table.exterior_sets], pairs_gt, pairs_pred, params.corner_simplify_px,
+                        params.corner_thresholds_px)) as corners:
+        pairs = evaluate_pairs(gt_table, pred_table, gt_regions, pred_regions, pairs_gt, pairs_pred, iou, inter,
+                               params)
     for table in (gt_table, pred_table):
         table.drop_geometry(keep=("polygons",))
     return_freed_heap()
-    step("corners")
-    corners = corner_counts([s[0] for s in gt_table.exterior_sets], [s[0] for s in pred_table.exterior_sets],
-                            pairs_gt, pairs_pred, params.corner_simplify_px, params.corner_thresholds_px)
     return PaperMatch(gt, pred, ids, gt_image, pred_image, gt_table, pred_table, gt_reasons, pred_reasons,
-                      gt_regions, pred_regions, cand, pairs, corners)
+                      gt_regions, pred_regions, cand, pairs, corners.result())
 
 
 def evaluate_paper(gt_set, pred_set, params, progress=None, detection=detection_metrics):

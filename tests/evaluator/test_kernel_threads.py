@@ -118,6 +118,42 @@ def test_computations_run_side_by_side_each_on_one_thread_and_come_back_in_order
         assert sorted(ended) == ["a", "c"]  # the others ran to their end before the failure was raised
 
 
+def test_a_computation_beside_a_block_runs_on_its_own_thread_and_raises_at_its_result():
+    from polytopo.core.kernel_threads import beside
+
+    here, where, order = threading.get_ident(), {}, []
+
+    def computation(fail=False):
+        def run():
+            where["ran"] = (threading.get_ident(), query_workers())
+            order.append("beside")
+            if fail:
+                raise ValueError("beside failed")
+            return 42
+        return run
+
+    with beside(computation()) as answer:  # outside a block: here, before the block's own work
+        order.append("block")
+    assert answer.result() == 42 and where["ran"] == (here, 1) and order == ["beside", "block"]
+    with kernel_threads(2):
+        started = threading.Event()
+        with beside(lambda: started.wait(10) and 7) as answer:
+            started.set()  # the computation waits for the block's work: it can only end if both run at once
+            assert query_workers() == 2  # the block keeps its threads
+        assert answer.result() == 7
+        with beside(computation()) as answer:
+            pass
+        assert where["ran"][0] != here and where["ran"][1] == 1 and answer.result() == 42
+        with beside(computation(fail=True)) as failed:
+            pass
+        with pytest.raises(ValueError, match="beside failed"):
+            failed.result()
+    with beside(computation(fail=True)) as failed:
+        pass
+    with pytest.raises(ValueError, match="beside failed"):
+        failed.result()
+
+
 def test_geos_overlays_in_pieces_equal_one_call():
     rng = np.random.default_rng(4)
     boxes = shapely.box(*rng.uniform(0, 50, (2, 3000)), *rng.uniform(50, 100, (2, 3000)))
