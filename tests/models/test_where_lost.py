@@ -1,0 +1,26 @@
+"""The AP50 loss diagnostic (``python -m polytopo.training.where_lost``) on polygons whose answer is known."""
+
+import numpy as np
+import shapely
+
+from polytopo.training.where_lost import loss_breakdown
+
+
+def test_a_reference_offset_by_a_few_pixels_is_overlapped_only_at_its_own_shift():
+    references = np.array([shapely.box(0, 0, 10, 10), shapely.box(40, 0, 50, 10)])
+    predictions = np.array([shapely.box(5, 0, 15, 10), shapely.box(40, 0, 50, 10)])  # the first 5 px off
+    row = loss_breakdown("tile", references, predictions, [0.9, 0.8], max_shift_px=5)
+    assert row["overlapped"] == 0.5 and row["overlapped_shifted"] == 1.0
+    # moved by 1 px the first overlaps 6/14 of the union, by 2 px 7/13: only from 2 px on does it count
+    assert loss_breakdown("tile", references, predictions, [0.9, 0.8], max_shift_px=1)["overlapped_shifted"] == 0.5
+    assert loss_breakdown("tile", references, predictions, [0.9, 0.8], max_shift_px=2)["overlapped_shifted"] == 1.0
+    assert row["touching_none"] == 0 and row["AP50"] == row["AP50_without_touching_none"]
+
+
+def test_a_polygon_off_every_label_counts_and_dropping_it_lifts_ap50():
+    references = np.array([shapely.box(0, 0, 10, 10), shapely.box(40, 0, 50, 10)])
+    predictions = np.array([shapely.box(100, 100, 110, 110), shapely.box(0, 0, 10, 10), shapely.box(40, 0, 50, 10)])
+    row = loss_breakdown("tile", references, predictions, [0.95, 0.9, 0.8], max_shift_px=0)
+    assert (row["references"], row["predictions"], row["touching_none"]) == (2, 3, 1)
+    assert row["AP50_without_touching_none"] == 1.0 > row["AP50"]  # the top-ranked polygon was a false positive
+    assert row["overlapped"] == row["overlapped_shifted"] == 1.0

@@ -1,0 +1,139 @@
+"""Where a building model's AP50 is lost on the scored RGB rasters: unlabelled structures, or outlines.
+
+``python -m polytopo.training.where_lost [MODEL.onnx] [--max-shift PX]`` runs the model (the
+default ``unet_buildings_rgb`` of the zoo when none is named) with the real engine over the
+validation patch and every whole-place raster at zoom 19 (Kampala held-out ground and the
+fAIr places), and prints per raster, as a Markdown table (:func:`loss_breakdown`):
+
+* the polygons that touch no reference building, and the AP50 with them dropped: an upper
+  bound on what labelling every structure the model finds (sheds, annexes) could give;
+* the share of reference buildings that some polygon overlaps with IoU >= 0.5, as they lie
+  and with each reference moved by its own best shift of up to ``--max-shift`` evaluation
+  pixels (default 6): how much the offsets between roofs and traced footprints cost.
+
+A diagnostic: nothing is chosen on it. Needs the shared data folder, not PyTorch.
+"""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from ..evaluator import InstanceSet, evaluate
+from ..models.model import load_model
+from ..models.pipeline import PreparedRun, RunParams
+from ..models.zoo import zoo_models
+from . import data
+from .evaluate_zoo import _instances
+from .heldout import kampala_heldout, kampala_validation, unseen_places
+from .shared_data import find_shared_data
+
+__all__ = ["DEFAULT_MAX_SHIFT_PX", "RASTER_KEYS", "loss_breakdown", "main"]
+
+DEFAULT_MAX_SHIFT_PX = 6
+"""Largest shift of a reference building, evaluation pixels (1.8 m at zoom 19)."""
+RASTER_KEYS = ("validation-z19", "kampala-z19", "zanzibar-z19", "nepal-z19", "philippines-z19", "nairobi-z19")
+"""The rasters looked at: every place at zoom 19 (each place's split is the model card's)."""
+
+
+def _ap50(key, gt, pred, scores):
+    gt_set = InstanceSet(_instances(gt, key, [1.0] * len(gt), "reference"), (key,), source=key)
+    pred_set = InstanceSet(_instances(pred, key, scores, "predicted"), (key,), source=key)
+    return evaluate(gt_set, pred_set, profile="paper", bootstrap_resamples=0).summary["metrics"]["AP50"]
+
+
+def _best_iou(reference, polygons):
+    """Largest IoU of ``reference`` with any of ``polygons`` (0 when there is none)."""
+    if len(polygons) == 0:
+        return 0.0
+    inter = shapely.area(shapely.intersection(reference, polygons))
+    union = shapely.area(reference) + shapely.area(polygons) - inter
+    return float(np.max(np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)))
+
+
+def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
+    """What one raster's AP50 loses to polygons off every label and to offset outlines.
+
+    Parameters
+    ----------
+    key : str
+        Image id of the evaluation.
+    gt, pred : numpy.ndarray of shapely.Polygon
+        Reference and predicted polygons in evaluation pixels.
+    scores : sequence of float
+        The predictions' scores.
+    max_shift_px : int
+        Largest shift of a reference tried, whole evaluation pixels in x and in y.
+
+    Returns
+    -------
+    dict
+        ``references``, ``predictions``, ``touching_none`` (predictions that intersect no
+        reference), ``AP50`` and ``AP50_without_touching_none``, ``overlapped`` (share of
+        references some prediction overlaps with IoU >= 0.5) and ``overlapped_shifted``
+        (the same, each reference at its own best shift).
+
+    Examples
+    --------
+    >>> gt = np.array([shapely.box(0, 0, 10, 10), shapely.box(20, 0, 30, 10)])
+    >>> pred = np.array([shapely.box(3, 0, 13, 10), shapely.box(50, 50, 52, 52)])
+    >>> row = loss_breakdown("i", gt, pred, [0.9, 0.8], max_shift_px=3)
+    >>> row["touching_none"], row["overlapped"], row["overlapped_shifted"]
+    (1, 0.5, 0.5)
+    """
+    gt, pred = np.asarray(gt, dtype=object), np.asarray(pred, dtype=object)
+    scores = np.asarray(scores, dtype=float)
+    touching = np.zeros(len(pred), dtype=bool)
+    touching[shapely.STRtree(gt).query(pred, predicate="intersects")[0]] = True
+    near = shapely.STRtree(pred)
+    shifts = [(dx, dy) for dx in range(-max_shift_px, max_shift_px + 1) for dy in range(-max_shift_px, max_shift_px + 1)]
+    as_lies, shifted = np.zeros(len(gt)), np.zeros(len(gt))
+    for index, reference in enumerate(gt):
+        candidates = pred[near.query(shapely.buffer(reference, max_shift_px + 1))]
+        as_lies[index] = _best_iou(reference, candidates)
+        shifted[index] = max(_best_iou(shapely.transform(reference, lambda xy, d=d: xy + d), candidates)
+                             for d in np.array(shifts, dtype=float))
+    return {
+        "references": len(gt), "predictions": len(pred), "touching_none": int((~touching).sum()),
+        "AP50": _ap50(key, gt, pred, scores),
+        "AP50_without_touching_none": _ap50(key, gt, pred[touching], scores[touching]),
+        "overlapped": float(np.mean(as_lies >= 0.5)) if len(gt) else float("nan"),
+        "overlapped_shifted": float(np.mean(shifted >= 0.5)) if len(gt) else float("nan"),
+    }
+
+
+def main(argv=None):
+    """Print the table for one model; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m polytopo.training.where_lost", description=__doc__.split("\n")[0])
+    parser.add_argument("model", nargs="?", type=Path, help="ONNX building model (default: the zoo's unet_buildings_rgb)")
+    parser.add_argument("--max-shift", type=int, default=DEFAULT_MAX_SHIFT_PX, help="largest shift of a reference, px")
+    parser.add_argument("--work-dir", type=Path, help="folder for the mosaics (default: a temporary one, removed)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    path = args.model or next(entry.path for entry in zoo_models() if entry.name == "unet_buildings_rgb")
+    model, shared = load_model(path), find_shared_data()
+    with tempfile.TemporaryDirectory(prefix="polytopo-where-lost-") as temporary:
+        work = args.work_dir or Path(temporary)
+        rasters = kampala_validation(shared, work) + kampala_heldout(shared, work) + unseen_places(shared, work)
+        _print_table(model, [r for r in rasters if r.key in RASTER_KEYS], args.max_shift)
+    return 0
+
+
+def _print_table(model, rasters, max_shift_px):
+    print("| raster | references | polygons | touching no reference | AP50 | AP50 without them "
+          f"| IoU >= 0.5 | IoU >= 0.5, own shift <= {max_shift_px} px |")
+    print("|---|---|---|---|---|---|---|---|")
+    for raster in rasters:
+        polygons = list(PreparedRun(model, raster.raster, RunParams(extent=raster.extent, batch_size=4)))
+        pred = data.map_to_pixels(np.array([p.geometry for p in polygons], object), raster.geotransform)
+        gt = data.map_to_pixels(raster.reference, raster.geotransform)
+        row = loss_breakdown(raster.key, gt, pred, [p.score for p in polygons], max_shift_px)
+        print(f"| {raster.key} | {row['references']} | {row['predictions']} | {row['touching_none']} "
+              f"| {row['AP50']:.3f} | {row['AP50_without_touching_none']:.3f} | {row['overlapped']:.2f} "
+              f"| {row['overlapped_shifted']:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
