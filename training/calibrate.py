@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluator import InstanceSet, evaluate
+from ..evaluator import evaluate
 from ..models.card.card_files import write_card
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.session import SessionParams
 from . import data
-from .evaluate_zoo import _instances
+from .evaluate_zoo import raster_instance_set
 from .heldout import kampala_validation, place_validation
 
 __all__ = ["OUTLINE_OFFSETS_PX", "THRESHOLDS", "calibrate_courtyard_reach", "calibrate_threshold", "choice_score",
@@ -52,10 +52,8 @@ def validation_scores(model, rasters, threshold):
         predicted = np.array([p.geometry for p in polygons], object)
         pred_px = data.map_to_pixels(predicted, raster.geotransform) if len(predicted) else predicted
         gt_px = data.map_to_pixels(raster.reference, raster.geotransform)
-        gt_set = InstanceSet(_instances(gt_px, raster.key, [1.0] * len(gt_px), "reference"), (raster.key,),
-                             source=raster.key)
-        pred_set = InstanceSet(_instances(pred_px, raster.key, [p.score for p in polygons], "predicted"), (raster.key,),
-                               source=str(model.path))
+        gt_set = raster_instance_set(gt_px, raster.key, [1.0] * len(gt_px), "reference", raster.key)
+        pred_set = raster_instance_set(pred_px, raster.key, [p.score for p in polygons], "predicted", str(model.path))
         metrics = evaluate(gt_set, pred_set, profile="paper", bootstrap_resamples=0).summary["metrics"]
         out[raster.key] = {"AP50": round(float(metrics["AP50"]), 4), "AP": round(float(metrics["AP"]), 4),
                            "Hole-F1": round(float(metrics["Hole-F1"]), 4), "predicted": len(pred_set),

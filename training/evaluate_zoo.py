@@ -35,7 +35,7 @@ from .heldout import (
 from .readme import SCORED_METRICS, update_readme
 from .zoo_index import update_entry
 
-__all__ = ["HEADLINE_RASTER", "SCORE_NOTE", "evaluate_model", "heldout_for", "score_raster"]
+__all__ = ["HEADLINE_RASTER", "SCORE_NOTE", "evaluate_model", "heldout_for", "raster_instance_set", "score_raster"]
 
 HEADLINE_RASTER = {"kampala_rgb": "kampala-z19", "atlanta_pan": "atlanta-east"}
 """Held-out raster whose scores head the zoo index, per data source (the one at the model's own GSD)."""
@@ -59,12 +59,18 @@ def _clean(value):
     return value
 
 
-def _instances(geometries, image_id, scores, role):
+def raster_instance_set(geometries, key, scores, role, source):
+    """Polygons of one raster, in its evaluation pixels, as the :class:`InstanceSet` of its one image ``key``.
+
+    ``role`` (``reference`` or ``predicted``) names a polygon in an error message; ``source``
+    names the set.
+    """
     where = (lambda index: f"{role} polygon {index}")
-    return tuple(instances_from_geometries(
-        np.asarray(geometries, object), image_ids=[image_id] * len(geometries), source_ids=list(range(len(geometries))),
+    instances = instances_from_geometries(
+        np.asarray(geometries, object), image_ids=[key] * len(geometries), source_ids=list(range(len(geometries))),
         scores=list(scores), category_ids=[None] * len(geometries), where=where,
-    ))
+    )
+    return InstanceSet(tuple(instances), (key,), source=source)
 
 
 def score_raster(model, heldout, batch_size=4):
@@ -89,8 +95,8 @@ def score_raster(model, heldout, batch_size=4):
     scores = [p.score for p in polygons]
     pred_px = data.map_to_pixels(predicted, heldout.geotransform) if len(predicted) else predicted
     gt_px = data.map_to_pixels(heldout.reference, heldout.geotransform)
-    gt_set = InstanceSet(_instances(gt_px, heldout.key, [1.0] * len(gt_px), "reference"), (heldout.key,), source=heldout.key)
-    pred_set = InstanceSet(_instances(pred_px, heldout.key, scores, "predicted"), (heldout.key,), source=model.path)
+    gt_set = raster_instance_set(gt_px, heldout.key, [1.0] * len(gt_px), "reference", heldout.key)
+    pred_set = raster_instance_set(pred_px, heldout.key, scores, "predicted", model.path)
     result = evaluate(gt_set, pred_set, profile="paper", bootstrap_resamples=0)
     metrics = result.summary["metrics"]
     row = {

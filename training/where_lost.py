@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import shapely
 
-from ..evaluator import InstanceSet, evaluate
+from ..evaluator import evaluate
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.zoo import zoo_models
 from . import data
-from .evaluate_zoo import _instances
+from .evaluate_zoo import raster_instance_set
 from .heldout import kampala_heldout, kampala_validation, unseen_places
 from .shared_data import find_shared_data
 
@@ -40,8 +40,8 @@ RASTER_KEYS = ("validation-z19", "kampala-z19", "zanzibar-z19", "nepal-z19", "ph
 
 
 def _ap50(key, gt, pred, scores):
-    gt_set = InstanceSet(_instances(gt, key, [1.0] * len(gt), "reference"), (key,), source=key)
-    pred_set = InstanceSet(_instances(pred, key, scores, "predicted"), (key,), source=key)
+    gt_set = raster_instance_set(gt, key, [1.0] * len(gt), "reference", key)
+    pred_set = raster_instance_set(pred, key, scores, "predicted", key)
     return evaluate(gt_set, pred_set, profile="paper", bootstrap_resamples=0).summary["metrics"]["AP50"]
 
 
