@@ -12,9 +12,9 @@ import functools
 
 import numpy as np
 import shapely
-from scipy.optimize import linear_sum_assignment
 
 from ...core.kernel_threads import chunked, side_by_side
+from ...core.scipy_imports import linear_sum_assignment
 from .construct import ring_polygons
 from ..inputs.repair import largest_polygons
 
@@ -66,6 +66,7 @@ def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
     The distance matrices of many pairs are computed in one numpy pass (at most
     ``2**18`` distances at a time); only the assignment itself runs pair by pair.
     """
+    assignment = linear_sum_assignment()
     gt_sets = [gt_corners[g] for g in matched_gt]
     pred_sets = [pred_corners[p] for p in matched_pred]
     rows = np.array([len(c) for c in gt_sets], dtype=np.int64)
@@ -89,7 +90,7 @@ def assigned_distances(gt_corners, pred_corners, matched_gt, matched_pred):
             starts = np.cumsum(n_cells) - n_cells
             for start, n_row, n_col in zip(starts.tolist(), n_rows.tolist(), n_cols.tolist()):
                 matrix = distances[start:start + n_row * n_col].reshape(n_row, n_col)
-                r, c = linear_sum_assignment(matrix)
+                r, c = assignment(matrix)
                 out.append(matrix[r, c])
         lo = hi
     return np.concatenate(out) if out else np.zeros(0)

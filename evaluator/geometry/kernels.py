@@ -21,9 +21,9 @@ import contextlib
 import contextvars
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ...core.kernel_threads import ordered_map, query_workers
+from ...core.scipy_imports import kd_tree
 
 __all__ = ["CHUNK", "QUERY_POINTS", "TREE_QUERIES", "LEAF_SEGMENTS", "SMALL_GROUP", "SMALL_CALL",
            "PAIR_BATCH_POINTS",
@@ -712,7 +712,7 @@ class _SeparatedTree:
         offset = offset - np.where(np.isfinite(low), low, 0.0)
         # Sliding-midpoint splits build and query faster here than median splits; which tree
         # is built never changes a result (candidates are checked exactly, see nearest_points).
-        self.tree = cKDTree(targets + offset[target_owner], balanced_tree=False)
+        self.tree = kd_tree()(targets + offset[target_owner], balanced_tree=False)
         self.moved = queries + offset[query_owner]
         self.size = len(targets)
         # Rounding of the moved coordinates, bounded generously.

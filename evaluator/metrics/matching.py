@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 import shapely
-from scipy.optimize import linear_sum_assignment
 
 from ...core.kernel_threads import chunked
+from ...core.scipy_imports import linear_sum_assignment
 
 __all__ = ["Candidates", "iou_candidates", "greedy_match", "hungarian_match", "same_image_pairs", "score_order"]
 
@@ -175,7 +175,7 @@ def hungarian_match(similarity, threshold, inclusive):
     """
     if similarity.size == 0:
         return []
-    rows, cols = linear_sum_assignment(1.0 - similarity)
+    rows, cols = linear_sum_assignment()(1.0 - similarity)
     values = similarity[rows, cols]
     accept = values >= threshold if inclusive else values > threshold
     return [(int(r), int(c), float(v)) for r, c, v in zip(rows[accept], cols[accept], values[accept])]

@@ -48,9 +48,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import shapely
-from scipy.spatial import cKDTree
 
 from .coco import evaluate_coco
+from ...core.scipy_imports import kd_tree
 from ..geometry.kernels import nearest_segments
 from ..tables.metric_table import suffixes
 from .p3 import tile_means
@@ -301,8 +301,9 @@ def hausdorff_chamfer_points(ring_a, ring_b, max_segment_px=_DENSIFY_PX):
     [1.0, 0.5]
     """
     a, b = _densified(ring_a, max_segment_px), _densified(ring_b, max_segment_px)
-    a_to_b, _ = cKDTree(b).query(a)
-    b_to_a, _ = cKDTree(a).query(b)
+    tree = kd_tree()
+    a_to_b, _ = tree(b).query(a)
+    b_to_a, _ = tree(a).query(b)
     return float(max(a_to_b.max(), b_to_a.max())), float((a_to_b.mean() + b_to_a.mean()) / 2.0)
 
 

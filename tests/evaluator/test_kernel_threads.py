@@ -154,6 +154,30 @@ def test_a_computation_beside_a_block_runs_on_its_own_thread_and_raises_at_its_r
         failed.result()
 
 
+def test_threads_making_the_first_scipy_imports_at_once_get_both_functions(tmp_path):
+    """``scipy.optimize`` and ``scipy.spatial`` imported by two threads at once, in a fresh interpreter (each
+    holds a module the other needs: without the shared lock one import can fail as a circular import)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_imports.py"
+    script.write_text(
+        "import sys, threading\n"
+        "from polytopo.core.scipy_imports import kd_tree, linear_sum_assignment\n"
+        "assert 'scipy.spatial' not in sys.modules and 'scipy.optimize' not in sys.modules\n"
+        "start, got = threading.Barrier(2), {}\n"
+        "def first(name, function):\n"
+        "    start.wait()\n"
+        "    got[name] = function()\n"
+        "threads = [threading.Thread(target=first, args=('tree', kd_tree)),\n"
+        "           threading.Thread(target=first, args=('assignment', linear_sum_assignment))]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(got['tree'].__name__, got['assignment'].__name__)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cKDTree", "linear_sum_assignment"]
+
+
 def test_geos_overlays_in_pieces_equal_one_call():
     rng = np.random.default_rng(4)
     boxes = shapely.box(*rng.uniform(0, 50, (2, 3000)), *rng.uniform(50, 100, (2, 3000)))
