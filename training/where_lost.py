@@ -23,6 +23,7 @@ import numpy as np
 import shapely
 
 from ..evaluator import evaluate
+from ..models.errors import ModelsError
 from ..models.model import load_model
 from ..models.pipeline import PreparedRun, RunParams
 from ..models.zoo import zoo_models
@@ -106,18 +107,24 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
 
 
 def main(argv=None):
-    """Print the table for one model; returns 0."""
+    """Print the table for one model; returns 0 (1 after an error, said on stderr)."""
     parser = argparse.ArgumentParser(prog="python -m polytopo.training.where_lost", description=__doc__.split("\n")[0])
     parser.add_argument("model", nargs="?", type=Path, help="ONNX building model (default: the zoo's unet_buildings_rgb)")
     parser.add_argument("--max-shift", type=int, default=DEFAULT_MAX_SHIFT_PX, help="largest shift of a reference, px")
     parser.add_argument("--work-dir", type=Path, help="folder for the mosaics (default: a temporary one, removed)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    path = args.model or next(entry.path for entry in zoo_models() if entry.name == "unet_buildings_rgb")
-    model, shared = load_model(path), find_shared_data()
-    with tempfile.TemporaryDirectory(prefix="polytopo-where-lost-") as temporary:
-        work = args.work_dir or Path(temporary)
-        rasters = kampala_validation(shared, work) + kampala_heldout(shared, work) + unseen_places(shared, work)
-        _print_table(model, [r for r in rasters if r.key in RASTER_KEYS], args.max_shift)
+    if args.max_shift < 0:
+        parser.error(f"--max-shift must be 0 or more pixels but got {args.max_shift}")
+    try:
+        path = args.model or next(entry.path for entry in zoo_models() if entry.name == "unet_buildings_rgb")
+        model, shared = load_model(path), find_shared_data()
+        with tempfile.TemporaryDirectory(prefix="polytopo-where-lost-") as temporary:
+            work = args.work_dir or Path(temporary)
+            rasters = kampala_validation(shared, work) + kampala_heldout(shared, work) + unseen_places(shared, work)
+            _print_table(model, [r for r in rasters if r.key in RASTER_KEYS], args.max_shift)
+    except ModelsError as exc:  # a missing or unreadable model, the shared data folder absent
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -127,7 +134,8 @@ def _print_table(model, rasters, max_shift_px):
     print("|---|---|---|---|---|---|---|---|")
     for raster in rasters:
         polygons = list(PreparedRun(model, raster.raster, RunParams(extent=raster.extent, batch_size=4)))
-        pred = data.map_to_pixels(np.array([p.geometry for p in polygons], object), raster.geotransform)
+        predicted = np.array([p.geometry for p in polygons], object)
+        pred = data.map_to_pixels(predicted, raster.geotransform) if len(predicted) else predicted
         gt = data.map_to_pixels(raster.reference, raster.geotransform)
         row = loss_breakdown(raster.key, gt, pred, [p.score for p in polygons], max_shift_px)
         print(f"| {raster.key} | {row['references']} | {row['predictions']} | {row['touching_none']} "

@@ -24,3 +24,12 @@ def test_a_polygon_off_every_label_counts_and_dropping_it_lifts_ap50():
     assert (row["references"], row["predictions"], row["touching_none"]) == (2, 3, 1)
     assert row["AP50_without_touching_none"] == 1.0 > row["AP50"]  # the top-ranked polygon was a false positive
     assert row["overlapped"] == row["overlapped_shifted"] == 1.0
+
+
+def test_no_prediction_loses_everything_and_a_missing_model_is_named(tmp_path, capsys):
+    from polytopo.training.where_lost import main
+
+    row = loss_breakdown("tile", np.array([shapely.box(0, 0, 10, 10)]), np.array([], dtype=object), [], max_shift_px=2)
+    assert (row["predictions"], row["touching_none"], row["AP50"], row["overlapped_shifted"]) == (0, 0, 0.0, 0.0)
+    assert main([str(tmp_path / "missing.onnx")]) == 1
+    assert "missing.onnx" in capsys.readouterr().err
