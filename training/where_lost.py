@@ -9,7 +9,9 @@ fAIr places), and prints per raster, as a Markdown table (:func:`loss_breakdown`
   bound on what labelling every structure the model finds (sheds, annexes) could give;
 * the share of reference buildings that some polygon overlaps with IoU >= 0.5, as they lie
   and with each reference moved by its own best shift of up to ``--max-shift`` evaluation
-  pixels (default 6): how much the offsets between roofs and traced footprints cost.
+  pixels (default 6): how much the offsets between roofs and traced footprints cost;
+* the references of :data:`LARGE_M2` or more that two or more polygons cover (each polygon
+  given to the reference holding most of its area): large roofs drawn in pieces.
 
 A diagnostic: nothing is chosen on it. Needs the shared data folder, not PyTorch.
 """
@@ -32,10 +34,12 @@ from .evaluate_zoo import raster_instance_set
 from .heldout import kampala_heldout, kampala_validation, unseen_places
 from .shared_data import find_shared_data
 
-__all__ = ["DEFAULT_MAX_SHIFT_PX", "RASTER_KEYS", "loss_breakdown", "main"]
+__all__ = ["DEFAULT_MAX_SHIFT_PX", "LARGE_M2", "RASTER_KEYS", "loss_breakdown", "main"]
 
 DEFAULT_MAX_SHIFT_PX = 6
 """Largest shift of a reference building, evaluation pixels (1.8 m at zoom 19)."""
+LARGE_M2 = 400.0
+"""Footprint area from which a reference building counts as large, square metres."""
 RASTER_KEYS = ("validation-z19", "kampala-z19", "zanzibar-z19", "nepal-z19", "philippines-z19", "nairobi-z19")
 """The rasters looked at: every place at zoom 19 (each place's split is the model card's)."""
 
@@ -55,7 +59,22 @@ def _best_iou(reference, polygons):
     return float(np.max(np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)))
 
 
-def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
+def _pieces(gt, pred):
+    """How many predictions lie mostly inside each reference (each given to the one holding most of its area)."""
+    counts = np.zeros(len(gt), dtype=np.int64)
+    if len(gt) == 0 or len(pred) == 0:
+        return counts
+    which_pred, which_gt = shapely.STRtree(gt).query(pred, predicate="intersects")
+    share = shapely.area(shapely.intersection(pred[which_pred], gt[which_gt])) / shapely.area(pred[which_pred])
+    for p in np.unique(which_pred):
+        mine = np.flatnonzero(which_pred == p)
+        best = mine[np.argmax(share[mine])]
+        if share[best] > 0.5:
+            counts[which_gt[best]] += 1
+    return counts
+
+
+def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, large_px2=np.inf):
     """What one raster's AP50 loses to polygons off every label and to offset outlines.
 
     Parameters
@@ -68,6 +87,8 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
         The predictions' scores.
     max_shift_px : int
         Largest shift of a reference tried, whole evaluation pixels in x and in y.
+    large_px2 : float
+        Area from which a reference counts as large, square evaluation pixels.
 
     Returns
     -------
@@ -75,7 +96,9 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
         ``references``, ``predictions``, ``touching_none`` (predictions that intersect no
         reference), ``AP50`` and ``AP50_without_touching_none``, ``overlapped`` (share of
         references some prediction overlaps with IoU >= 0.5) and ``overlapped_shifted``
-        (the same, each reference at its own best shift).
+        (the same, each reference at its own best shift), ``large`` (references of at least
+        ``large_px2``) and ``large_in_pieces`` (the share of them that two or more
+        predictions lying mostly inside them cover; NaN without large references).
 
     Examples
     --------
@@ -97,12 +120,15 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX):
         as_lies[index] = _best_iou(reference, candidates)
         shifted[index] = max(_best_iou(shapely.transform(reference, lambda xy, d=d: xy + d), candidates)
                              for d in np.array(shifts, dtype=float))
+    large = shapely.area(gt) >= large_px2 if len(gt) else np.zeros(0, dtype=bool)
     return {
         "references": len(gt), "predictions": len(pred), "touching_none": int((~touching).sum()),
         "AP50": _ap50(key, gt, pred, scores),
         "AP50_without_touching_none": _ap50(key, gt, pred[touching], scores[touching]),
         "overlapped": float(np.mean(as_lies >= 0.5)) if len(gt) else float("nan"),
         "overlapped_shifted": float(np.mean(shifted >= 0.5)) if len(gt) else float("nan"),
+        "large": int(large.sum()),
+        "large_in_pieces": float(np.mean(_pieces(gt, pred)[large] >= 2)) if large.any() else float("nan"),
     }
 
 
@@ -130,17 +156,19 @@ def main(argv=None):
 
 def _print_table(model, rasters, max_shift_px):
     print("| raster | references | polygons | touching no reference | AP50 | AP50 without them "
-          f"| IoU >= 0.5 | IoU >= 0.5, own shift <= {max_shift_px} px |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"| IoU >= 0.5 | IoU >= 0.5, own shift <= {max_shift_px} px "
+          f"| references >= {LARGE_M2:g} m² | of them in 2+ pieces |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for raster in rasters:
         polygons = list(PreparedRun(model, raster.raster, RunParams(extent=raster.extent, batch_size=4)))
         predicted = np.array([p.geometry for p in polygons], object)
         pred = data.map_to_pixels(predicted, raster.geotransform) if len(predicted) else predicted
         gt = data.map_to_pixels(raster.reference, raster.geotransform)
-        row = loss_breakdown(raster.key, gt, pred, [p.score for p in polygons], max_shift_px)
+        row = loss_breakdown(raster.key, gt, pred, [p.score for p in polygons], max_shift_px,
+                             large_px2=LARGE_M2 / (raster.gsd_cm / 100.0) ** 2)
         print(f"| {raster.key} | {row['references']} | {row['predictions']} | {row['touching_none']} "
               f"| {row['AP50']:.3f} | {row['AP50_without_touching_none']:.3f} | {row['overlapped']:.2f} "
-              f"| {row['overlapped_shifted']:.2f} |", flush=True)
+              f"| {row['overlapped_shifted']:.2f} | {row['large']} | {row['large_in_pieces']:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,3 +33,12 @@ def test_no_prediction_loses_everything_and_a_missing_model_is_named(tmp_path, c
     assert (row["predictions"], row["touching_none"], row["AP50"], row["overlapped_shifted"]) == (0, 0, 0.0, 0.0)
     assert main([str(tmp_path / "missing.onnx")]) == 1
     assert "missing.onnx" in capsys.readouterr().err
+
+
+def test_a_large_reference_drawn_in_two_pieces_is_counted_and_a_small_one_is_not():
+    references = np.array([shapely.box(0, 0, 40, 20), shapely.box(100, 0, 110, 10)])
+    predictions = np.array([shapely.box(0, 0, 19, 20), shapely.box(21, 0, 40, 20),  # the large roof in two halves
+                            shapely.box(100, 0, 105, 10), shapely.box(105, 0, 110, 10)])  # the small one too
+    row = loss_breakdown("tile", references, predictions, [0.9, 0.8, 0.7, 0.6], max_shift_px=0, large_px2=500.0)
+    assert row["large"] == 1 and row["large_in_pieces"] == 1.0
+    assert np.isnan(loss_breakdown("tile", references, predictions[:1], [0.9], max_shift_px=0)["large_in_pieces"])
