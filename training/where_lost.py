@@ -61,17 +61,13 @@ def _best_iou(reference, polygons):
 
 def _pieces(gt, pred):
     """How many predictions lie mostly inside each reference (each given to the one holding most of its area)."""
-    counts = np.zeros(len(gt), dtype=np.int64)
     if len(gt) == 0 or len(pred) == 0:
-        return counts
+        return np.zeros(len(gt), dtype=np.int64)
     which_pred, which_gt = shapely.STRtree(gt).query(pred, predicate="intersects")
     share = shapely.area(shapely.intersection(pred[which_pred], gt[which_gt])) / shapely.area(pred[which_pred])
-    for p in np.unique(which_pred):
-        mine = np.flatnonzero(which_pred == p)
-        best = mine[np.argmax(share[mine])]
-        if share[best] > 0.5:
-            counts[which_gt[best]] += 1
-    return counts
+    order = np.lexsort((-share, which_pred))  # each prediction's largest share first
+    best = order[np.r_[True, np.diff(which_pred[order]) != 0]]
+    return np.bincount(which_gt[best[share[best] > 0.5]], minlength=len(gt))
 
 
 def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, large_px2=np.inf):

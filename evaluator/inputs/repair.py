@@ -77,8 +77,10 @@ def largest_polygons(geometries):
     return result
 
 
-def occupied_region(polygons):
+def occupied_region(polygons, valid=None):
     """The region each polygon occupies, Ω = exterior minus holes (Definition 3), as valid geometry in px.
+
+    ``valid``, the polygons' GEOS validity when already known, saves checking it again.
 
     Valid polygons are returned unchanged. For an invalid one the region is the area the
     exterior ring bounds minus the union of the areas its holes bound, each ring's area
@@ -98,7 +100,7 @@ def occupied_region(polygons):
     result = polygons.copy()
     if len(polygons) == 0:
         return result
-    invalid = np.flatnonzero(~geos_is_valid(polygons))
+    invalid = np.flatnonzero(~(geos_is_valid(polygons) if valid is None else np.asarray(valid, dtype=bool)))
     for index in invalid:
         polygon = polygons[index]
         region = _fill(polygon.exterior)

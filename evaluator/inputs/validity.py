@@ -83,7 +83,7 @@ def _holes_overlap(regions):
     return bool(np.any(shapely.area(shapely.intersection(regions[left[keep]], regions[right[keep]])) > 0))
 
 
-def validity_reasons(instances, polygons=None):
+def validity_reasons(instances, polygons=None, valid=None):
     """Definition 15 reasons of each instance ("" when valid).
 
     Parameters
@@ -91,6 +91,8 @@ def validity_reasons(instances, polygons=None):
     instances : sequence of Instance
     polygons : numpy.ndarray, optional
         The instances' polygons as given, when already built (:func:`.construct.polygons_of`).
+    valid : numpy.ndarray of bool, optional
+        Their GEOS validity, when already known (:func:`.geos_validity.geos_is_valid`).
 
     Returns
     -------
@@ -103,9 +105,10 @@ def validity_reasons(instances, polygons=None):
     >>> validity_reasons([bowtie])
     ['exterior not simple']
     """
-    if polygons is None:
-        polygons = polygons_of(instances)
-    valid = geos_is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
+    if valid is None:
+        if polygons is None:
+            polygons = polygons_of(instances)
+        valid = geos_is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
     result = [""] * len(instances)
     for index in np.flatnonzero(~valid):
         result[index] = "; ".join(_reasons(instances[index]))

@@ -36,6 +36,7 @@ from ..tables.pair_rules import (closest_threshold, detection_ranking, exterior_
                          topology_exact_pairs, valid_flags)
 from ..metrics.pairs import evaluate_pairs
 from ..inputs.repair import occupied_region
+from ..geometry.geos_validity import geos_is_valid
 from ..geometry.rings import RingTable
 from ..metrics.stats import f1_score, nanmean
 from ..inputs.validity import validity_reasons
@@ -135,6 +136,12 @@ class PaperMatch:
     detected: object = None
 
 
+def _reasons_and_regions(instances, polygons):
+    """Validity reasons and occupied regions of one side's polygons, their GEOS validity checked once."""
+    valid = geos_is_valid(polygons) if len(polygons) else np.zeros(0, dtype=bool)
+    return validity_reasons(instances, polygons, valid), occupied_region(polygons, valid)
+
+
 def match_paper(gt_set, pred_set, params, progress=None):
     """The per-image phases of the ``paper`` profile: ring bands, validity, IoU, matching, pair metrics and corners.
 
@@ -158,8 +165,7 @@ def match_paper(gt_set, pred_set, params, progress=None):
     pred_table = RingTable(pred, params.boundary_radius_px)
     step("validity")
     (gt_reasons, gt_regions), (pred_reasons, pred_regions) = side_by_side(
-        lambda: (validity_reasons(gt, gt_table.polygons), occupied_region(gt_table.polygons)),
-        lambda: (validity_reasons(pred, pred_table.polygons), occupied_region(pred_table.polygons)))
+        lambda: _reasons_and_regions(gt, gt_table.polygons), lambda: _reasons_and_regions(pred, pred_table.polygons))
     scores = np.array([i.score for i in pred], dtype=float)
 
     step("instance IoU")
