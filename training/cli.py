@@ -69,6 +69,18 @@ def private_work_dir():
     return Path(tempfile.mkdtemp(prefix="polytopo-training-"))
 
 
+def _grids(text):
+    """``--member-grids``: comma-separated positive ground sizes in cm, e.g. ``30,21``."""
+    try:
+        grids = tuple(float(item) for item in text.split(","))
+    except ValueError:
+        grids = ()
+    if not grids or not all(grid > 0 for grid in grids):
+        raise argparse.ArgumentTypeError(f"expected positive ground sizes in cm separated by commas (e.g. 30,21) "
+                                         f"but got {text!r}")
+    return grids
+
+
 def build_parser():
     """The argument parser of ``python -m polytopo.training``."""
     parser = argparse.ArgumentParser(
@@ -95,6 +107,9 @@ def build_parser():
     parser.add_argument("--test-time-flips", type=int, choices=(1, 2, 4), default=None,
                         help="views of each tile the exported graph averages instead of the recipe's (2: also "
                              "mirrored left-right; 4: also upside down and both; costs that many times the CPU)")
+    parser.add_argument("--member-grids", type=_grids, default=None, metavar="CM,CM,...",
+                        help="ensemble: ground size (cm) of the pixel each member reads, in the members' order, "
+                             "instead of the recipe's (the graph resizes the tile to it and the member's output back)")
     parser.add_argument("--half-stored", choices=("yes", "no"), default=None,
                         help="ensemble: store the weights as float16 (yes) or float32 (no) instead of the recipe's "
                              "choice; the arithmetic is float32 either way")
@@ -130,6 +145,8 @@ def overridden(current, args):
         current = replace(current, separate_touching=args.separate_touching == "yes")
     if getattr(args, "test_time_flips", None):
         current = replace(current, test_time_flips=args.test_time_flips)
+    if getattr(args, "member_grids", None):
+        current = replace(current, member_grids_cm=args.member_grids)
     if getattr(args, "half_stored", None):
         current = replace(current, half_stored=args.half_stored == "yes")
     return current

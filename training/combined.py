@@ -35,7 +35,8 @@ def _combined_graph(recipe, models, names):
         return averaged_model(models, names)
     from .ensemble import ensembled_model, half_stored
 
-    ensemble = ensembled_model(models, names)
+    scales = [recipe.resolution_cm / grid for grid in recipe.member_grids_cm] or None
+    ensemble = ensembled_model(models, names, scales)
     return half_stored(ensemble) if recipe.half_stored else ensemble
 
 
@@ -97,5 +98,7 @@ def make_combined(recipe, members, zoo_dir, max_bytes=MAX_MODEL_BYTES):
         {"file": path.name, "sha256": file_sha256(path), "steps": int(t["steps"]), "train_seconds": t["train_seconds"],
          **{key: t[key] for key in ("seed", "crop_shares") if key in t}}
         for path, t in zip(paths, trainings)]
+    for member, grid in zip(entries["polytopo.training"][f"{recipe.combination}_of"], recipe.member_grids_cm):
+        member["grid_cm"] = grid
     write_card(out, entries, keep_existing=False)
     return recorded_model(recipe, out, info["train_seconds"], started, max_bytes)

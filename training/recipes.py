@@ -132,6 +132,11 @@ class Recipe:
         Names of recipes whose exported models this one runs side by side, their outputs
         averaged (:mod:`.ensemble`, made with ``python -m polytopo.training ensemble``);
         empty: a model trained by :mod:`.train` (or a soup).
+    member_grids_cm : tuple of float
+        Ground size (cm) of the pixel each member of :attr:`ensemble_of` reads, in the same
+        order: the graph resizes the tile from the card's grid (:attr:`resolution_cm`) to the
+        member's and the member's outputs back (:func:`.ensemble.ensembled_model`); empty:
+        every member reads the card's grid.
     half_stored : bool
         An ensemble's float weights stored as float16 in the file and cast back to float32
         when it loads (:func:`.ensemble.half_stored`): half the size, float32 arithmetic.
@@ -188,6 +193,7 @@ class Recipe:
     test_time_flips: int = 1
     soup_of: tuple = ()
     ensemble_of: tuple = ()
+    member_grids_cm: tuple = ()
     half_stored: bool = False
     fine_tune_from: object = None
 
@@ -233,6 +239,10 @@ class Recipe:
         if self.soup_of and self.ensemble_of:
             raise TrainingError("Expected soup_of or ensemble_of, not both: a model is averaged by weights or by "
                                 "outputs.")
+        if self.member_grids_cm and (len(self.member_grids_cm) != len(self.ensemble_of)
+                                     or not all(grid > 0 for grid in self.member_grids_cm)):
+            raise TrainingError(f"Expected member_grids_cm to give one positive ground size per member of "
+                                f"ensemble_of {list(self.ensemble_of)} but got {list(self.member_grids_cm)}.")
         if self.half_stored and not self.ensemble_of:
             raise TrainingError("Expected half_stored only with ensemble_of (a trained model is exported as trained).")
         if set(self.validation_places) & set(self.train_places):
@@ -431,6 +441,22 @@ LITE0_TRIO = replace(
 """A trial: the default model and the two Lite0 runs of the default's split with the best validation scores,
 their outputs averaged (issue 31)."""
 
+LITE0_TWO_GRIDS = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_two_grids",
+    ensemble_of=("unet_buildings_rgb", "unet_buildings_rgb"),
+    member_grids_cm=(30.0, 21.0),
+    summary=(
+        "U-Net on an ImageNet-pretrained EfficientNet-Lite0 encoder (the default model's weights, stored once), run "
+        "twice on each tile: on the card's grid and on the tile resampled to a finer grid inside the graph "
+        "(polytopo.training.ensemble_of gives each run's grid_cm), the two outputs averaged on the card's grid; "
+        "trained on background / building interior / building boundary; each run outputs the building interior "
+        "grown by one pixel within the foreground, so touching buildings come apart; Douglas-Peucker 1 px."
+    ),
+)
+"""A trial: the default model read on its own 30 cm grid and on a finer one in the same graph, the outputs
+averaged (the finer grid alone raised the Kampala ground and lost large roofs; issue 31)."""
+
 LITE0_COLOUR_LATE = replace(
     LITE0_COLOUR,
     name="unet_buildings_rgb_colour_late",
@@ -555,6 +581,7 @@ RECIPES = {
         LITE0_LESS_JOPLIN_SEED,
         LITE0_PAIR,
         LITE0_TRIO,
+        LITE0_TWO_GRIDS,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",
