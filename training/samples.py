@@ -21,7 +21,7 @@ from ..models.raster.reading import open_raster
 from . import data
 from .augment import CropWindow, photometric, warp, window_polygons
 from .rendered import TRAIN_CITIES, rendered_samples
-from .targets import CourtyardParams, carve_courtyards, class_map, vertex_heatmap
+from .targets import CourtyardParams, carve_courtyards, class_map, instance_weights, vertex_heatmap
 
 __all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "training_samples"]
 
@@ -168,12 +168,16 @@ class Crop:
         (``courtyard4`` head).
     heatmap : numpy.ndarray of float32 or None
         Vertex targets (``vertex`` head only).
+    weights : numpy.ndarray of float32 or None
+        Per-pixel loss weights (:func:`.targets.instance_weights`) where the recipe asks for
+        them (``small_building_m2`` > 0), else None.
     """
 
     image: np.ndarray
     valid: np.ndarray
     classes: np.ndarray
     heatmap: object
+    weights: object = None
 
 
 class CropSampler:
@@ -193,6 +197,7 @@ class CropSampler:
         self._weights = np.asarray([s.weight for s in samples], float)
         self._weights /= self._weights.sum()
         self._trees = [shapely.STRtree(s.sample.polygons) for s in samples]
+        self._pixel_m2 = (recipe.resolution_cm / 100.0) ** 2
         # Courtyards are cut into buildings of at least 30 m^2 (300,000 cm^2).
         self._courtyards = CourtyardParams(min_building_area_px2=300000.0 / recipe.resolution_cm**2)
 
@@ -215,22 +220,30 @@ class CropSampler:
                             self.recipe.boundary_width_px if self.recipe.head in ("boundary3", "courtyard4") else None,
                             courtyards=self.recipe.head == "courtyard4")
         heatmap = vertex_heatmap(polygons, (size, size), self.recipe.vertex_sigma_px) if self.recipe.head == "vertex" else None
+        weights = None
+        if self.recipe.small_building_m2 > 0:
+            weights = instance_weights(polygons, (size, size), self.recipe.small_building_m2 / self._pixel_m2,
+                                       self.recipe.small_building_max_weight, self.recipe.gap_weight,
+                                       self.recipe.gap_reach_px)
         loss_valid = valid
         reach = self.samples[index].label_reach_px
         if reach > 0:
             # noisy labels: only ground near a labelled building counts in the loss (see WeightedSample);
             # the image itself keeps all its valid pixels
             loss_valid = valid & (ndimage.distance_transform_edt(classes == 0) <= reach)
-        return self._augment(image, valid, classes, heatmap, loss_valid)
+        return self._augment(image, valid, classes, heatmap, loss_valid, weights)
 
-    def _augment(self, image, valid, classes, heatmap, loss_valid=None):
+    def _augment(self, image, valid, classes, heatmap, loss_valid=None, weights=None):
         loss_valid = valid if loss_valid is None else loss_valid
         k = int(self.rng.integers(0, 4))
         flip = bool(self.rng.integers(0, 2))
-        arrays = [image, valid[None], classes[None], loss_valid[None]] + ([heatmap[None]] if heatmap is not None else [])
+        optional = [heatmap, weights]
+        arrays = [image, valid[None], classes[None], loss_valid[None]] + [a[None] for a in optional if a is not None]
         arrays = [np.rot90(a, k, axes=(1, 2)) for a in arrays]
         if flip:
             arrays = [a[:, :, ::-1] for a in arrays]
         arrays = [np.ascontiguousarray(a) for a in arrays]
         image = photometric(self.rng, self.recipe.augmentation, arrays[0], self.recipe.input_range) * arrays[1]
-        return Crop(image.astype(np.float32), arrays[3][0], arrays[2][0], arrays[4][0] if heatmap is not None else None)
+        rest = iter(arrays[4:])
+        heatmap, weights = (next(rest)[0] if a is not None else None for a in optional)
+        return Crop(image.astype(np.float32), arrays[3][0], arrays[2][0], heatmap, weights)

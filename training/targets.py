@@ -10,6 +10,8 @@ as GDAL's default rasterization does.
   holes) of every building, per instance, so walls shared by touching
   buildings and the walls around courtyards are both marked;
 * :func:`vertex_heatmap` — Gaussian peaks at the polygon vertices;
+* :func:`instance_weights` — loss weights that raise small buildings and the
+  narrow ground between two buildings;
 * :func:`carve_courtyards` — cut synthetic courtyards into buildings: an
   inset of the outline becomes a hole whose pixels are filled with ground
   texture copied from elsewhere in the same image (the label gains the hole).
@@ -27,6 +29,7 @@ __all__ = [
     "boundary_band",
     "carve_courtyards",
     "class_map",
+    "instance_weights",
     "rasterize",
     "vertex_heatmap",
 ]
@@ -138,6 +141,45 @@ def class_map(polygons, shape, boundary_width_px=None, courtyards=False):
         holes = [shapely.Polygon(ring) for polygon in polygons for ring in polygon.interiors]
         classes[rasterize(holes, shape) & (classes == 0)] = 3
     return classes
+
+
+def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, gap_reach_px=0):
+    """Loss weight of every pixel: small buildings and the ground between two buildings raised.
+
+    A pixel of a building of area ``a`` (grid px², the whole polygon, also beyond the
+    grid) weighs ``sqrt(full_area_px / a)``, at least 1 and at most ``max_weight``, so a
+    small building counts for more of the loss than its few pixels would (AP counts every
+    building once, whatever its size). A background pixel within ``gap_reach_px`` (square
+    neighbourhood) of two different buildings weighs ``gap_weight``: the narrow ground that
+    keeps touching buildings apart. Every other pixel weighs 1. Where polygons overlap, the
+    last one's weight holds for the shared pixels.
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape ``shape``
+
+    Examples
+    --------
+    >>> small, large = shapely.box(0, 0, 2, 2), shapely.box(3, 0, 7, 4)
+    >>> instance_weights([small, large], (4, 8), 16.0, 3.0, 5.0, 1)[0].tolist()
+    [2.0, 2.0, 5.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    weights = np.ones(shape, np.float32)
+    labels = np.zeros(shape, np.int32)
+    for index, polygon in enumerate(polygons, 1):
+        r0, r1, c0, c1 = _window(polygon, shape)
+        if r1 <= r0 or c1 <= c0:
+            continue
+        inside = _inside(polygon, r0, r1, c0, c1)
+        weight = min(max_weight, max(1.0, math.sqrt(full_area_px / max(polygon.area, 1e-9))))
+        labels[r0:r1, c0:c1][inside] = index
+        weights[r0:r1, c0:c1][inside] = weight
+    if gap_weight != 1.0 and gap_reach_px > 0 and len(polygons) > 1:
+        size = 2 * int(gap_reach_px) + 1
+        highest = ndimage.maximum_filter(labels, size=size)
+        lowest = ndimage.minimum_filter(np.where(labels > 0, labels, np.iinfo(np.int32).max), size=size)
+        weights[(labels == 0) & (lowest < highest)] = gap_weight
+    return weights
 
 
 def vertex_heatmap(polygons, shape, sigma_px):

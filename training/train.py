@@ -10,7 +10,10 @@ Losses (``valid`` pixels only, all means over pixels):
   boundary class weighted by ``boundary_weight``, + soft Dice on the merged
   foreground P(building) + P(boundary) that the exported graph outputs;
 * ``courtyard4``: the same with a fourth class, courtyard (a building's hole
-  that no building covers), weighted by ``courtyard_weight``;
+  that no building covers), weighted by ``courtyard_weight``; for both, a recipe
+  with ``small_building_m2`` also weights each pixel's cross-entropy by
+  :func:`.targets.instance_weights` (small buildings and the ground between two
+  buildings raised);
 * ``vertex``: the ``binary`` loss on the mask logit + the penalty-reduced
   focal loss of CornerNet/CenterNet (alpha 2, beta 4) on the vertex heatmap,
   normalized by the number of vertices.
@@ -89,6 +92,8 @@ def _loss(logits, batch, recipe, torch):
         weights = torch.tensor([1.0, 1.0, recipe.boundary_weight, recipe.courtyard_weight][:recipe.out_channels])
         ce = functional.cross_entropy(logits, classes.long(), weight=weights, reduction="none")
         pixel_weight = weights[classes.long()]
+        if "weights" in batch:
+            ce, pixel_weight = ce * batch["weights"], pixel_weight * batch["weights"]
         ce = (ce * valid).sum() / (pixel_weight * valid).sum().clamp(min=1.0)
         p = torch.softmax(logits, dim=1)
         foreground = p[:, 1] + p[:, 2]
@@ -117,6 +122,8 @@ def _batch(crops, recipe, mean, std, torch):
     }
     if recipe.head == "vertex":
         batch["heatmap"] = torch.from_numpy(np.stack([c.heatmap for c in crops]))
+    if crops[0].weights is not None:
+        batch["weights"] = torch.from_numpy(np.stack([c.weights for c in crops]))
     return batch
 
 
