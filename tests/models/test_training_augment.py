@@ -5,12 +5,14 @@ import dataclasses
 import numpy as np
 import pytest
 import shapely
+from scipy import ndimage
 
 from polytopo.training.augment import AUGMENTATIONS, BASIC, STRONG, CropWindow, photometric, warp, window_polygons
 from polytopo.training.data import GridSample
 from polytopo.training.recipes import recipe
 from polytopo.training.samples import CropSampler, WeightedSample
-from polytopo.training.targets import class_map
+from polytopo.training.errors import TrainingError
+from polytopo.training.targets import class_map, instance_weights
 
 GEOMETRY_ONLY = dataclasses.replace(STRONG, name="geometry only", gain=0.0, shift=0.0, saturation=0.0,
                                     blur_probability=0.0, jpeg_probability=0.0, noise=0.0)
@@ -168,3 +170,42 @@ def test_training_command_line_takes_a_declared_strength(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["unet_buildings_rgb", "--augmentation", "extreme"])
     assert "invalid choice: 'extreme'" in capsys.readouterr().err
+
+
+def test_instance_weights_raise_small_buildings_and_the_ground_between_two():
+    small, large, neighbour = shapely.box(0, 0, 2, 2), shapely.box(3, 0, 7, 4), shapely.box(3, 5, 7, 7)
+    weights = instance_weights([small, large, neighbour], (9, 10), 16.0, 3.0, 5.0, 1)
+    assert weights.dtype == np.float32 and weights.shape == (9, 10)
+    # the 2 x 2 building weighs sqrt(16 / 4) = 2; the 4 x 4 one (area 16) and the 4 x 2 one (capped by 1 below) 1
+    assert weights[0:2, 0:2].tolist() == [[2.0, 2.0]] * 2
+    assert np.all(weights[0:4, 3:7] == 1.0) and np.all(weights[5:7, 3:7] == np.sqrt(2.0).astype(np.float32))
+    # ground within 1 px of two buildings: column 2 beside the small and the large one, row 4 between the large one and
+    # its neighbour; ground near one building only, or none, weighs 1
+    assert weights[0, 2] == 5.0 and weights[4, 3:7].tolist() == [5.0] * 4
+    assert weights[8, 9] == 1.0 and weights[0, 7] == 1.0 and weights[3, 0] == 1.0 and weights[7, 4] == 1.0
+    # a cap, and no gap weights without a reach
+    assert instance_weights([shapely.box(0, 0, 1, 1)], (3, 3), 100.0, 3.0)[0, 0] == 3.0
+    assert set(np.unique(instance_weights([small, large], (4, 8), 16.0, 3.0, 5.0, 0))) == {1.0, 2.0}
+
+
+def test_loss_weights_follow_the_image_through_the_augmentation():
+    sampler = _sampler(GEOMETRY_ONLY, name="unet_buildings_rgb_weighted")
+    assert _sampler(GEOMETRY_ONLY).draw().weights is None  # the default recipe has none
+    raised = 0
+    for _ in range(40):
+        crop = sampler.draw()
+        assert crop.weights.shape == crop.classes.shape and crop.weights.min() >= 1.0
+        heavy_ground = (crop.weights > 1.0) & (crop.classes == 0)
+        # raised ground lies next to the painted buildings (bright pixels within 4 px: 3 and a resampled edge)
+        if heavy_ground.any():
+            raised += 1
+            near = ndimage.maximum_filter(crop.image[0] > 120.0, size=9)
+            assert near[heavy_ground & crop.valid].all()
+    assert raised > 10
+
+
+def test_loss_weights_need_a_class_head_and_sane_values():
+    with pytest.raises(TrainingError, match="small_building_m2 >= 0, and 0 unless the head"):
+        dataclasses.replace(recipe("unet_buildings_rgb_scratch"), small_building_m2=40.0)
+    with pytest.raises(TrainingError, match="small_building_max_weight >= 1"):
+        dataclasses.replace(recipe("unet_buildings_rgb_weighted"), small_building_max_weight=0.5)

@@ -197,3 +197,61 @@ def test_an_ensemble_recipe_is_made_with_its_own_command(capsys, tmp_path):
     assert cli.main(["soup", PAIR, str(first), str(second), *common]) == 1
     assert f"{PAIR} is not a model soup" in capsys.readouterr().err
     assert not (tmp_path / "zoo").exists()
+
+
+TWO_GRIDS = "unet_buildings_rgb_two_grids"
+
+
+def resized(x, scale=None, size=None):
+    """``x`` resized bilinearly (half-pixel centres) by onnxruntime's own Resize, by ``scale`` or to ``size`` (H, W)."""
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
+    if scale is not None:
+        node = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear", coordinate_transformation_mode="half_pixel")
+        weights = [numpy_helper.from_array(np.array([1, 1, scale, scale], np.float32), "s")]
+    else:
+        node = helper.make_node("Resize", ["x", "", "", "z"], ["y"], mode="linear",
+                                coordinate_transformation_mode="half_pixel")
+        weights = [numpy_helper.from_array(np.array([*x.shape[:2], *size], np.int64), "z")]
+    graph = helper.make_graph([node], "resize", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def test_an_ensemble_member_reads_the_tile_on_its_own_grid_and_the_weights_are_stored_once(tmp_path):
+    member = tiny_network(tmp_path / "a" / "unet_buildings_rgb.onnx", np.linspace(-1.0, 1.0, 27), -0.25, 1628,
+                          kernel=3)
+    made = make_combined(recipe(TWO_GRIDS), [member, member], tmp_path / "zoo")
+    assert recipe(TWO_GRIDS).member_grids_cm == (30.0, 21.0)
+    x = np.random.default_rng(3).normal(size=(2, 3, 7, 9)).astype(np.float32)
+    got = run_model(made.path, x)
+    assert got.shape == (2, 1, 7, 9)  # the finer read (10 x 12 px) comes back to the tile's grid
+    finer = run_model(member, resized(x, scale=30.0 / 21.0))
+    assert finer.shape == (2, 1, 10, 12)
+    np.testing.assert_allclose(got, (run_model(member, x) + resized(finer, size=(7, 9))) / 2, rtol=1e-5, atol=1e-6)
+    assert np.abs(got - run_model(member, x)).max() > 1e-3  # the second grid does change the output
+    model = onnx.load(str(made.path))
+    assert sorted(t.name for t in model.graph.initializer) == ["m0/b", "m0/w"]  # one file twice: its weights once
+    training = json.loads(read_metadata_props(made.path)["polytopo.training"])
+    assert [(m["file"], m["grid_cm"]) for m in training["ensemble_of"]] == [
+        ("unet_buildings_rgb.onnx", 30.0), ("unet_buildings_rgb.onnx", 21.0)]
+    # the same grid twice is the member itself
+    same = make_combined(dataclasses.replace(recipe(TWO_GRIDS), member_grids_cm=(30.0, 30.0)), [member, member],
+                         tmp_path / "zoo30")
+    np.testing.assert_allclose(run_model(same.path, x), run_model(member, x), rtol=1e-6)
+
+
+def test_member_grids_are_one_positive_size_per_member(capsys, tmp_path):
+    with pytest.raises(TrainingError, match=r"one positive ground size per member of ensemble_of"):
+        dataclasses.replace(recipe(TWO_GRIDS), member_grids_cm=(30.0,))
+    with pytest.raises(TrainingError, match=r"one positive ground size per member"):
+        dataclasses.replace(recipe(TWO_GRIDS), member_grids_cm=(30.0, 0.0))
+    with pytest.raises(TrainingError, match=r"one positive scale per model \(2\)"):
+        ensembled_model([onnx.load(str(p)) for p in pair_members(tmp_path)], ["a", "b"], [1.0])
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["ensemble", TWO_GRIDS, "--member-grids", "30,x"])
+    assert "expected positive ground sizes in cm separated by commas (e.g. 30,21) but got '30,x'" in capsys.readouterr().err
+    args = cli.build_parser().parse_args(["ensemble", TWO_GRIDS, "--member-grids", "30,19.5"])
+    assert cli.overridden(recipe(TWO_GRIDS), args).member_grids_cm == (30.0, 19.5)
