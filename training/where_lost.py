@@ -11,7 +11,10 @@ fAIr places), and prints per raster, as a Markdown table (:func:`loss_breakdown`
   and with each reference moved by its own best shift of up to ``--max-shift`` evaluation
   pixels (default 6): how much the offsets between roofs and traced footprints cost;
 * the references of :data:`LARGE_M2` or more that two or more polygons cover (each polygon
-  given to the reference holding most of its area): large roofs drawn in pieces.
+  given to the reference holding most of its area): large roofs drawn in pieces;
+* of the references without a polygon of IoU >= 0.5, those no polygon covers 5 % of (with
+  their median footprint) and those whose most-overlapping polygon also covers 30 % of
+  another reference: buildings missed and buildings drawn together with a neighbour.
 
 A diagnostic: nothing is chosen on it. Needs the shared data folder, not PyTorch.
 """
@@ -70,6 +73,30 @@ def _pieces(gt, pred):
     return np.bincount(which_gt[best[share[best] > 0.5]], minlength=len(gt))
 
 
+def _missed_and_joined(gt, pred, matched):
+    """Masks over ``gt``: unmatched references no prediction covers 5 % of, and those drawn with a neighbour.
+
+    A reference is drawn with a neighbour when the prediction overlapping most of it covers
+    more than 30 % of another reference.
+    """
+    missed, joined = np.zeros(len(gt), dtype=bool), np.zeros(len(gt), dtype=bool)
+    if len(pred) == 0:
+        missed[~matched] = True
+        return missed, joined
+    references = shapely.STRtree(gt)
+    for index in np.flatnonzero(~matched):
+        overlap = shapely.area(shapely.intersection(gt[index], pred))
+        if overlap.max() <= 0.05 * shapely.area(gt[index]):
+            missed[index] = True
+            continue
+        best = pred[int(np.argmax(overlap))]
+        others = references.query(best, predicate="intersects")
+        others = others[others != index]
+        joined[index] = bool(np.any(shapely.area(shapely.intersection(gt[others], best))
+                                    > 0.3 * shapely.area(gt[others])))
+    return missed, joined
+
+
 def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, large_px2=np.inf):
     """What one raster's AP50 loses to polygons off every label and to offset outlines.
 
@@ -94,15 +121,18 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, lar
         references some prediction overlaps with IoU >= 0.5) and ``overlapped_shifted``
         (the same, each reference at its own best shift), ``large`` (references of at least
         ``large_px2``) and ``large_in_pieces`` (the share of them that two or more
-        predictions lying mostly inside them cover; NaN without large references).
+        predictions lying mostly inside them cover; NaN without large references),
+        ``missed`` (references without IoU >= 0.5 that no prediction covers 5 % of) and
+        ``missed_median_px2`` (their median area; NaN without any), ``joined`` (references
+        without IoU >= 0.5 whose most-overlapping prediction covers 30 % of another reference).
 
     Examples
     --------
     >>> gt = np.array([shapely.box(0, 0, 10, 10), shapely.box(20, 0, 30, 10)])
     >>> pred = np.array([shapely.box(3, 0, 13, 10), shapely.box(50, 50, 52, 52)])
     >>> row = loss_breakdown("i", gt, pred, [0.9, 0.8], max_shift_px=3)
-    >>> row["touching_none"], row["overlapped"], row["overlapped_shifted"]
-    (1, 0.5, 0.5)
+    >>> row["touching_none"], row["overlapped"], row["overlapped_shifted"], row["missed"], row["joined"]
+    (1, 0.5, 0.5, 1, 0)
     """
     gt, pred = np.asarray(gt, dtype=object), np.asarray(pred, dtype=object)
     scores = np.asarray(scores, dtype=float)
@@ -117,6 +147,7 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, lar
         shifted[index] = max(_best_iou(shapely.transform(reference, lambda xy, d=d: xy + d), candidates)
                              for d in np.array(shifts, dtype=float))
     large = shapely.area(gt) >= large_px2 if len(gt) else np.zeros(0, dtype=bool)
+    missed, joined = _missed_and_joined(gt, pred, as_lies >= 0.5)
     return {
         "references": len(gt), "predictions": len(pred), "touching_none": int((~touching).sum()),
         "AP50": _ap50(key, gt, pred, scores),
@@ -125,6 +156,9 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, lar
         "overlapped_shifted": float(np.mean(shifted >= 0.5)) if len(gt) else float("nan"),
         "large": int(large.sum()),
         "large_in_pieces": float(np.mean(_pieces(gt, pred)[large] >= 2)) if large.any() else float("nan"),
+        "missed": int(missed.sum()),
+        "missed_median_px2": float(np.median(shapely.area(gt[missed]))) if missed.any() else float("nan"),
+        "joined": int(joined.sum()),
     }
 
 
@@ -153,18 +187,20 @@ def main(argv=None):
 def _print_table(model, rasters, max_shift_px):
     print("| raster | references | polygons | touching no reference | AP50 | AP50 without them "
           f"| IoU >= 0.5 | IoU >= 0.5, own shift <= {max_shift_px} px "
-          f"| references >= {LARGE_M2:g} m² | of them in 2+ pieces |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"| references >= {LARGE_M2:g} m² | of them in 2+ pieces | missed (median m²) | drawn with a neighbour |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for raster in rasters:
         polygons = list(PreparedRun(model, raster.raster, RunParams(extent=raster.extent, batch_size=4)))
         predicted = np.array([p.geometry for p in polygons], object)
         pred = data.map_to_pixels(predicted, raster.geotransform) if len(predicted) else predicted
         gt = data.map_to_pixels(raster.reference, raster.geotransform)
+        pixel_m2 = (raster.gsd_cm / 100.0) ** 2
         row = loss_breakdown(raster.key, gt, pred, [p.score for p in polygons], max_shift_px,
-                             large_px2=LARGE_M2 / (raster.gsd_cm / 100.0) ** 2)
+                             large_px2=LARGE_M2 / pixel_m2)
         print(f"| {raster.key} | {row['references']} | {row['predictions']} | {row['touching_none']} "
               f"| {row['AP50']:.3f} | {row['AP50_without_touching_none']:.3f} | {row['overlapped']:.2f} "
-              f"| {row['overlapped_shifted']:.2f} | {row['large']} | {row['large_in_pieces']:.2f} |", flush=True)
+              f"| {row['overlapped_shifted']:.2f} | {row['large']} | {row['large_in_pieces']:.2f} "
+              f"| {row['missed']} ({row['missed_median_px2'] * pixel_m2:.0f}) | {row['joined']} |", flush=True)
 
 
 if __name__ == "__main__":

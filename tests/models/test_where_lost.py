@@ -42,3 +42,19 @@ def test_a_large_reference_drawn_in_two_pieces_is_counted_and_a_small_one_is_not
     row = loss_breakdown("tile", references, predictions, [0.9, 0.8, 0.7, 0.6], max_shift_px=0, large_px2=500.0)
     assert row["large"] == 1 and row["large_in_pieces"] == 1.0
     assert np.isnan(loss_breakdown("tile", references, predictions[:1], [0.9], max_shift_px=0)["large_in_pieces"])
+
+
+def test_a_missed_small_building_and_two_houses_drawn_as_one_are_told_apart():
+    references = np.array([shapely.box(0, 0, 10, 10), shapely.box(11, 0, 21, 10),  # two houses side by side
+                           shapely.box(50, 0, 53, 3),  # a 9 px² shed
+                           shapely.box(80, 0, 90, 10), shapely.box(120, 0, 130, 10)])
+    predictions = np.array([shapely.box(0, 0, 21, 10),  # the two houses as one polygon
+                            shapely.box(80, 0, 90, 4),  # a poor outline, no neighbour
+                            shapely.box(120, 0, 130, 10)])  # matched
+    row = loss_breakdown("tile", references, predictions, [0.9, 0.8, 0.7], max_shift_px=0)
+    assert (row["missed"], row["missed_median_px2"], row["joined"]) == (1, 9.0, 2)
+    assert row["overlapped"] == 0.2
+    none = loss_breakdown("tile", references, np.array([], dtype=object), [], max_shift_px=0)
+    assert (none["missed"], none["joined"]) == (5, 0)
+    everything = loss_breakdown("tile", references, references, [0.9] * 5, max_shift_px=0)
+    assert (everything["missed"], everything["joined"]) == (0, 0) and np.isnan(everything["missed_median_px2"])
