@@ -262,7 +262,7 @@ def card_entries(recipe, checkpoint_info):
         })
         if recipe.encoder_learning_rate_scale != 1.0:
             entries["polytopo.training"]["encoder_learning_rate_scale"] = recipe.encoder_learning_rate_scale
-    if recipe.small_building_m2:
+    if recipe.loss_weighted:
         entries["polytopo.training"]["loss_weights"] = {
             "small_building_m2": recipe.small_building_m2, "small_building_max_weight": recipe.small_building_max_weight,
             "gap_weight": recipe.gap_weight, "gap_reach_px": recipe.gap_reach_px}

@@ -170,7 +170,7 @@ class Crop:
         Vertex targets (``vertex`` head only).
     weights : numpy.ndarray of float32 or None
         Per-pixel loss weights (:func:`.targets.instance_weights`) where the recipe asks for
-        them (``small_building_m2`` > 0), else None.
+        them (``Recipe.loss_weighted``), else None.
     """
 
     image: np.ndarray
@@ -221,7 +221,7 @@ class CropSampler:
                             courtyards=self.recipe.head == "courtyard4")
         heatmap = vertex_heatmap(polygons, (size, size), self.recipe.vertex_sigma_px) if self.recipe.head == "vertex" else None
         weights = None
-        if self.recipe.small_building_m2 > 0:
+        if self.recipe.loss_weighted:
             weights = instance_weights(polygons, (size, size), self.recipe.small_building_m2 / self._pixel_m2,
                                        self.recipe.small_building_max_weight, self.recipe.gap_weight,
                                        self.recipe.gap_reach_px)

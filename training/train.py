@@ -11,7 +11,7 @@ Losses (``valid`` pixels only, all means over pixels):
   foreground P(building) + P(boundary) that the exported graph outputs;
 * ``courtyard4``: the same with a fourth class, courtyard (a building's hole
   that no building covers), weighted by ``courtyard_weight``; for both, a recipe
-  with ``small_building_m2`` also weights each pixel's cross-entropy by
+  with loss weights (``small_building_m2``, ``gap_weight``) also weights each pixel's cross-entropy by
   :func:`.targets.instance_weights` (small buildings and the ground between two
   buildings raised);
 * ``vertex``: the ``binary`` loss on the mask logit + the penalty-reduced

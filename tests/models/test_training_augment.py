@@ -202,10 +202,16 @@ def test_loss_weights_follow_the_image_through_the_augmentation():
             near = ndimage.maximum_filter(crop.image[0] > 120.0, size=9)
             assert near[heavy_ground & crop.valid].all()
     assert raised > 10
+    # the gap weight alone: buildings' pixels weigh 1, the ground between two of them 3
+    gaps = _sampler(GEOMETRY_ONLY, name="unet_buildings_rgb_gaps")
+    weights = np.concatenate([gaps.draw().weights.ravel() for _ in range(10)])
+    assert set(np.unique(weights)) == {1.0, 3.0}
 
 
 def test_loss_weights_need_a_class_head_and_sane_values():
-    with pytest.raises(TrainingError, match="small_building_m2 >= 0, and 0 unless the head"):
+    with pytest.raises(TrainingError, match="small_building_m2 >= 0, and no loss weights"):
         dataclasses.replace(recipe("unet_buildings_rgb_scratch"), small_building_m2=40.0)
+    with pytest.raises(TrainingError, match="small_building_m2 >= 0, and no loss weights"):
+        dataclasses.replace(recipe("unet_buildings_rgb_scratch"), gap_weight=3.0)
     with pytest.raises(TrainingError, match="small_building_max_weight >= 1"):
         dataclasses.replace(recipe("unet_buildings_rgb_weighted"), small_building_max_weight=0.5)
