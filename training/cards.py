@@ -263,9 +263,11 @@ def card_entries(recipe, checkpoint_info):
         if recipe.encoder_learning_rate_scale != 1.0:
             entries["polytopo.training"]["encoder_learning_rate_scale"] = recipe.encoder_learning_rate_scale
     if recipe.loss_weighted:
-        entries["polytopo.training"]["loss_weights"] = {
-            "small_building_m2": recipe.small_building_m2, "small_building_max_weight": recipe.small_building_max_weight,
-            "gap_weight": recipe.gap_weight, "gap_reach_px": recipe.gap_reach_px}
+        weights = {"gap_weight": recipe.gap_weight, "gap_reach_px": recipe.gap_reach_px}
+        if recipe.small_building_m2:
+            weights.update(small_building_m2=recipe.small_building_m2,
+                           small_building_max_weight=recipe.small_building_max_weight)
+        entries["polytopo.training"]["loss_weights"] = weights
     if checkpoint_info.get("completed_steps") is not None:
         entries["polytopo.training"]["steps"] = checkpoint_info["completed_steps"]
     if checkpoint_info.get("phases") and (len(checkpoint_info["phases"]) > 1

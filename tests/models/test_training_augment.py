@@ -215,3 +215,14 @@ def test_loss_weights_need_a_class_head_and_sane_values():
         dataclasses.replace(recipe("unet_buildings_rgb_scratch"), gap_weight=3.0)
     with pytest.raises(TrainingError, match="small_building_max_weight >= 1"):
         dataclasses.replace(recipe("unet_buildings_rgb_weighted"), small_building_max_weight=0.5)
+
+
+def test_the_card_states_the_loss_weights_it_was_trained_with():
+    from polytopo.training.cards import card_entries
+
+    info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
+    weighted = card_entries(recipe("unet_buildings_rgb_weighted"), info)["polytopo.training"]["loss_weights"]
+    assert weighted == {"gap_weight": 3.0, "gap_reach_px": 3, "small_building_m2": 40.0, "small_building_max_weight": 3.0}
+    gaps = card_entries(recipe("unet_buildings_rgb_gaps"), info)["polytopo.training"]["loss_weights"]
+    assert gaps == {"gap_weight": 3.0, "gap_reach_px": 3}
+    assert "loss_weights" not in card_entries(recipe("unet_buildings_rgb"), info)["polytopo.training"]
