@@ -123,7 +123,8 @@ def _shared_weights(member_weights, kept):
         return tensor.data_type, values.shape, values.tobytes()
 
     known = {key(tensor): tensor.name for tensor in kept}
-    return {tensor.name: known[key(tensor)] for tensor in member_weights if key(tensor) in known}
+    keys = {tensor.name: key(tensor) for tensor in member_weights}
+    return {name: known[value] for name, value in keys.items() if value in known}
 
 
 def half_stored(model, min_elements=16):

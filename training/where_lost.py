@@ -73,23 +73,21 @@ def _pieces(gt, pred):
     return np.bincount(which_gt[best[share[best] > 0.5]], minlength=len(gt))
 
 
-def _missed_and_joined(gt, pred, matched):
+def _missed_and_joined(gt, pred, matched, near):
     """Masks over ``gt``: unmatched references no prediction covers 5 % of, and those drawn with a neighbour.
 
     A reference is drawn with a neighbour when the prediction overlapping most of it covers
-    more than 30 % of another reference.
+    more than 30 % of another reference. ``near`` is an ``STRtree`` of ``pred``.
     """
     missed, joined = np.zeros(len(gt), dtype=bool), np.zeros(len(gt), dtype=bool)
-    if len(pred) == 0:
-        missed[~matched] = True
-        return missed, joined
     references = shapely.STRtree(gt)
     for index in np.flatnonzero(~matched):
-        overlap = shapely.area(shapely.intersection(gt[index], pred))
-        if overlap.max() <= 0.05 * shapely.area(gt[index]):
+        candidates = pred[near.query(gt[index], predicate="intersects")]
+        overlap = shapely.area(shapely.intersection(gt[index], candidates))
+        if len(candidates) == 0 or overlap.max() <= 0.05 * shapely.area(gt[index]):
             missed[index] = True
             continue
-        best = pred[int(np.argmax(overlap))]
+        best = candidates[int(np.argmax(overlap))]
         others = references.query(best, predicate="intersects")
         others = others[others != index]
         joined[index] = bool(np.any(shapely.area(shapely.intersection(gt[others], best))
@@ -147,7 +145,7 @@ def loss_breakdown(key, gt, pred, scores, max_shift_px=DEFAULT_MAX_SHIFT_PX, lar
         shifted[index] = max(_best_iou(shapely.transform(reference, lambda xy, d=d: xy + d), candidates)
                              for d in np.array(shifts, dtype=float))
     large = shapely.area(gt) >= large_px2 if len(gt) else np.zeros(0, dtype=bool)
-    missed, joined = _missed_and_joined(gt, pred, as_lies >= 0.5)
+    missed, joined = _missed_and_joined(gt, pred, as_lies >= 0.5, near)
     return {
         "references": len(gt), "predictions": len(pred), "touching_none": int((~touching).sum()),
         "AP50": _ap50(key, gt, pred, scores),
