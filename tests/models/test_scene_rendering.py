@@ -109,19 +109,20 @@ def test_an_empty_frame_is_refused(texture):
         render_scene([], texture, CRS, ORIGIN, SIZE_M, PARAMS)
 
 
-def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_path, texture):
-    """city_frames ranks 240 m cells by buildings with holes; rendered_samples draws them as grid samples."""
-    from polytopo.training.rendered import CITIES, FRAME_M, city_frames, rendered_samples
+def write_city(root, offsets):
+    """Write the Helsinki footprint file under ``root`` with a courtyard building at each (dx, dy) metres east and
+    south of a 240 m cell's top-left corner; return that corner."""
+    from polytopo.training.rendered import CITIES, FRAME_M
 
     relative, layer_name, crs = CITIES["helsinki"]
-    path = tmp_path / relative
+    path = root / relative
     path.parent.mkdir(parents=True)
     source = ogr.GetDriverByName("GPKG").CreateDataSource(str(path))
     srs = osr.SpatialReference()
     srs.SetFromUserInput(crs)
     layer = source.CreateLayer(layer_name, srs, ogr.wkbPolygon)
     busy = (ORIGIN[0] // FRAME_M * FRAME_M, ORIGIN[1] // FRAME_M * FRAME_M + FRAME_M)  # a cell's top-left corner
-    for dx, dy in ((10, 10), (40, 10), (10, 60), (FRAME_M + 10, 10)):  # three in one cell, one in the next
+    for dx, dy in offsets:
         building = courtyard_building()
         for ring_index in range(building.GetGeometryCount()):
             ring = building.GetGeometryRef(ring_index)
@@ -132,6 +133,14 @@ def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_pat
         feature.SetGeometry(building)
         layer.CreateFeature(feature)
     del source
+    return busy
+
+
+def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_path, texture):
+    """city_frames ranks 240 m cells by buildings with holes; rendered_samples draws them as grid samples."""
+    from polytopo.training.rendered import FRAME_M, city_frames, rendered_samples
+
+    busy = write_city(tmp_path, ((10, 10), (40, 10), (10, 60), (FRAME_M + 10, 10)))  # three in one cell, one in the next
     assert city_frames(tmp_path, "helsinki", count=2) == [busy, (busy[0] + FRAME_M, busy[1])]
     samples = rendered_samples(tmp_path, texture, ["helsinki"], 30.0)
     assert [sample.name for sample in samples] == ["rendered-helsinki-0", "rendered-helsinki-1"]
@@ -139,6 +148,61 @@ def test_training_frames_are_the_cells_with_the_most_courtyard_buildings(tmp_pat
     assert first.image.shape == (3, 800, 800) and first.valid.all() and first.gsd_cm == pytest.approx(30.0)
     assert len(first.polygons) == 3 and all(len(p.interiors) == 1 for p in first.polygons)
     assert first.polygons[0].bounds == pytest.approx((10 / 0.3 + 20, 10 / 0.3 + 20, 10 / 0.3 + 80, 10 / 0.3 + 80))
+
+
+def test_the_evaluation_square_and_the_main_job_scene_are_kept_out_of_training(tmp_path, texture):
+    """kept_out names the frames sharing ground with the city's 480 m evaluation square (from its best frame) or
+    with the main job's Helsinki scene; rendered_samples skips them only when asked, and the main job's square is
+    the one the main job renders."""
+    from polytopo.plugin.demo import hole_scene
+    from polytopo.training.rendered import (EVALUATION_SQUARE_M, FRAME_M, MAIN_JOB_SQUARES, city_frames,
+                                            evaluation_square, kept_out, rendered_samples)
+
+    assert MAIN_JOB_SQUARES["helsinki"] == (hole_scene.FRAME_ORIGIN_M, hole_scene.FRAME_M)
+    # three buildings in the best cell; one a frame east (inside the evaluation square), one three frames east and
+    # one south (outside it, but its cell overlaps the main job's scene by 18 m), one five frames east (clear of both)
+    busy = write_city(tmp_path, ((10, 10), (40, 10), (10, 60), (FRAME_M + 10, 10), (3 * FRAME_M + 10, FRAME_M + 10),
+                                 (5 * FRAME_M + 10, 10)))
+    frames = city_frames(tmp_path, "helsinki", count=10)
+    assert frames == [busy, (busy[0] + FRAME_M, busy[1]), (busy[0] + 3 * FRAME_M, busy[1] - FRAME_M),
+                      (busy[0] + 5 * FRAME_M, busy[1])]
+    assert evaluation_square(tmp_path, "helsinki") == (busy, EVALUATION_SQUARE_M)
+    assert kept_out(tmp_path, "helsinki", frames) == frames[:3]
+    assert kept_out(tmp_path, "helsinki", frames[3:]) == []
+    kept = rendered_samples(tmp_path, texture, ["helsinki"], 60.0, frames=10, keep_out=True)
+    assert [sample.name for sample in kept] == ["rendered-helsinki-3"]
+    everything = rendered_samples(tmp_path, texture, ["helsinki"], 60.0, frames=10)
+    assert len(everything) == 4
+
+
+def test_every_courtyard_square_of_a_city_is_drawn_side_by_side(tmp_path, texture):
+    """rendered_city_squares: each square in its grid cell, black between them, the references moved with it."""
+    from types import SimpleNamespace
+
+    import shapely
+    from polytopo.training.heldout import SQUARES_GAP_PX, rendered_city_squares
+    from polytopo.training.rendered import FRAME_M
+
+    busy = write_city(tmp_path, ((10, 10), (40, 10), (10, 60), (FRAME_M + 10, 10), (3 * FRAME_M + 10, 10),
+                                 (5 * FRAME_M + 10, 10)))
+    shared = SimpleNamespace(root=tmp_path, atlanta_raster=texture)
+    (heldout,) = rendered_city_squares(shared, tmp_path / "work", 60.0, "helsinki")
+    side, step = 400, 400 + SQUARES_GAP_PX  # 240 m at 60 cm
+    assert heldout.key == "helsinki-rendered-squares" and heldout.synthetic and heldout.split == "held-out"
+    assert "its 4 240 m squares" in heldout.title and "6 buildings, 6 courtyards" in heldout.title
+    assert heldout.geotransform == (busy[0], 0.6, 0.0, busy[1], 0.0, -0.6)
+    image = gdal.Open(str(heldout.raster)).ReadAsArray()
+    assert image.shape == (3, side + step, side + step)  # 4 squares: 2 x 2
+    assert not image[:, :, side:step].any() and not image[:, side:step, :].any()  # the gaps are black
+    assert image[:, :side, :side].any() and image[:, step:, step:].any()
+    pixels = [((x - busy[0]) / 0.6, (busy[1] - y) / 0.6)
+              for x, y in (shapely.get_coordinates(shapely.centroid(heldout.reference)))]
+    cells = sorted((int(row // step), int(col // step)) for col, row in pixels)
+    assert cells == [(0, 0)] * 3 + [(0, 1), (1, 0), (1, 1)]
+    # each building keeps its place inside its square: 10 m east and south of the corner plus 6 m + 9 m to its centre
+    assert all((col % step, row % step) == pytest.approx((25 / 0.6, 25 / 0.6), abs=1e-6)
+               for col, row in pixels if (col % step) < 50 and (row % step) < 50)
+    assert sum(shapely.get_num_interior_rings(heldout.reference)) == 6
 
 
 def test_split_buildings_cut_a_courtyard_block_into_touching_parts_around_an_open_yard():

