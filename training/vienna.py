@@ -15,6 +15,7 @@ polygons.
 The panchromatic model reads band 1 (red) only, outside its 16-bit domain.
 """
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -130,18 +131,29 @@ def _picture(raster, results, path):
     pyplot.close(figure)
 
 
+def _model_argument(text):
+    name, sep, model_path = text.partition("=")
+    if not sep or not name or not model_path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH (a label and an ONNX file) but got {text!r}")
+    if not Path(model_path).is_file():
+        raise argparse.ArgumentTypeError(f"no model file at {model_path!r}")
+    return name, Path(model_path)
+
+
 def main(argv=None):
     """Run every model, print the table, write the picture; returns 0."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    models = None
-    if "--model" in argv:
-        models = {}
-        while "--model" in argv:
-            at = argv.index("--model")
-            name, _, model_path = argv[at + 1].partition("=")
-            models[name] = Path(model_path)
-            del argv[at:at + 2]
-    path = Path(argv[0]) if argv else DEFAULT_PICTURE
+    parser = argparse.ArgumentParser(
+        prog="python -m polytopo.training.vienna",
+        description="Run the zoo models (or the named ONNX files) over the Schönbrunn orthophoto, print where their "
+                    "holes lie and how much of the scene they cover, and draw them.")
+    parser.add_argument("picture", nargs="?", type=Path, default=DEFAULT_PICTURE,
+                        help="PNG to write (default: the models README's picture)")
+    parser.add_argument("--model", action="append", type=_model_argument, metavar="NAME=PATH",
+                        help="a model to run, labelled NAME in the tables and the picture (repeatable; default: "
+                             "every zoo model)")
+    args = parser.parse_args(argv)
+    models = dict(args.model) if args.model else None
+    path = args.picture
     raster = find_shared_data().root / RASTER
     results = run_models(raster, models=models)
     groups = [*COURTYARD_GROUPS, "elsewhere"]
