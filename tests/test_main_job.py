@@ -297,3 +297,15 @@ def test_the_demo_data_line_names_every_file_it_fetched(capsys):
     line = capsys.readouterr().out.strip()
     assert line.startswith("demo data (SHA-256 verified) in ")
     assert line.endswith("sample_geotiff.tif, geotiff_labels.geojson, Helsinki.osm.pbf")
+
+
+def test_the_demo_data_command_answers_help_without_fetching(tmp_path, monkeypatch, capsys):
+    """``--help`` prints the usage; it once became the name of a cache folder to download into."""
+    from polytopo.plugin.demo import demo_data
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(demo_data, "fetch_demo_data", lambda *args, **kwargs: pytest.fail("fetched"))
+    with pytest.raises(SystemExit) as stop:
+        demo_data.main(["--help"])
+    assert stop.value.code == 0 and "cache_dir" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

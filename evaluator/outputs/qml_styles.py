@@ -13,6 +13,7 @@ The text is plain QML that QGIS 3.22 and later load with ``importNamedStyle`` (o
 files with ``python -m polytopo.evaluator.outputs.qml_styles FOLDER``.
 """
 
+import argparse
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -20,7 +21,7 @@ from xml.sax.saxutils import escape
 from ..tables.error_classes import ERROR_CLASSES, ERROR_LAYERS, FILL_PATTERNS, error_class, error_layer, rgb
 
 __all__ = ["OTHER_COLOUR", "HOLE_RING_HALO_MM", "HOLE_RING_DASH_MM", "HOLE_RING_LABEL", "HOLE_RING_RULE", "dark",
-           "qml_style", "write_styles"]
+           "main", "qml_style", "write_styles"]
 
 #: Fill of records whose class is not set (the fallback rule), ``#rrggbb``.
 OTHER_COLOUR = "#bdbdbd"
@@ -232,8 +233,15 @@ def write_styles(folder):
     return written
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m polytopo.evaluator.outputs.qml_styles FOLDER")
-    for written_path in write_styles(sys.argv[1]):
+def main(argv=None):
+    """Write every layer's style into the folder the command line names and print the files; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m polytopo.evaluator.outputs.qml_styles",
+                                     description="Write the QGIS QML style of every evaluation layer into FOLDER.")
+    parser.add_argument("folder", type=Path, help="folder to write the .qml files into (created when missing)")
+    for written_path in write_styles(parser.parse_args(argv).folder):
         print(written_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,6 +19,7 @@ downloads nothing. Never imports QGIS.
 ``python -m polytopo.plugin.demo.demo_data [CACHE_DIR]`` fetches them and prints their paths.
 """
 
+import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,8 +111,12 @@ def main(argv=None):
     """
     from .hole_scene import fetch_helsinki_pbf  # imports the scene renderer: only here, not on import
 
-    argv = sys.argv[1:] if argv is None else list(argv)
-    cache_dir = argv[0] if argv else None
+    parser = argparse.ArgumentParser(prog="python -m polytopo.plugin.demo.demo_data",
+                                     description="Fetch the demo data (the Atlanta tile, its labels and the Helsinki "
+                                                 "extract) and check their SHA-256.")
+    parser.add_argument("cache_dir", nargs="?", type=Path, default=None,
+                        help="folder to keep them in (default: the user's data folder)")
+    cache_dir = parser.parse_args(argv).cache_dir
     try:
         data = fetch_demo_data(cache_dir)
         pbf = fetch_helsinki_pbf(cache_dir)

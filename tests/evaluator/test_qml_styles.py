@@ -106,3 +106,12 @@ def test_the_module_writes_one_file_per_layer(tmp_path):
     assert len(result.stdout.splitlines()) == len(ERROR_LAYERS)
     assert [path.read_text(encoding="utf-8") for path in write_styles(tmp_path / "again")] == [
         qml_style(layer.name) for layer in ERROR_LAYERS]
+
+
+def test_the_module_answers_help_and_a_missing_folder_without_writing(tmp_path):
+    """``--help`` prints the usage (it once became a folder of styles); no folder is an error naming it."""
+    for argv, code, stream, text in ((["--help"], 0, "stdout", "FOLDER"), ([], 2, "stderr", "folder")):
+        result = subprocess.run([sys.executable, "-m", "polytopo.evaluator.outputs.qml_styles", *argv],
+                                capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode == code and text in getattr(result, stream)
+    assert list(tmp_path.iterdir()) == []
