@@ -45,18 +45,20 @@ from osgeo import gdal
 from ..models.raster.reading import open_raster
 from ..models.scene_rendering import SCENE_LABEL, RenderedScene, RenderParams, read_buildings, render_scene
 from . import data
+from .errors import TrainingError
 from .rendered import CITIES, FRAME_M, city_frames, evaluation_square
 from .targets import CourtyardParams, carve_courtyards
 
-__all__ = ["COURTYARD_SEED", "HeldOutRaster", "atlanta_heldout", "kampala_heldout",
-           "kampala_validation", "place_validation", "rendered_city_squares", "rendered_heldout", "SQUARES_GAP_PX", "unseen_places", "UNSEEN_PLACE_ZOOM",
-           "VALIDATION_ZOOMS"]
+__all__ = ["COURTYARD_SEED", "HeldOutRaster", "SQUARES_GAP_PX", "UNSEEN_PLACE_ZOOM", "VALIDATION_ZOOMS",
+           "atlanta_heldout", "kampala_heldout", "kampala_validation", "place_validation", "rendered_city_squares",
+           "rendered_heldout", "unseen_places"]
 
 COURTYARD_SEED = 7
 """Seed of the synthetic courtyards of the held-out raster."""
 SQUARES_GAP_PX = 32
 """Black pixels between two squares of :func:`rendered_city_squares`."""
 _ALL_SQUARES = 1000
+"""More squares than any city holds: :func:`rendered_city_squares` takes them all."""
 _MIN_COURTYARD_BUILDING_CM2 = 300000.0
 
 
@@ -333,6 +335,8 @@ def rendered_city_squares(shared, work_dir, resolution_cm, city):
     """
     relative, layer, crs = CITIES[city]
     corners = city_frames(shared.root, city, count=_ALL_SQUARES)
+    if not corners:
+        raise TrainingError(f"Expected a building with a courtyard in {shared.root / relative} but found none.")
     pixel_m = resolution_cm / 100.0
     scenes = [render_scene(read_buildings(shared.root / relative, layer, crs, corner, FRAME_M), shared.atlanta_raster,
                            crs, corner, FRAME_M, RenderParams(pixel_m=pixel_m, seed=COURTYARD_SEED + rank))

@@ -4,9 +4,10 @@ The OSM building footprints of three cities (``data/vectors`` of the shared
 folder) are drawn by :mod:`polytopo.models.scene_rendering` with textures from the
 Atlanta tile. The split is by city and is a recipe's (``rendered_cities`` train,
 ``rendered_held_out`` is held out); the shipped recipes train on Monaco and Bangalore
-and hold out Helsinki, the city of the main job's hole scene. Each city gives the frames of :data:`FRAME_M` metres
-that hold the most buildings with interior rings (:data:`FRAMES_PER_CITY` unless a
-recipe asks for more; frames do not overlap), each rendered with its own seed. A
+and hold out Helsinki, the city of the main job's hole scene. Each city gives the
+frames of :data:`FRAME_M` metres that hold the most buildings with interior rings
+(:data:`FRAMES_PER_CITY` unless a recipe asks for more; frames do not overlap), each
+rendered with its own seed. A
 recipe may add a second rendering of each frame whose buildings are cut into
 touching parts (:func:`split_buildings`): blocks of touching buildings around a yard,
 which the training cities' frames rarely show. A recipe may also keep each training
@@ -25,8 +26,8 @@ from osgeo import ogr
 from ..models.scene_rendering import RenderParams, read_buildings, render_scene
 from .data import GridSample, map_to_pixels
 
-__all__ = ["CITIES", "CITY_SOURCES", "EVALUATION_SQUARE_M", "FRAME_M", "FRAMES_PER_CITY", "MAIN_JOB_SQUARES", "SPLIT_MIN_M2",
-           "city_frames", "evaluation_square", "kept_out", "rendered_samples", "split_buildings"]
+__all__ = ["CITIES", "CITY_SOURCES", "EVALUATION_SQUARE_M", "FRAME_M", "FRAMES_PER_CITY", "MAIN_JOB_SQUARES",
+           "SPLIT_MIN_M2", "city_frames", "evaluation_square", "kept_out", "rendered_samples", "split_buildings"]
 
 CITIES = {
     "monaco": ("vectors/monaco/monaco-latest_buildings.gpkg", "buildings", "EPSG:32632"),

@@ -180,6 +180,7 @@ def test_every_courtyard_square_of_a_city_is_drawn_side_by_side(tmp_path, textur
     from types import SimpleNamespace
 
     import shapely
+    from polytopo.training.errors import TrainingError
     from polytopo.training.heldout import SQUARES_GAP_PX, rendered_city_squares
     from polytopo.training.rendered import FRAME_M
 
@@ -203,6 +204,10 @@ def test_every_courtyard_square_of_a_city_is_drawn_side_by_side(tmp_path, textur
     assert all((col % step, row % step) == pytest.approx((25 / 0.6, 25 / 0.6), abs=1e-6)
                for col, row in pixels if (col % step) < 50 and (row % step) < 50)
     assert sum(shapely.get_num_interior_rings(heldout.reference)) == 6
+    empty = tmp_path / "empty"
+    write_city(empty, ())
+    with pytest.raises(TrainingError, match="Expected a building with a courtyard"):
+        rendered_city_squares(SimpleNamespace(root=empty, atlanta_raster=texture), tmp_path / "work", 60.0, "helsinki")
 
 
 def test_split_buildings_cut_a_courtyard_block_into_touching_parts_around_an_open_yard():

@@ -150,7 +150,9 @@ def test_the_rendered_split_is_a_recipes_and_the_sixth_hole_trial_holds_out_mona
     trained); the shipped recipes keep Monaco and Bangalore against Helsinki, the sixth trial trains on Helsinki,
     holds out Monaco, keeps the evaluation squares out, and its card says all of it."""
     from polytopo.training.cards import training_data
+    from polytopo.training.rendered import CITIES, CITY_SOURCES
 
+    assert CITY_SOURCES.keys() == CITIES.keys()
     shipped = recipe("unet_holes_rgb")
     assert (shipped.rendered_cities, shipped.rendered_held_out, shipped.rendered_keep_out) == (
         ("monaco", "bangalore"), "helsinki", False)
