@@ -272,6 +272,8 @@ def card_entries(recipe, checkpoint_info):
             entries["polytopo.training"]["encoder_learning_rate_scale"] = recipe.encoder_learning_rate_scale
     if recipe.loss_weighted:
         weights = {"gap_weight": recipe.gap_weight, "gap_reach_px": recipe.gap_reach_px}
+        if recipe.wall_weight != 1.0:
+            weights["wall_weight"] = recipe.wall_weight
         if recipe.small_building_m2:
             weights.update(small_building_m2=recipe.small_building_m2,
                            small_building_max_weight=recipe.small_building_max_weight)

@@ -224,7 +224,7 @@ class CropSampler:
         if self.recipe.loss_weighted:
             weights = instance_weights(polygons, (size, size), self.recipe.small_building_m2 / self._pixel_m2,
                                        self.recipe.small_building_max_weight, self.recipe.gap_weight,
-                                       self.recipe.gap_reach_px)
+                                       self.recipe.gap_reach_px, self.recipe.wall_weight)
         loss_valid = valid
         reach = self.samples[index].label_reach_px
         if reach > 0:

@@ -143,7 +143,7 @@ def class_map(polygons, shape, boundary_width_px=None, courtyards=False):
     return classes
 
 
-def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, gap_reach_px=0):
+def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, gap_reach_px=0, wall_weight=1.0):
     """Loss weight of every pixel: small buildings and the ground between two buildings raised.
 
     A pixel of a building of area ``a`` (grid px², the whole polygon, also beyond the
@@ -151,8 +151,10 @@ def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, 
     small building counts for more of the loss than its few pixels would (AP counts every
     building once, whatever its size). A background pixel within ``gap_reach_px`` (square
     neighbourhood) of two different buildings weighs ``gap_weight``: the narrow ground that
-    keeps touching buildings apart. Every other pixel weighs 1. Where polygons overlap, the
-    last one's weight holds for the shared pixels.
+    keeps touching buildings apart. A building pixel within ``gap_reach_px`` of another
+    building weighs at least ``wall_weight``: the two sides of a wall shared by touching
+    buildings, where only the boundary class keeps them apart. Every other pixel weighs 1.
+    Where polygons overlap, the last one's weight holds for the shared pixels.
 
     Returns
     -------
@@ -163,6 +165,9 @@ def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, 
     >>> small, large = shapely.box(0, 0, 2, 2), shapely.box(3, 0, 7, 4)
     >>> instance_weights([small, large], (4, 8), 16.0, 3.0, 5.0, 1)[0].tolist()
     [2.0, 2.0, 5.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> left, right = shapely.box(0, 0, 4, 1), shapely.box(4, 0, 8, 1)  # touching
+    >>> instance_weights([left, right], (1, 8), 1.0, 1.0, 1.0, 1, wall_weight=4.0)[0].tolist()
+    [1.0, 1.0, 1.0, 4.0, 4.0, 1.0, 1.0, 1.0]
     """
     weights = np.ones(shape, np.float32)
     labels = np.zeros(shape, np.int32)
@@ -174,11 +179,14 @@ def instance_weights(polygons, shape, full_area_px, max_weight, gap_weight=1.0, 
         weight = min(max_weight, max(1.0, math.sqrt(full_area_px / max(polygon.area, 1e-9))))
         labels[r0:r1, c0:c1][inside] = index
         weights[r0:r1, c0:c1][inside] = weight
-    if gap_weight != 1.0 and gap_reach_px > 0 and len(polygons) > 1:
+    if (gap_weight != 1.0 or wall_weight != 1.0) and gap_reach_px > 0 and len(polygons) > 1:
         size = 2 * int(gap_reach_px) + 1
         highest = ndimage.maximum_filter(labels, size=size)
         lowest = ndimage.minimum_filter(np.where(labels > 0, labels, np.iinfo(np.int32).max), size=size)
-        weights[(labels == 0) & (lowest < highest)] = gap_weight
+        two_near = lowest < highest
+        weights[(labels == 0) & two_near] = gap_weight
+        walls = (labels > 0) & two_near
+        weights[walls] = np.maximum(weights[walls], wall_weight)
     return weights
 
 

@@ -188,6 +188,21 @@ def test_instance_weights_raise_small_buildings_and_the_ground_between_two():
     assert set(np.unique(instance_weights([small, large], (4, 8), 16.0, 3.0, 5.0, 0))) == {1.0, 2.0}
 
 
+def test_wall_weights_raise_both_sides_of_a_shared_wall_and_keep_a_larger_weight():
+    """Building pixels within the reach of another building weigh at least the wall weight; the ground keeps the gap
+    weight, a small building's larger weight stands, and far from any other building nothing changes."""
+    left, right, alone = shapely.box(0, 0, 4, 4), shapely.box(4, 0, 6, 4), shapely.box(0, 7, 4, 9)
+    weights = instance_weights([left, right, alone], (9, 10), 32.0, 3.0, 5.0, 1, wall_weight=4.0)
+    own_left, own_right = np.float32(np.sqrt(2.0)), 2.0  # sqrt(32 / 16), sqrt(32 / 8)
+    assert weights[0:4, 3].tolist() == [4.0] * 4  # the left building's side of the wall, raised from its own weight
+    assert weights[0:4, 4].tolist() == [4.0] * 4  # the right one's side
+    assert weights[0:4, 5].tolist() == [own_right] * 4 and weights[0:4, 2].tolist() == [own_left] * 4  # 2 px away
+    assert np.all(weights[7:9, 0:4] == 2.0)  # the building alone (8 px²) keeps its own weight
+    # the ground just below the wall's end is near both buildings (gap weight), further along near one (1)
+    assert weights[4, 0:6].tolist() == [1.0, 1.0, 1.0, 5.0, 5.0, 1.0] and weights[5, 0:6].max() == 1.0
+    assert instance_weights([left, right], (4, 8), 64.0, 8.0, 1.0, 1, wall_weight=2.0)[0, 4] == np.float32(np.sqrt(8.0))
+
+
 def test_loss_weights_follow_the_image_through_the_augmentation():
     sampler = _sampler(GEOMETRY_ONLY, name="unet_buildings_rgb_weighted")
     assert _sampler(GEOMETRY_ONLY).draw().weights is None  # the default recipe has none
@@ -225,4 +240,6 @@ def test_the_card_states_the_loss_weights_it_was_trained_with():
     assert weighted == {"gap_weight": 3.0, "gap_reach_px": 3, "small_building_m2": 40.0, "small_building_max_weight": 3.0}
     gaps = card_entries(recipe("unet_buildings_rgb_gaps"), info)["polytopo.training"]["loss_weights"]
     assert gaps == {"gap_weight": 3.0, "gap_reach_px": 3}
+    walls = card_entries(recipe("unet_holes_rgb_walls"), info)["polytopo.training"]["loss_weights"]
+    assert walls == {"gap_weight": 3.0, "gap_reach_px": 3, "wall_weight": 3.0}
     assert "loss_weights" not in card_entries(recipe("unet_buildings_rgb"), info)["polytopo.training"]

@@ -165,6 +165,13 @@ def test_the_rendered_split_is_a_recipes_and_the_sixth_hole_trial_holds_out_mona
     assert "Monaco (planetiler test extract, monaco-latest_buildings.gpkg) is the held-out rendered city" in text
     assert "480 m evaluation square" in text and "main job's Helsinki scene are left out of training" in text
     assert "left out of training" not in training_data(shipped)
+    walls = recipe("unet_holes_rgb_walls")
+    assert walls.wall_weight == 3.0 and walls.loss_weighted and walls.fine_tune_from == trial.name
+    assert (walls.rendered_cities, walls.rendered_held_out) == (trial.rendered_cities, trial.rendered_held_out)
+    with pytest.raises(TrainingError, match="wall_weight"):
+        dataclasses.replace(walls, wall_weight=0.0)
+    with pytest.raises(TrainingError, match="wall_weight"):
+        dataclasses.replace(recipe("vertexmask_buildings_rgb"), wall_weight=2.0)
     for cities, held_out in ((("monaco", "helsinki"), "helsinki"), (("paris",), "helsinki"), ((), "helsinki"),
                              (("monaco", "monaco"), "helsinki"), (("monaco",), "atlantis")):
         with pytest.raises(TrainingError, match="rendered_cities"):
