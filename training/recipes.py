@@ -279,7 +279,8 @@ class Recipe:
         if self.small_building_m2 < 0 or (self.loss_weighted and self.head not in ("boundary3", "courtyard4")):
             raise TrainingError(f"Expected small_building_m2 >= 0, and no loss weights (small_building_m2 0, "
                                 f"gap_weight and wall_weight 1) unless the head is 'boundary3' or 'courtyard4', but got "
-                                f"{self.small_building_m2!r} and {self.gap_weight!r} with the {self.head!r} head.")
+                                f"{self.small_building_m2!r}, {self.gap_weight!r} and {self.wall_weight!r} with the "
+                                f"{self.head!r} head.")
         if (self.small_building_max_weight < 1 or self.gap_weight <= 0 or self.wall_weight <= 0
                 or self.gap_reach_px < 0):
             raise TrainingError(f"Expected small_building_max_weight >= 1, gap_weight and wall_weight > 0 and "

@@ -11,9 +11,9 @@ Losses (``valid`` pixels only, all means over pixels):
   foreground P(building) + P(boundary) that the exported graph outputs;
 * ``courtyard4``: the same with a fourth class, courtyard (a building's hole
   that no building covers), weighted by ``courtyard_weight``; for both, a recipe
-  with loss weights (``small_building_m2``, ``gap_weight``) also weights each pixel's cross-entropy by
-  :func:`.targets.instance_weights` (small buildings and the ground between two
-  buildings raised);
+  with loss weights (``small_building_m2``, ``gap_weight``, ``wall_weight``) also
+  weights each pixel's cross-entropy by :func:`.targets.instance_weights` (small
+  buildings, the ground between two buildings and both sides of a shared wall raised);
 * ``vertex``: the ``binary`` loss on the mask logit + the penalty-reduced
   focal loss of CornerNet/CenterNet (alpha 2, beta 4) on the vertex heatmap,
   normalized by the number of vertices.
