@@ -56,11 +56,20 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    on a core of its own, the client and the scheduler on one more each, the scheduler's
    cost per partition with 64 worker processes as with 2 of 32 threads, and network,
    file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it
-   for any N (Amdahl).
+   for any N (Amdahl);
+5. simulates the schedule at 16 and 64 workers (:func:`simulate`): the ``4N`` partitions
+   of the plan a run on ``N`` workers makes are measured one by one in this process
+   (:func:`part_costs` with ``4N``), and ``T(N) = S + B(N) + H`` with ``H`` the list
+   schedule of exactly those partitions (:func:`scheduled_s`): each worker takes the next
+   partition when it is free, one scheduler hands them out one at a time at ``s`` each,
+   one client takes the results in one at a time at ``c`` each, as they finish. Under the
+   same assumptions as the bounds, it replaces their two worst cases (the largest
+   partition last; no overlap of the client's and the scheduler's work with the workers')
+   by what the measured partitions and costs give: a point between the bounds.
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
-projection's bounds from 2 to 64 workers, the measured 2-worker run, the ideal ``N`` and
-the goals ``0.8 N`` at 16 and ``0.6 N`` at 64 workers.
+projection's bounds from 2 to 64 workers, the simulated schedule at 16 and 64, the measured
+2-worker run, the ideal ``N`` and the goals ``0.8 N`` at 16 and ``0.6 N`` at 64 workers.
 
 The machine's load average is printed before and after each part: on a machine shared
 with other jobs the measured 1-vs-2-worker ratio says little; the per-part costs, taken
@@ -71,6 +80,7 @@ Run ``python benchmarks/bench_evaluator_scale_out.py --help``.
 """
 
 import argparse
+import heapq
 import json
 import math
 import os
@@ -85,7 +95,7 @@ from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
 __all__ = ["PARTITION_TASKS", "draw_speedups", "main", "project", "part_costs", "per_partition_cpu_s",
-           "run_with_worker_peaks", "single_process_s", "task_overhead_s"]
+           "run_with_worker_peaks", "scheduled_s", "simulate", "single_process_s", "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -402,6 +412,47 @@ def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
             fixed + work / workers + (1 - 1 / workers) * largest + 4 * workers * (client_s + scheduler_s))
 
 
+def scheduled_s(partitions, workers, client_s, scheduler_s):
+    """Seconds from handing out the first partition to the client taking in the last result, simulated.
+
+    ``partitions``: each partition's seconds of work, in the order they are submitted (as
+    the evaluator submits them: one graph, in plan order). The simulation follows the
+    list schedule Dask runs: ``workers`` one-thread workers, each takes the next partition
+    of the queue when it is free; one scheduler hands the partitions out one at a time,
+    spending ``scheduler_s`` on each (its whole cost per partition, charged before the
+    partition can start); one client takes the results in one at a time, as they finish,
+    spending ``client_s`` on each (its whole cost per partition, charged after the
+    partition's end). Transfers take no time (the partitions are plans of what to read,
+    the results per-image statistics).
+    """
+    free = [0.0] * workers  # when each worker is next free, as a heap
+    handed = 0.0  # when the scheduler is next free
+    ends = []
+    for seconds in partitions:
+        # the earliest free worker asks next; its requests come in time order, so the scheduler serves them in turn
+        handed = max(heapq.heappop(free), handed) + scheduler_s
+        heapq.heappush(free, handed + seconds)
+        ends.append(handed + seconds)
+    taken = 0.0
+    for end in sorted(ends):
+        taken = max(taken, end) + client_s
+    return taken
+
+
+def simulate(costs, partitions, overhead_s, workers, per_partition):
+    """Evaluation seconds on ``workers`` workers with the schedule simulated (:func:`scheduled_s`).
+
+    ``costs``: the part costs of the 8-partition plan (the serial parts ``S``, the
+    bootstrap); ``partitions``: each partition's seconds of work in the ``4 workers``-partition
+    plan the run makes, measured (:func:`part_costs` with that many). ``T(N) = S + B(N) +``
+    the simulated schedule: a point between the bounds of :func:`project` that uses the
+    measured spread of the partitions instead of the worst case of list scheduling and
+    lets the client's and the scheduler's work overlap the workers' as it does on a cluster.
+    """
+    fixed = sum(costs["serial"].values()) + bootstrap_s(costs, workers, overhead_s)
+    return fixed + scheduled_s(partitions, workers, per_partition["client_s"], per_partition["scheduler_s"])
+
+
 FIGURE_WORKERS = (2, 4, 8, 16, 32, 64)
 """Worker counts the figure's projection is drawn at."""
 
@@ -422,6 +473,10 @@ def draw_speedups(path, report):
     axes.plot([16, 64], [0.8 * 16, 0.6 * 64], "k^", label="goals: 0.8 N at 16, 0.6 N at 64")
     axes.plot([2], [report["end_to_end"]["speedup"]], "o", color="tab:orange",
               label="measured: 2 workers, command line")
+    simulated = sorted((int(n), seconds) for n, seconds in report.get("simulated_s", {}).items())
+    if simulated:
+        axes.plot([n for n, _ in simulated], [single / seconds for _, seconds in simulated], "s", color="tab:blue",
+                  label="projected: schedule simulated")
     axes.axhline(single / sum(costs["serial"].values()), color="tab:red", linewidth=1,
                  label="limit of the serial client (Amdahl)")
     axes.set(xscale="log", yscale="log", xlabel="workers", ylabel="speed-up over one process",
@@ -569,6 +624,16 @@ def main(argv=None):
         low, high = project(costs, overhead, n, per_partition)
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
+    print("\nthe schedule simulated (S + B(N) + the list schedule of the 4N partitions as measured, one scheduler "
+          "handing them out, one client taking the results in):")
+    report["simulated_s"], report["wide_partitions"] = {}, {}
+    for n in PROJECTED_WORKERS:
+        wide = part_costs(files.gt_path, files.pred_path, args.profile, 4 * n)["partitions"]
+        report["wide_partitions"][n] = wide
+        seconds = report["simulated_s"][n] = simulate(costs, wide, overhead, n, per_partition)
+        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {single / seconds:5.2f}x   ({len(wide)} partitions "
+              f"measured: {sum(wide):.2f} s in all, largest {max(wide):.3f} s, mean {sum(wide) / len(wide):.3f} s; "
+              f"load average {_load():.1f})")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     if args.figure:

@@ -129,3 +129,42 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
               "per_partition": {"client_s": 0.004, "scheduler_s": 0.006}}
     scale_out.draw_speedups(tmp_path / "speedup.png", report)
     assert (tmp_path / "speedup.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_simulated_schedule_is_list_scheduling_with_a_serial_scheduler_and_client(bench):
+    """Equal partitions and free hand-outs: the work spread evenly; the scheduler's hand-outs delay the starts one
+    after another, the client takes the results in one after another; a late large partition is the tail."""
+    from bench_evaluator_scale_out import scheduled_s
+
+    assert scheduled_s([1.0] * 8, 2, 0.0, 0.0) == pytest.approx(4.0)
+    assert scheduled_s([1.0] * 8, 8, 0.0, 0.0) == pytest.approx(1.0)
+    # 4 workers, 4 partitions: started at 0.1, 0.2, 0.3, 0.4 s, each ends 1 s later; the client adds 0.05 s at the end
+    assert scheduled_s([1.0] * 4, 4, 0.05, 0.1) == pytest.approx(1.4 + 0.05)
+    # a client slower than the partitions finish: it takes in all four one after another from the first end
+    assert scheduled_s([1.0] * 4, 4, 0.5, 0.1) == pytest.approx(1.1 + 4 * 0.5)
+    # the large partition last: one worker runs it alone after the others (list order, not the largest first)
+    assert scheduled_s([1.0, 1.0, 1.0, 1.0, 3.0], 2, 0.0, 0.0) == pytest.approx(5.0)
+    assert scheduled_s([3.0, 1.0, 1.0, 1.0, 1.0], 2, 0.0, 0.0) == pytest.approx(4.0)
+
+
+def test_the_simulated_schedule_lies_between_the_bounds_of_list_scheduling(bench):
+    """For any partitions: at least the largest, the even spread and the serial hand-outs; at most Graham's bound plus
+    every hand-out and take-in counted whole."""
+    import random
+
+    from bench_evaluator_scale_out import bootstrap_s, scheduled_s, simulate
+
+    rng = random.Random(7)
+    for _ in range(200):
+        workers = rng.choice([2, 3, 16, 64])
+        parts = [rng.uniform(0.05, 2.0) for _ in range(4 * workers + rng.randrange(5))]
+        c, s = rng.uniform(0, 0.01), rng.uniform(0, 0.01)
+        h = scheduled_s(parts, workers, c, s)
+        work, largest, n = sum(parts), max(parts), len(parts)
+        assert h >= max(largest, work / workers, n * s, n * c) - 1e-9
+        assert h <= work / workers + (1 - 1 / workers) * largest + n * (c + s) + 1e-9
+    costs = {"serial": {"index": 0.3, "merge": 0.2}, "bootstrap_resamples": 500, "bootstrap_fixed_s": 0.01,
+             "bootstrap_row_s": 0.001}
+    per_partition = {"client_s": 0.004, "scheduler_s": 0.003}
+    got = simulate(costs, [0.5] * 64, 0.002, 16, per_partition)
+    assert got == pytest.approx(0.5 + bootstrap_s(costs, 16, 0.002) + scheduled_s([0.5] * 64, 16, 0.004, 0.003))
