@@ -148,6 +148,14 @@ _DESCRIPTIONS = {
         "the roof ring around a courtyard stays closed; role 'probabilities' of the semantic family, pixels "
         ">= seg_thresh are building."
     ),
+    "courtyard4-ungated": (
+        "Trained with 4 classes (0 background, 1 building interior, 2 building boundary: the 2 px inner band "
+        "of every ring, 3 courtyard: a building's hole that no building covers); the graph applies a softmax and "
+        "outputs 'probabilities' (N, 1, H, W) = min(P(building) + P(boundary), 3 x 3 maximum of P(building)): "
+        "the building interior grown by one pixel and kept inside the foreground, so touching buildings come "
+        "apart (no courtyard gate: the courtyard class shapes training only); role 'probabilities' of the "
+        "semantic family, pixels >= seg_thresh are building."
+    ),
     "vertex": (
         "Output 'mask' (N, 1, H, W) is the building probability and 'vertices' (N, 1, H, W) the vertex "
         "heatmap (sigmoids applied in the graph); roles 'mask' and 'vertices' of the vertex-mask family."
@@ -169,6 +177,8 @@ _HALF_STORED_DESCRIPTION = (
 
 def _description_key(recipe):
     separated = recipe.head in ("boundary3", "courtyard4") and recipe.separate_touching
+    if separated and recipe.head == "courtyard4" and not recipe.courtyard_reach_px:
+        return "courtyard4-ungated"
     return f"{recipe.head}-separate" if separated else recipe.head
 
 

@@ -81,6 +81,18 @@ def _grids(text):
     return grids
 
 
+def _reaches(text):
+    """``--courtyard-reaches``: comma-separated reaches in grid px, each >= 0 (0: no gate), e.g. ``0,8``."""
+    try:
+        reaches = tuple(int(item) for item in text.split(","))
+    except ValueError:
+        reaches = ()
+    if not reaches or min(reaches) < 0 or len(set(reaches)) != len(reaches):
+        raise argparse.ArgumentTypeError(f"expected different whole numbers of pixels >= 0 separated by commas "
+                                         f"(e.g. 0,8; 0: no courtyard gate) but got {text!r}")
+    return reaches
+
+
 def build_parser():
     """The argument parser of ``python -m polytopo.training``."""
     parser = argparse.ArgumentParser(
@@ -110,6 +122,9 @@ def build_parser():
     parser.add_argument("--member-grids", type=_grids, default=None, metavar="CM,CM,...",
                         help="ensemble: ground size (cm) of the pixel each member reads, in the members' order, "
                              "instead of the recipe's (the graph resizes the tile to it and the member's output back)")
+    parser.add_argument("--courtyard-reaches", type=_reaches, default=None, metavar="PX,PX,...",
+                        help="courtyard4 head: the courtyard gate's reaches (grid px) that calibrate chooses among "
+                             "on validation instead of the recipe's; 0: no gate (the grown interior everywhere)")
     parser.add_argument("--half-stored", choices=("yes", "no"), default=None,
                         help="ensemble: store the weights as float16 (yes) or float32 (no) instead of the recipe's "
                              "choice; the arithmetic is float32 either way")
@@ -147,6 +162,8 @@ def overridden(current, args):
         current = replace(current, test_time_flips=args.test_time_flips)
     if getattr(args, "member_grids", None):
         current = replace(current, member_grids_cm=args.member_grids)
+    if getattr(args, "courtyard_reaches", None):
+        current = replace(current, courtyard_reaches_px=args.courtyard_reaches)
     if getattr(args, "half_stored", None):
         current = replace(current, half_stored=args.half_stored == "yes")
     return current

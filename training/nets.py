@@ -30,7 +30,8 @@ outputs the card names:
   courtyard probability averaged over 8 x 8 px cells and spread (maximum) by
   ``courtyard_reach_px``: touching buildings come apart, but the roof ring
   around a courtyard is not cut by the walls the net sees on it, so the
-  courtyard stays a hole;
+  courtyard stays a hole (reach 0: the grown interior everywhere, the
+  courtyard class only taught in training);
 * ``vertex`` head: ``mask`` and ``vertices`` (N, 1, H, W), sigmoids.
 
 With ``flips`` > 1 the net also sees the tile mirrored (left-right; for 4 also
@@ -179,7 +180,8 @@ class ExportWrapper(nn.Module):
         touching buildings apart (see the module docstring).
     courtyard_reach_px : int
         ``courtyard4`` only: within about this many pixels of a likely courtyard the output is
-        the whole foreground instead of the grown interior.
+        the whole foreground instead of the grown interior; 0: no such gate, the grown
+        interior everywhere (as the ``boundary3`` head's).
     flips : int
         Views averaged, a key of :data:`.recipes.TEST_TIME_FLIPS` (1: the tile alone).
     """
@@ -189,7 +191,7 @@ class ExportWrapper(nn.Module):
         self.net = net
         self.head = head
         self.separate = separate
-        self.courtyard_cells = max(1, math.ceil(courtyard_reach_px / COURTYARD_CELL_PX))
+        self.courtyard_cells = math.ceil(courtyard_reach_px / COURTYARD_CELL_PX)
         self.views = TEST_TIME_FLIPS[flips]
 
     def forward(self, x):
@@ -204,7 +206,7 @@ class ExportWrapper(nn.Module):
             view = torch.flip(view, dims) if dims else view
             p = view if p is None else p + view
         p = p / len(self.views) if len(self.views) > 1 else p
-        if self.head == "courtyard4" and self.separate:
+        if self.head == "courtyard4" and self.separate and self.courtyard_cells:
             # on the padded tile: its sides are multiples of the courtyard cell
             return self._courtyard_gated(p)[:, :, :height, :width]
         p = p[:, :, :height, :width]

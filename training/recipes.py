@@ -87,7 +87,8 @@ class Recipe:
     courtyard_reach_px : int
         ``courtyard4`` head: how far from a likely courtyard the exported output keeps the
         whole building foreground (so the ring around a courtyard stays closed) instead of
-        the grown interior, grid pixels (see :class:`~.nets.ExportWrapper`).
+        the grown interior, grid pixels (see :class:`~.nets.ExportWrapper`); 0: no such
+        gate, the grown interior everywhere.
     courtyard_reaches_px : tuple of int
         ``courtyard4`` head: candidate reaches that ``calibrate`` chooses among on the
         validation ground (:func:`~.calibrate.calibrate_courtyard_reach`); empty: the
@@ -244,9 +245,11 @@ class Recipe:
         if self.head == "courtyard4" and not (self.courtyards and self.separate_touching):
             raise TrainingError("Expected courtyards and separate_touching for the 'courtyard4' head (it learns "
                                 "courtyards and exports the courtyard-gated grown interior).")
-        if self.courtyard_reaches_px and (self.head != "courtyard4" or min(self.courtyard_reaches_px) <= 0):
-            raise TrainingError(f"Expected courtyard_reaches_px (positive pixels) only for the 'courtyard4' head but "
-                                f"got {self.courtyard_reaches_px!r} for the {self.head!r} head.")
+        if self.courtyard_reach_px < 0 or (self.courtyard_reaches_px and (self.head != "courtyard4"
+                                                                          or min(self.courtyard_reaches_px) < 0)):
+            raise TrainingError(f"Expected courtyard_reach_px >= 0 and courtyard_reaches_px (pixels >= 0; 0: no "
+                                f"courtyard gate) only for the 'courtyard4' head but got {self.courtyard_reach_px!r} "
+                                f"and {self.courtyard_reaches_px!r} for the {self.head!r} head.")
         if not 0.0 <= self.rendered_split_share <= 1.0 or (self.rendered_split_share and not self.rendered_share):
             raise TrainingError(f"Expected rendered_split_share in [0, 1], and 0 without rendered crops, but got "
                                 f"{self.rendered_split_share!r} with rendered_share {self.rendered_share!r}.")

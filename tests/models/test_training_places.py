@@ -131,7 +131,36 @@ def test_candidate_courtyard_reaches_belong_to_the_courtyard_head_only():
     with pytest.raises(TrainingError, match="courtyard_reaches_px"):
         dataclasses.replace(recipe("unet_buildings_rgb"), courtyard_reaches_px=(16,))
     with pytest.raises(TrainingError, match="courtyard_reaches_px"):
-        dataclasses.replace(reach, courtyard_reaches_px=(0, 16))
+        dataclasses.replace(reach, courtyard_reaches_px=(-8, 16))
+    with pytest.raises(TrainingError, match="courtyard_reach_px >= 0"):
+        dataclasses.replace(reach, courtyard_reach_px=-1)
+
+
+def test_a_courtyard_reach_of_zero_is_the_ungated_output_chosen_on_the_command_line(capsys):
+    """Reach 0 exports the grown interior everywhere (no courtyard gate); ``--courtyard-reaches`` sets the
+    candidates ``calibrate`` chooses among, refuses what is not a set of whole pixels >= 0, and the card of an
+    ungated model says so."""
+    from polytopo.training.cards import card_entries
+    from polytopo.training.cli import build_parser, overridden
+
+    sixth = recipe("unet_holes_rgb_helsinki_trained")
+    parse = build_parser().parse_args
+    assert overridden(sixth, parse(["calibrate", sixth.name, "--courtyard-reaches", "0,8"])).courtyard_reaches_px == (0, 8)
+    assert overridden(sixth, parse(["calibrate", sixth.name])) == sixth
+    for bad in ("8,-8", "0,0", "x", ""):
+        with pytest.raises(SystemExit):
+            parse(["calibrate", sixth.name, "--courtyard-reaches", bad])
+        assert "whole numbers of pixels >= 0" in capsys.readouterr().err
+    with pytest.raises(TrainingError, match="only for the 'courtyard4' head"):
+        overridden(recipe("unet_buildings_rgb"), parse(["unet_buildings_rgb", "--courtyard-reaches", "0"]))
+    info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
+    scratch = recipe("unet_holes_rgb")  # the shipped from-scratch hole model: its card is made without PyTorch
+    courtyard = dataclasses.replace(scratch, head="courtyard4", courtyards=True, separate_touching=True,
+                                    courtyard_reach_px=8)
+    gated = card_entries(courtyard, info)["polytopo.description"]
+    ungated = card_entries(dataclasses.replace(courtyard, courtyard_reach_px=0), info)["polytopo.description"]
+    assert "spread by 8 px" in gated and "no courtyard gate" not in gated
+    assert "no courtyard gate" in ungated and "spread by" not in ungated
 
 
 def test_the_touching_trial_adds_split_renderings_and_the_share_is_checked():
