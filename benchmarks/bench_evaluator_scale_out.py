@@ -95,7 +95,8 @@ from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
 __all__ = ["PARTITION_TASKS", "draw_speedups", "main", "project", "part_costs", "per_partition_cpu_s",
-           "run_with_worker_peaks", "scheduled_s", "simulate", "single_process_s", "task_overhead_s"]
+           "run_with_worker_peaks", "scheduled_s", "simulate", "single_process_s", "taper_study",
+           "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -453,6 +454,34 @@ def simulate(costs, partitions, overhead_s, workers, per_partition):
     return fixed + scheduled_s(partitions, workers, per_partition["client_s"], per_partition["scheduler_s"])
 
 
+def taper_study(tapers=(0.0, 0.3, 0.5, 0.7, 0.9), workers=PROJECTED_WORKERS, per_thread=(2, 3, 4, 6), draws=200,
+                work_s=125.0, spread=0.17, fixed_s=0.082, per_partition=(0.0045, 0.0045), seed=1):
+    """Mean simulated schedule (:func:`scheduled_s`, seconds) of synthetic plans, by taper, workers and groups a thread.
+
+    A plan of ``per_thread x workers`` groups whose shares of ``work_s`` seconds shrink
+    along it as :func:`polytopo.evaluator.run.distributed.planned_groups` makes them; each
+    group really takes its share times a log-normal factor of standard deviation
+    ``spread`` (about what groups of 64 and of 256 measured on the 16x set) plus
+    ``fixed_s`` (what one more group costs a worker there), and each costs the client and
+    the scheduler ``per_partition``. Returns ``{(workers, per_thread, taper): mean seconds}``.
+    """
+    import numpy as np
+
+    from polytopo.evaluator.run.distributed import planned_shares
+
+    rng = np.random.default_rng(seed)
+    means = {}
+    for n in workers:
+        for per in per_thread:
+            count = per * n
+            for taper in tapers:
+                share = planned_shares(count, taper) * (work_s / count)
+                runs = [scheduled_s((share * rng.lognormal(0.0, spread, count) + fixed_s).tolist(), n,
+                                    *per_partition) for _ in range(draws)]
+                means[n, per, taper] = float(np.mean(runs))
+    return means
+
+
 FIGURE_WORKERS = (2, 4, 8, 16, 32, 64)
 """Worker counts the figure's projection is drawn at."""
 
@@ -539,6 +568,8 @@ def _parse_args(argv):
     parser.add_argument("--cache", type=Path, help="cache folder of the built sets")
     parser.add_argument("--json", type=Path, help="also write the measurements to this JSON file")
     parser.add_argument("--figure", type=Path, help="also draw the measured and projected speed-ups into this PNG")
+    parser.add_argument("--taper-study", action="store_true",
+                        help="only print the simulated schedule of synthetic plans by taper (taper_study) and exit")
     args = parser.parse_args(argv)
     if args.scale < 4:
         parser.error(f"expected --scale >= 4 but got {args.scale}")
@@ -548,6 +579,14 @@ def _parse_args(argv):
 def main(argv=None):
     """Command line; returns the exit status."""
     args = _parse_args(argv)
+    if args.taper_study:
+        print("simulated schedule of synthetic plans (mean of 200 draws, s): workers, groups a thread, by taper")
+        means = taper_study()
+        tapers = sorted({taper for _, _, taper in means})
+        print("  workers  groups/thread  " + "  ".join(f"taper {taper:.1f}" for taper in tapers))
+        for n, per in sorted({(n, per) for n, per, _ in means}):
+            print(f"  {n:>7}  {per:>13}  " + "  ".join(f"{means[n, per, taper]:9.3f}" for taper in tapers))
+        return 0
     files = osm_benchmark_set.set_for_benchmark(args.scale, args.cache)
     if files is None:
         return 0

@@ -536,8 +536,8 @@ def map_partitions(client, func, partitions, *, names=None, progress=None, retri
         Each submitted partition's bytes are held in the task graph until its task is done.
     at_once : bool
         ``packed`` only: submit every partition at once, in one graph, and let the scheduler
-        hand them to the workers as their threads free up (instead of ``in_flight`` at a
-        time, each next one to the worker that has just finished one). For small
+        hand them to the workers, in the order given, as their threads free up (instead of
+        ``in_flight`` at a time, each next one to the worker that has just finished one). For small
         partitions (plans of what a worker reads): a partition then costs the client and the
         scheduler a third of the CPU (no message per partition both ways), but the
         scheduler holds every partition's bytes until its task is done (with ``keep``, for
@@ -636,8 +636,11 @@ def _submitted_at_once(client, func, partitions, keep, retries):
     """
     token = uuid.uuid4().hex
     graph, results, kept = {}, [], []
+    # Dask runs tasks of equal standing in descending order of their keys: the keys count
+    # down, so the workers take the partitions in the order given (as a plan means them)
+    digits = len(str(len(partitions)))
     for i, part in enumerate(partitions):
-        key = f"{func.__name__}-{token}-{i}"
+        key = f"{func.__name__}-{token}-{len(partitions) - 1 - i:0{digits}d}"
         graph[key] = (_run_packed, func, _pack(part), keep)
         if keep:
             graph[f"result-{key}"], graph[f"kept-{key}"] = (_item, key, 0), (_item, key, 1)

@@ -41,7 +41,7 @@ from ..outputs.record_parts import RecordParts, record_part
 from ..profiles.paper import pair_outcome
 from ..tables.profiles import profile_named
 from .distributed import (PARTITIONS_PER_THREAD, Partition, _counting, _for_transport, _match_task,
-                          _partition_match, _rings_needed_for, merge_partitions, partition_task)
+                          _partition_match, _rings_needed_for, merge_partitions, partition_task, planned_groups)
 
 __all__ = ["BYTES_PER_IMAGE", "FilePart", "ground_truth_indexed_once", "indexed_inputs", "plan_file_parts",
            "evaluate_files_on", "applies_to"]
@@ -166,21 +166,20 @@ def _image_codes(listed, *record_ids):
 
 
 def plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n_parts):
-    """Split the images of both indexed files into at most ``n_parts`` groups of about equal size.
+    """Split the images of both indexed files into at most ``n_parts`` groups, shrinking along the plan.
 
     ``listed`` and ``sizes``: the ground truth's ``images[]`` (:func:`.io_coco.listed_images`).
     Images go in :func:`.ordering.image_sort_key` order; each weighs ``1 + record bytes /``
-    :data:`BYTES_PER_IMAGE` (both files). Returns the non-empty groups as :class:`FilePart`.
+    :data:`BYTES_PER_IMAGE` (both files); the groups' weights shrink along the plan
+    (:func:`.distributed.planned_groups`). Returns the non-empty groups as :class:`FilePart`.
     """
     ids, (gt_code, pred_code) = _image_codes(listed, gt_index.image_ids, pred_index.image_ids)
     weight = 1.0 + (np.bincount(gt_code, weights=gt_index.end - gt_index.start, minlength=len(ids))
                     + np.bincount(pred_code, weights=pred_index.end - pred_index.start,
                                   minlength=len(ids))) / BYTES_PER_IMAGE
     order = np.array(sorted(range(len(ids)), key=lambda k: image_sort_key(ids[k])), dtype=np.int64)
-    before = np.cumsum(weight[order]) - weight[order]
-    n_parts = max(1, int(n_parts))
     group = np.empty(len(ids), np.int64)
-    group[order] = np.minimum((before * n_parts / weight.sum()).astype(np.int64), n_parts - 1)
+    group[order] = planned_groups(np.cumsum(weight[order]) - weight[order], weight.sum(), n_parts)
     parts = []
     for k in np.unique(group):
         images = order[group[order] == k]

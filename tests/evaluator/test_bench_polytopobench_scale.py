@@ -168,3 +168,15 @@ def test_the_simulated_schedule_lies_between_the_bounds_of_list_scheduling(bench
     per_partition = {"client_s": 0.004, "scheduler_s": 0.003}
     got = simulate(costs, [0.5] * 64, 0.002, 16, per_partition)
     assert got == pytest.approx(0.5 + bootstrap_s(costs, 16, 0.002) + scheduled_s([0.5] * 64, 16, 0.004, 0.003))
+
+
+def test_the_taper_study_simulates_plans_that_shrink_along_them(bench):
+    """Equal groups without spread, fixed cost or hand-out cost: the even share; with the measured spread a tapered
+    plan finishes sooner than an even one on 16 workers."""
+    from bench_evaluator_scale_out import taper_study
+
+    even = taper_study(tapers=(0.0,), workers=(4,), per_thread=(4,), draws=3, work_s=16.0, spread=0.0, fixed_s=0.0,
+                       per_partition=(0.0, 0.0))
+    assert even == {(4, 4, 0.0): pytest.approx(4.0)}
+    spread = taper_study(tapers=(0.0, 0.7), workers=(16,), per_thread=(4,), draws=50)
+    assert spread[16, 4, 0.7] < spread[16, 4, 0.0]

@@ -365,6 +365,26 @@ def test_partitions_sent_at_once_keep_their_order_and_a_kept_value_is_made_again
         assert fetch_kept(kept[1], kept_size_and_worker, name="kept 1")[:2] == (1 << 20, 6)
 
 
+def started_at(x):
+    """When this partition started on its worker (ns of the worker's monotonic clock), and the value."""
+    return time.monotonic_ns(), x
+
+
+def test_partitions_sent_at_once_start_in_the_order_given():
+    """One worker thread runs the partitions of one graph one after another in the order of the list (a plan whose
+    groups shrink along it relies on that); Dask alone would take them in descending order of their keys' text
+    (9, 8, ..., 3, 29, ..., 20, 2, 19, ... for 30)."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster, set_as_default=False) as client:
+        for count in (30, 101):
+            got = map_partitions(client, started_at, list(range(count)), packed=True, at_once=True)
+            assert [x for _, x in got] == list(range(count))
+            starts = [at for at, _ in got]
+            assert starts == sorted(starts)
+
+
 def test_kept_values_without_a_cluster_are_the_values(local_client):
     results, kept = map_partitions(None, square_keeping_bytes, [2, 3], keep=True)
     assert results == [4, 9] and [len(k) for k in kept] == [1 << 20] * 2

@@ -19,6 +19,7 @@ import shapely
 
 from polytopo.evaluator import evaluate, load_inputs
 from polytopo.core.cluster import map_partitions, open_client
+from polytopo.evaluator.run import distributed
 from polytopo.evaluator.run.distributed import (BOUNDARY_PX_PER_INSTANCE, _for_transport, _partition_match,
                                                 instance_costs, merge_matches, partition_images)
 from polytopo.core.errors import ClusterError, InvalidParameterError
@@ -84,8 +85,9 @@ def test_instance_cost_counts_every_ring_of_the_outline():
         [1 + (30 + 40 + 50 + 40) / BOUNDARY_PX_PER_INSTANCE])
 
 
-def test_partitions_balance_outline_length_not_only_instance_counts():
-    """Ten images of large buildings weigh as much as the many images of small ones."""
+def test_partitions_balance_outline_length_not_only_instance_counts(monkeypatch):
+    """Ten images of large buildings weigh as much as the many images of small ones (groups of equal shares)."""
+    monkeypatch.setattr(distributed, "PARTITION_TAPER", 0.0)
     big = [i for image in range(10) for i in _square_instances(image, 1000, 1)]
     small = [i for image in range(10, 110) for i in _square_instances(image, 10, 2)]
     gt = InstanceSet(tuple(big + small), tuple(range(110)), {}, "gt")
@@ -94,6 +96,23 @@ def test_partitions_balance_outline_length_not_only_instance_counts():
     costs = [instance_costs(p.gt_set).sum() + len(p.gt_set.image_ids) for p in parts]
     assert len(parts[0].gt_set.image_ids) <= 10  # by instance counts alone it would hold 57
     assert max(costs) < 0.6 * sum(costs)
+
+
+def test_the_groups_of_a_plan_shrink_along_it():
+    """The groups' shares of the work fall linearly from 1 + taper to 1 - taper times the mean, each within one item;
+    one group holds everything; the groups are runs of the plan's items."""
+    taper = distributed.PARTITION_TAPER
+    assert 0.0 < taper < 1.0
+    weight = np.random.default_rng(3).uniform(0.5, 1.5, 20_000)
+    before = np.cumsum(weight) - weight
+    for n in (4, 8, 64, 256):
+        group = distributed.planned_groups(before, weight.sum(), n)
+        assert np.all(np.diff(group) >= 0) and group[0] == 0 and group[-1] == n - 1
+        held = np.bincount(group, weights=weight, minlength=n) / (weight.sum() / n)
+        wanted = 1 + taper * (1 - 2 * np.arange(n) / (n - 1))
+        assert np.abs(held - wanted).max() <= 2 * 1.5 * n / weight.sum()  # within about one item of the share
+    assert distributed.planned_groups(before, weight.sum(), 1).tolist() == [0] * len(weight)
+    assert distributed.planned_groups(np.zeros(0), 0.0, 8).tolist() == []
 
 
 def test_merged_partition_matches_equal_the_whole_match(inputs):
@@ -208,7 +227,9 @@ def test_a_worker_with_two_threads_gets_partitions_for_both_and_the_numbers_of_o
         phases = []
         with pytest.warns(UserWarning, match="appear only in the predictions"):
             two = evaluate(*inputs, bootstrap_resamples=40, client=client, progress=phases.append)
-        assert f"partition 1 of {2 * PARTITIONS_PER_THREAD}" in phases
+        # groups for both threads (the last of the 8 asked, the smallest, may find no image of its own)
+        (planned,) = {int(p.rsplit(" ", 1)[1]) for p in phases if p.startswith("partition 1 of ")}
+        assert PARTITIONS_PER_THREAD < planned <= 2 * PARTITIONS_PER_THREAD
         # the bootstrap in one chunk per thread (20 resamples each), with the numbers of one process's one chunk
         assert "bootstrap chunk 2 of 2" in phases and "bootstrap chunk 1 of 3" not in phases
         assert list(client.run(gc.isenabled).values()) == [True]
