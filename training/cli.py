@@ -233,7 +233,7 @@ def main(argv=None):
             if args.work_dir is None:
                 args.work_dir = private_work_dir()
             for name in names:
-                chosen = recipe(name)
+                chosen = overridden(recipe(name), args)
                 if chosen.courtyard_reaches_px:
                     calibrate_courtyard_reach(chosen, shared, args.work_dir, args.zoo_dir, args.max_model_bytes,
                                               threads=args.threads)

@@ -136,7 +136,7 @@ def test_candidate_courtyard_reaches_belong_to_the_courtyard_head_only():
         dataclasses.replace(reach, courtyard_reach_px=-1)
 
 
-def test_a_courtyard_reach_of_zero_is_the_ungated_output_chosen_on_the_command_line(capsys):
+def test_a_courtyard_reach_of_zero_is_the_ungated_output_chosen_on_the_command_line(capsys, monkeypatch, tmp_path):
     """Reach 0 exports the grown interior everywhere (no courtyard gate); ``--courtyard-reaches`` sets the
     candidates ``calibrate`` chooses among, refuses what is not a set of whole pixels >= 0, and the card of an
     ungated model says so."""
@@ -153,6 +153,15 @@ def test_a_courtyard_reach_of_zero_is_the_ungated_output_chosen_on_the_command_l
         assert "whole numbers of pixels >= 0" in capsys.readouterr().err
     with pytest.raises(TrainingError, match="only for the 'courtyard4' head"):
         overridden(recipe("unet_buildings_rgb"), parse(["unet_buildings_rgb", "--courtyard-reaches", "0"]))
+    # calibrate chooses among the reaches of the command line
+    from polytopo.training import calibrate, cli
+
+    chosen = []
+    monkeypatch.setattr(cli, "find_shared_data", lambda: tmp_path)
+    monkeypatch.setattr(cli, "run", lambda names, args, train_models=True: {})
+    monkeypatch.setattr(calibrate, "calibrate_courtyard_reach", lambda recipe, *args, **kwargs: chosen.append(recipe))
+    assert cli.main(["calibrate", sixth.name, "--courtyard-reaches", "0,8", "--work-dir", str(tmp_path)]) == 0
+    assert [item.courtyard_reaches_px for item in chosen] == [(0, 8)]
     info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
     scratch = recipe("unet_holes_rgb")  # the shipped from-scratch hole model: its card is made without PyTorch
     courtyard = dataclasses.replace(scratch, head="courtyard4", courtyards=True, separate_touching=True,
