@@ -46,8 +46,9 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    list scheduling (a worker takes the next partition when it is free, as Dask does) plus
    the client's and the scheduler's whole per-partition CPU, as if none of it overlapped
    the workers' work. P(N) is the largest of ``4N`` partitions, taken as the measured
-   largest ``p`` of 8 scaled by their size (partitions hold about equal bytes of
-   records; no single image is near that size in this set). B(N) is the bootstrap of
+   largest ``p`` of 8 scaled by their number (a plan's groups shrink along it by the
+   same shares at any count, ``planned_shares``, so its first and largest holds the same
+   multiple of the mean; no single image is near that size in this set). B(N) is the bootstrap of
    R resamples in ``chunks(N) = ceil(R / r(N))`` chunks of r(N) resamples, one per worker
    (as the evaluator chunks it; one process: chunks of 64, no k), a chunk of r taking
    ``f + r g`` (f its fixed cost, g per resample), k the scheduler cost per (empty)
