@@ -92,7 +92,7 @@ def test_the_partitions_cost_the_client_and_the_scheduler_in_the_projection(benc
 
 def test_the_cost_per_partition_is_measured_on_a_scheduler_and_workers_of_one_and_more_threads(bench, fixtures_dir):
     """The command line runs against ``dask scheduler`` + 2 ``dask worker`` processes of 1 and of 2 threads: the
-    scheduler counts 8 partitions, then more (at most one per image: 12), and both costs per partition come out."""
+    scheduler counts up to 8 partitions, then more (at most one per image: 12), and both costs per partition come out."""
     import math
 
     from bench_evaluator_scale_out import per_partition_cpu_s
@@ -102,7 +102,8 @@ def test_the_cost_per_partition_is_measured_on_a_scheduler_and_workers_of_one_an
         "--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--out", str(out), "--no-plots",
         "--no-gpkg", "--quiet", "--scheduler", address], threads=(1, 2))
     first, second = (run["partitions"] for run in measured["runs"])
-    assert first == 8 and 8 < second <= 12  # at most 16 groups asked, at most one per image
+    # 8 and 16 groups asked, at most one per image; the last, smallest groups of the plan may find no image
+    assert 4 < first <= 8 and first < second <= 12
     assert all(run["client_cpu_s"] > 0 and run["scheduler_cpu_s"] > 0 for run in measured["runs"])
     assert math.isfinite(measured["client_s"]) and math.isfinite(measured["scheduler_s"])
 
