@@ -66,7 +66,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    one client takes the results in one at a time at ``c`` each, as they finish. Under the
    same assumptions as the bounds, it replaces their two worst cases (the largest
    partition last; no overlap of the client's and the scheduler's work with the workers')
-   by what the measured partitions and costs give: a point between the bounds.
+   by what the measured partitions and costs give: a point between the bounds. Its
+   speed-up is printed against ``T1`` and against the one-process command line of part 1:
+   the parts are measured minutes apart, and a change in the machine's speed between them
+   moves the first ratio (the second counts the interpreter's start and the loading too).
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
 projection's bounds from 2 to 64 workers, the simulated schedule at 16 and 64, the measured
@@ -671,7 +674,8 @@ def main(argv=None):
         wide = part_costs(files.gt_path, files.pred_path, args.profile, 4 * n)["partitions"]
         report["wide_partitions"][n] = wide
         seconds = report["simulated_s"][n] = simulate(costs, wide, overhead, n, per_partition)
-        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {single / seconds:5.2f}x   ({len(wide)} partitions "
+        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {single / seconds:5.2f}x, against this run's one-process "
+              f"command line {runs[0].wall_s / seconds:5.2f}x   ({len(wide)} partitions "
               f"measured: {sum(wide):.2f} s in all, largest {max(wide):.3f} s, mean {sum(wide) / len(wide):.3f} s; "
               f"load average {_load():.1f})")
     if args.json:
