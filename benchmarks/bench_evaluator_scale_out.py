@@ -398,6 +398,12 @@ def single_process_s(costs):
     return sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"]) + bootstrap_s(costs, 1)
 
 
+def _fixed_s(costs, workers, overhead_s, startup_s=0.0):
+    """``S + B(N)``: the serial parts, the start-up the client's loading does not cover, and the bootstrap."""
+    return (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
+            + bootstrap_s(costs, workers, overhead_s))
+
+
 def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
     """Lower and upper bound of the evaluation seconds on ``workers`` workers (model of the module docstring).
 
@@ -410,8 +416,7 @@ def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
     work = sum(parts)
     largest = max(parts) * len(parts) / (4 * workers)
     client_s, scheduler_s = per_partition["client_s"], per_partition["scheduler_s"]
-    fixed = (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
-             + bootstrap_s(costs, workers, overhead_s))
+    fixed = _fixed_s(costs, workers, overhead_s, startup_s)
     handed_out = 4 * workers * max(client_s, scheduler_s)
     return (fixed + max(largest, work / workers, handed_out),
             fixed + work / workers + (1 - 1 / workers) * largest + 4 * workers * (client_s + scheduler_s))
@@ -454,8 +459,7 @@ def simulate(costs, partitions, overhead_s, workers, per_partition):
     measured spread of the partitions instead of the worst case of list scheduling and
     lets the client's and the scheduler's work overlap the workers' as it does on a cluster.
     """
-    fixed = sum(costs["serial"].values()) + bootstrap_s(costs, workers, overhead_s)
-    return fixed + scheduled_s(partitions, workers, per_partition["client_s"], per_partition["scheduler_s"])
+    return _fixed_s(costs, workers, overhead_s) + scheduled_s(partitions, workers, per_partition["client_s"], per_partition["scheduler_s"])
 
 
 def taper_study(tapers=(0.0, 0.3, 0.5, 0.7, 0.9), workers=PROJECTED_WORKERS, per_thread=(2, 3, 4, 6), draws=200,

@@ -81,8 +81,10 @@ def planned_shares(n_parts, taper=None):
     [1.5, 1.0, 0.5]
     """
     taper = PARTITION_TAPER if taper is None else taper
-    n_parts = max(1, int(n_parts))
-    return 1.0 + taper * (1.0 - 2.0 * np.arange(n_parts) / max(1, n_parts - 1)) if n_parts > 1 else np.ones(1)
+    n_parts = int(n_parts)
+    if n_parts <= 1:
+        return np.ones(1)
+    return 1.0 + taper * (1.0 - 2.0 * np.arange(n_parts) / (n_parts - 1))
 
 
 def planned_groups(before, total, n_parts):
