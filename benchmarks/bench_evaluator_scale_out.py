@@ -14,9 +14,10 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    against the single process;
 2. measures in this process, without a cluster, what a cluster run is made of
    (:func:`part_costs`): for ``paper`` (the workers read their partitions) the serial
-   parts (the two files indexed at once on two workers, the client's plan, the sets
-   built from the workers' digests, merge, the dataset-wide summary, analyses, writing
-   the per-feature CSV text) and the work of each of the ``4 x 2`` partitions of a
+   parts (the client's plan, the sets built from the workers' digests, merge, the
+   dataset-wide summary, analyses, writing the per-feature CSV text), each task of the
+   files' index as ``N`` workers split it (:func:`index_costs`: the chunks' counts, their
+   marks, each file's join) and the work of each of the ``4 x 2`` partitions of a
    2-worker run (reading its records, filters, per-image work and its per-feature
    records); for ``reference-code`` the client's reading and partitioning instead; a
    bootstrap chunk's fixed cost and its cost per resample (chunks of 8 and of 64
@@ -31,7 +32,7 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    not counted) to 16 and 64 workers with a list-scheduling model. The single process
    takes ``T1 = L + R + (W - reads) + B(1)``; ``N`` workers take
 
-       T(N) = S + B(N) + H(N)
+       T(N) = S + I(N) + B(N) + H(N)
        B(N) = ceil(chunks(N) / N) * (f + r(N) g) + k * chunks(N), r(N) = min(64, ceil(R / N))
        max(P(N), W / N, 4N max(c, s)) <= H(N) <= W / N + (1 - 1 / N) * P(N) + 4N (c + s)
        P(N) = p * 8 / (4N)
@@ -52,12 +53,14 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    R resamples in ``chunks(N) = ceil(R / r(N))`` chunks of r(N) resamples, one per worker
    (as the evaluator chunks it; one process: chunks of 64, no k), a chunk of r taking
    ``f + r g`` (f its fixed cost, g per resample), k the scheduler cost per (empty)
-   task. S is measured for 8 partitions and taken as independent of N (it is linear in
-   the instances; what grows with the partitions is in ``c``). It assumes every worker
+   task. I(N) is the files' index, split as on N workers: its two rounds of chunk tasks
+   and the files' joins, each round the list schedule of its measured tasks plus k per
+   task (:func:`index_s`). S is measured for 8 partitions and taken as independent of N
+   (it is linear in the instances; what grows with the partitions is in ``c``). It assumes every worker
    on a core of its own, the client and the scheduler on one more each, the scheduler's
    cost per partition with 64 worker processes as with 2 of 32 threads, and network,
-   file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / S`` bounds it
-   for any N (Amdahl);
+   file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / (S + I(64))``
+   bounds it for any N up to 64 (Amdahl);
 5. simulates the schedule at 16 and 64 workers (:func:`simulate`): the ``4N`` partitions
    of the plan a run on ``N`` workers makes are measured one by one in this process
    (:func:`part_costs` with ``4N``), and ``T(N) = S + B(N) + H`` with ``H`` the list
@@ -84,6 +87,7 @@ Run ``python benchmarks/bench_evaluator_scale_out.py --help``.
 """
 
 import argparse
+import functools
 import heapq
 import json
 import math
@@ -98,8 +102,8 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["PARTITION_TASKS", "draw_speedups", "main", "project", "part_costs", "per_partition_cpu_s",
-           "run_with_worker_peaks", "scheduled_s", "simulate", "single_process_s", "taper_study",
+__all__ = ["PARTITION_TASKS", "draw_speedups", "index_costs", "index_s", "main", "project", "part_costs",
+           "per_partition_cpu_s", "run_with_worker_peaks", "scheduled_s", "serial_s", "simulate", "single_process_s", "taper_study",
            "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
@@ -136,8 +140,8 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
 
     The parts are those of the command line on a cluster. For ``paper`` (``workers_read``,
     as ``evaluate`` runs it; ``compare`` reads its files on the client) its workers read
-    their own partitions (:mod:`polytopo.evaluator.run.read_on_workers`): two workers index
-    the files, the client plans the partitions from the index, each partition's worker
+    their own partitions (:mod:`polytopo.evaluator.run.read_on_workers`): the workers index
+    chunks of the files, the client plans the partitions from the index, each partition's worker
     reads, scores and encodes its records (CSV rows only, as with ``--no-gpkg``), and the
     client builds the sets from the workers' digests, merges, summarizes and writes the CSV
     text part by part. For ``reference-code`` the client reads the files, partitions the
@@ -155,7 +159,7 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
         records: one process reads them in ``single["load"]``), ``partition_mib`` /
         ``result_mib`` (pickled size of each partition sent out and its result sent back,
         where measured), the bootstrap's costs (:func:`_bootstrap_costs`), and where the
-        workers read their partitions ``index_s`` (``"gt"``, ``"pred"``: each file's index).
+        workers read their partitions ``index`` (:func:`index_costs`: each index task, by workers).
     """
     from polytopo.core.huge_pages import no_huge_page_advice
     from polytopo.evaluator.tables.params import params_for
@@ -215,7 +219,6 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
     """:func:`part_costs` of a run whose workers read their partitions (``evaluate_files_on`` in this process)."""
     from polytopo.core.gc_pause import paused_gc
     from polytopo.evaluator import load_inputs
-    from polytopo.evaluator.inputs.coco_index import coco_index
     from polytopo.evaluator.metrics.analysis import simple_to_complex, wrong_topo
     from polytopo.evaluator.outputs.record_parts import parts_request
     from polytopo.evaluator.run.read_on_workers import (_read_side, evaluate_files_on, indexed_inputs,
@@ -227,9 +230,7 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
     with paused_gc(), tempfile.TemporaryDirectory(prefix="polytopo_parts_") as scratch:
         serial, single = {}, {}
         _, single["load"] = _timed(load_inputs, gt_path, pred_path)
-        # the two files are indexed on two workers at once
-        index_s = {side: _timed(coco_index, path)[1] for side, path in (("gt", gt_path), ("pred", pred_path))}
-        serial["index (two workers)"] = max(index_s.values())
+        index = index_costs(gt_path, pred_path)
         gt_index, pred_index = indexed_inputs(gt_path, pred_path)
 
         def plan():
@@ -259,8 +260,58 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         _, single["write CSVs"] = _timed(records.write_csvs,
                                          {name: Path(scratch) / f"{name}.csv" for name in RECORD_TABLES})
         serial["write CSVs"] = single["write CSVs"]
-        return {"serial": serial, "single": single, "partitions": partitions, "reads": reads, "index_s": index_s,
+        return {"serial": serial, "single": single, "partitions": partitions, "reads": reads, "index": index,
                 **_bootstrap_costs(params, outcome), "partition_mib": [], "result_mib": []}
+
+
+def index_costs(gt_path, pred_path, workers=None):
+    """Seconds of each task of the files' index on a cluster of each worker count, measured in this process.
+
+    The evaluator splits each file into ``min(N, ceil(bytes / INDEX_CHUNK_BYTES))`` chunks
+    on ``N`` one-thread workers (``coco_index.chunks_for``) (:func:`polytopo.evaluator.run.read_on_workers.indexed_inputs`);
+    each chunking is measured once: the counts of each chunk (round 1), the client's
+    entries, the marks of each chunk (round 2) and each file's join. Returns
+    ``{str(N): {"gt": {...}, "pred": {...}}}`` for each of ``workers`` (default: 2 and the
+    figure's counts), each side ``{"counts": [s, ...], "entries": s, "marks": [s, ...], "join": s}``.
+    """
+    from polytopo.evaluator.inputs import coco_index as index
+
+    measured, by_chunking = {}, {}
+    for n in workers or FIGURE_WORKERS:
+        sides = {}
+        for side, path in (("gt", Path(gt_path)), ("pred", Path(pred_path))):
+            chunks = index.chunks_for(path.stat().st_size, n)
+            if (side, chunks) not in by_chunking:
+                record_depth, plan = index.chunk_plan(path, functools.partial(index.chunks_for, slots=n))
+                counts = [_timed(index.chunk_counts, path, lo, hi) for lo, hi in plan]
+                entries, entries_s = _timed(index.chunk_entries, [count for count, _ in counts])
+                marks = [_timed(index.chunk_marks, path, lo, hi, *entry, record_depth)
+                         for (lo, hi), entry in zip(plan, entries)]
+                joined, join_s = _timed(index.joined_index, path, [mark for mark, _ in marks])
+                if joined is None:
+                    raise RuntimeError(f"the index cannot place the records of {path}")
+                by_chunking[side, chunks] = {"counts": [s for _, s in counts], "entries": entries_s,
+                                             "marks": [s for _, s in marks], "join": join_s}
+            sides[side] = by_chunking[side, chunks]
+        measured[str(n)] = sides
+    return measured
+
+
+def index_s(costs, workers, overhead_s=0.0):
+    """Seconds of the files' index on ``workers`` one-thread workers (0 where the client reads the files).
+
+    Round 1 (the chunks' counts of every file indexed), the client's entries, round 2 (the
+    chunks' marks), the joins: each round the list schedule of its tasks
+    (:func:`scheduled_s`) plus the scheduler's ``overhead_s`` per task, one after the
+    other. ``costs["index"]`` holds the sides indexed (:func:`index_costs`).
+    """
+    if "index" not in costs:
+        return 0.0
+    sides = costs["index"][str(workers)].values()
+    rounds = ([t for side in sides for t in side["counts"]], [t for side in sides for t in side["marks"]],
+              [side["join"] for side in sides])
+    return (sum(side["entries"] for side in sides)
+            + sum(scheduled_s(tasks, workers, 0.0, 0.0) + overhead_s * len(tasks) for tasks in rounds))
 
 
 def _client_read_costs(gt_path, pred_path, params, n_parts):
@@ -398,10 +449,15 @@ def single_process_s(costs):
     return sum(costs["single"].values()) + sum(costs["partitions"]) - sum(costs["reads"]) + bootstrap_s(costs, 1)
 
 
+def serial_s(costs, overhead_s):
+    """``S + I(64)``: what no number of workers up to 64 shortens (Amdahl's limit of the figure)."""
+    return sum(costs["serial"].values()) + index_s(costs, max(FIGURE_WORKERS), overhead_s)
+
+
 def _fixed_s(costs, workers, overhead_s, startup_s=0.0):
-    """``S + B(N)``: the serial parts, the start-up the client's loading does not cover, and the bootstrap."""
+    """``S + I(N) + B(N)``: the serial parts, the start-up the client's loading does not cover, the index, the bootstrap."""
     return (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
-            + bootstrap_s(costs, workers, overhead_s))
+            + index_s(costs, workers, overhead_s) + bootstrap_s(costs, workers, overhead_s))
 
 
 def project(costs, overhead_s, workers, per_partition, startup_s=0.0):
@@ -514,7 +570,7 @@ def draw_speedups(path, report):
     if simulated:
         axes.plot([n for n, _ in simulated], [single / seconds for _, seconds in simulated], "s", color="tab:blue",
                   label="projected: schedule simulated")
-    axes.axhline(single / sum(costs["serial"].values()), color="tab:red", linewidth=1,
+    axes.axhline(single / serial_s(costs, report["task_overhead_s"]), color="tab:red", linewidth=1,
                  label="limit of the serial client (Amdahl)")
     axes.set(xscale="log", yscale="log", xlabel="workers", ylabel="speed-up over one process",
              title=f"{report['scale']}x set, {report['profile']} profile, every per-feature CSV")
@@ -657,10 +713,14 @@ def main(argv=None):
     print(f"  per partition: client {per_partition['client_s'] * 1e3:.2f} ms, scheduler "
           f"{per_partition['scheduler_s'] * 1e3:.2f} ms of CPU")
     print(f"  cluster start-up (2 workers)     {startup:8.3f} s (not projected: a running cluster, --scheduler)")
+    for n in FIGURE_WORKERS if "index" in costs else ():
+        print(f"  index on {n:>2} workers             {index_s(costs, n, overhead):8.3f} s (I(N): "
+              + ", ".join(f"{side} {len(steps['counts'])} chunks" for side, steps in costs["index"][str(n)].items())
+              + ")")
     single = single_process_s(costs)
-    serial = sum(costs["serial"].values())
-    print(f"  serial client time S {serial:.2f} s against {single:.2f} s in one process (so no N gives more than "
-          f"{single / serial:.1f}x)")
+    serial = serial_s(costs, overhead)
+    print(f"  serial client time S + I(64) {serial:.2f} s against {single:.2f} s in one process (so no N up to 64 "
+          f"gives more than {single / serial:.1f}x)")
     print("\nprojection on a running cluster: S + B(N) + max(P, W/N, 4N max(c, s)) <= T(N) "
           "<= S + B(N) + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup

@@ -64,8 +64,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import osm_benchmark_set
-from bench_evaluator_scale_out import (PROJECTED_WORKERS, bootstrap_s, part_costs, per_partition_cpu_s, project,
-                                       run_with_worker_peaks, single_process_s, task_overhead_s)
+from bench_evaluator_scale_out import (PROJECTED_WORKERS, bootstrap_s, index_s, part_costs, per_partition_cpu_s, project,
+                                       run_with_worker_peaks, serial_s, single_process_s, task_overhead_s)
 
 __all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "PER_PARTITION_SCALE", "SCALED_FIELDS", "main", "method_simulation",
            "project_compare", "scale_for"]
@@ -150,9 +150,9 @@ def project_compare(costs_by_method, overhead_s, startup_s, workers, per_partiti
 
 def _ground_truth_indexed(costs):
     """The costs of a method after the first: ``compare`` indexes the ground truth once, so only its predictions."""
-    if "index_s" not in costs:
+    if "index" not in costs:
         return costs
-    return {**costs, "serial": {**costs["serial"], "index (two workers)": costs["index_s"]["pred"]}}
+    return {**costs, "index": {n: {"pred": sides["pred"]} for n, sides in costs["index"].items()}}
 
 
 def _build(vectors_dir, cache_dir, scale, factor):
@@ -318,7 +318,7 @@ def _projection(args, sets, report):
         print(f"  parts of {name} (measured one after the other in this process in {time.perf_counter() - started:.0f}"
               f" s, load average {_load():.1f} after): serial client S {sum(costs['serial'].values()):.2f} s ("
               + ", ".join(f"{k} {v:.2f}" for k, v in costs["serial"].items())
-              + f"); 8 partitions {sum(costs['partitions']):.2f} s (largest {max(costs['partitions']):.2f} s, "
+              + f"; the index on 2 workers {index_s(costs, 2):.2f}); 8 partitions {sum(costs['partitions']):.2f} s (largest {max(costs['partitions']):.2f} s, "
               f"reading its records {max(costs['reads']):.2f} s); bootstrap {bootstrap_s(costs, 1):.3f} s in one "
               "process", flush=True)
     overhead, startup = task_overhead_s()
@@ -332,7 +332,8 @@ def _projection(args, sets, report):
           f"{per_partition['scheduler_s'] * 1e3:.2f} ms of CPU", flush=True)
     by_method = [measured.get(name, measured[names[0]]) for name in sets]
     single = sum(single_process_s(costs) for costs in by_method)
-    serial = sum(sum(costs["serial"].values()) for costs in by_method)
+    serial = sum(serial_s(costs if k == 0 else _ground_truth_indexed(costs), overhead)
+                 for k, costs in enumerate(by_method))
     assumed = "" if args.projection == "all" else f" (the others taken to cost as much as {names[0]})"
     print(f"  scheduler cost per task {overhead * 1e3:.2f} ms; cluster start-up {startup:.2f} s; "
           f"methods measured: {', '.join(names)}{assumed}")
@@ -370,7 +371,7 @@ def _result_block(scale, sets, compare, workers, single, projection, report):
         seconds, one, serial = projection
         print("projection of the comparison (sum over the methods of T(N) of bench_evaluator_scale_out, "
               "each worker on its own core, the client on one more; paired bootstrap and writing left out):")
-        print(f"  1 process {one:8.1f} s; serial client time S {serial:.1f} s (no N gives more than "
+        print(f"  1 process {one:8.1f} s; serial client time S + I(64) {serial:.1f} s (no N up to 64 gives more than "
               f"{one / serial:.1f}x)")
         for n in (2, *PROJECTED_WORKERS):
             low, high = seconds[n]

@@ -1,9 +1,9 @@
 """Cluster evaluation whose workers read their own partitions of COCO-style JSON inputs.
 
 In a cluster run of :mod:`.distributed` the client reads both files, builds every
-instance and sends each partition's instances to its worker. Here two workers find where
-each record lies (:func:`.coco_index.coco_index`: byte ranges and image ids, from a few
-array passes over the file) and the files' other parts; the client reads only the ground
+instance and sends each partition's instances to its worker. Here the workers find where
+each record lies (:func:`.coco_index.coco_indexes`: byte ranges and image ids, from a few
+array passes over chunks of the files side by side) and the files' other parts; the client reads only the ground
 truth's ``images[]`` and splits the images into groups of about equal bytes of records,
 and each worker parses the records of its group from the files, with the code that reads
 a whole file (:func:`.io_coco.read_coco_records`), then scores them and encodes their
@@ -26,12 +26,13 @@ the client (every one but ``paper``).
 import contextlib
 import contextvars
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
 from ...core.cluster import map_partitions, task_slots
 from ...core.errors import InputFormatError, InvalidParameterError
-from ..inputs.coco_index import coco_index
+from ..inputs.coco_index import chunks_for, coco_index, coco_indexes
 from ..inputs.input_checks import check_categories, check_sampling_cost
 from ..inputs.instances import FIELD_NAMES, FieldRows, InstanceSet
 from ..inputs.io_coco import (check_default_score, compact_values, listed_images, read_coco_records,
@@ -97,8 +98,9 @@ def indexed_inputs(gt_path, pred_path, client=None):
 
     The ground truth is an object with an ``annotations`` list (not GeoJSON); the
     predictions a list, or an object with an ``annotations`` list. With ``client`` the two
-    files are indexed on its workers, at their absolute paths (None too when the workers
-    cannot read them there: the files are then read here). Inside
+    files are indexed on its workers, at their absolute paths, each split into a chunk per
+    worker thread of at least :data:`.coco_index.INDEX_CHUNK_BYTES` (:func:`.coco_index.chunks_for`; None too when the
+    workers cannot read them there: the files are then read here). Inside
     :func:`ground_truth_indexed_once` a ground truth indexed before is not indexed again.
     """
     from pathlib import Path
@@ -112,7 +114,8 @@ def indexed_inputs(gt_path, pred_path, client=None):
     if client is None:
         found = [coco_index(path) for path in wanted]
     else:
-        found = client.gather([client.submit(coco_index, path, pure=False) for path in wanted])
+        found = coco_indexes(wanted, partial(chunks_for, slots=task_slots(client)),
+                             lambda func, *args: client.submit(func, *args, pure=False), client.gather)
     gt, pred = (known, *found) if known is not None else found
     if gt is None or not isinstance(gt.skeleton, dict) or gt.skeleton.get("type") == "FeatureCollection":
         return None

@@ -58,9 +58,12 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
     # where the workers read the files: the ground truth is indexed with the first method only
-    indexed = {**costs, "serial": {**costs["serial"], "index (two workers)": 0.7}, "index_s": {"gt": 0.7, "pred": 0.2}}
+    sides = {"gt": {"counts": [0.3], "entries": 0.0, "marks": [0.3], "join": 0.1},
+             "pred": {"counts": [0.1], "entries": 0.0, "marks": [0.05], "join": 0.05}}
+    indexed = {**costs, "index": {"2": sides}}
     low_indexed, _ = bench.project_compare([indexed, indexed], 0.001, 3.0, 2, per_partition)
-    assert low_indexed - low == pytest.approx(0.7 + 0.2)
+    # first: both files side by side on the 2 workers, 3 tasks a round; second: the predictions alone
+    assert low_indexed - low == pytest.approx((0.3 + 0.3 + 0.1 + 3 * 2 * 0.001) + (0.1 + 0.05 + 0.05 + 3 * 0.001))
 
 
 def test_the_bootstrap_is_projected_in_one_chunk_per_worker(bench):
@@ -110,6 +113,8 @@ def test_the_cost_per_partition_is_measured_on_a_scheduler_and_workers_of_one_an
 
 def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, fixtures_dir, tmp_path):
     """Records are made with the partitions, the client writes their CSV text; the speed-up figure is a PNG."""
+    from bench_evaluator_scale_out import index_s as scale_out_index_s
+
     folder = fixtures_dir / "ptb_small"
     costs = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4, workers_read=False)
     assert set(costs["serial"]) == {"load", "partitioning", "pickle partitions", "unpickle results", "merge",
@@ -118,10 +123,15 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     assert costs["bootstrap_fixed_s"] >= 0 and costs["bootstrap_row_s"] > 0
     # the command line's evaluation: the workers read their partitions, one process reads them in its loading
     read = bench.part_costs(str(folder / "gt.json"), str(folder / "pred.json"), "paper", 4)
-    assert set(read["serial"]) == {"index (two workers)", "plan (images[], partitions)", "sets from the digests",
-                                   "merge", "summary", "analyses", "write CSVs"}
+    assert set(read["serial"]) == {"plan (images[], partitions)", "sets from the digests", "merge", "summary",
+                                   "analyses", "write CSVs"}
     assert set(read["single"]) == {"load", "summary", "analyses", "write CSVs"}
-    assert read["serial"]["index (two workers)"] == max(read["index_s"].values()) > 0
+    # the fixture's files are under a chunk's bytes: one chunk each for any number of workers
+    assert set(read["index"]) == {"2", "4", "8", "16", "32", "64"}
+    assert all(len(steps["counts"]) == len(steps["marks"]) == 1 and steps["join"] > 0
+               for sides in read["index"].values() for steps in sides.values())
+    assert scale_out_index_s(read, 64, 0.002) == pytest.approx(scale_out_index_s(read, 2, 0.002))
+    assert scale_out_index_s(read, 2, 0.002) > 6 * 0.002  # three rounds of two tasks
     assert len(read["partitions"]) == len(read["reads"]) > 1
     assert all(0 < r < p for r, p in zip(read["reads"], read["partitions"]))
     scale_out = sys.modules["bench_evaluator_scale_out"]

@@ -102,9 +102,11 @@ def _assert_same_outputs(one, two, folder_one, folder_two):
 @pytest.mark.parametrize("indent", [None, 2])
 @pytest.mark.parametrize("pred_as_object", [False, True])
 @pytest.mark.parametrize("scan_bytes", [None, 7])
+@pytest.mark.parametrize("n_chunks", [1, 3, 64])
 def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fixture_json, indent, pred_as_object,
-                                                                  scan_bytes, monkeypatch):
-    """Also when the file is scanned a few bytes at a time (blocks end inside strings, keys and numbers)."""
+                                                                  scan_bytes, n_chunks, monkeypatch):
+    """Also when the file is scanned a few bytes at a time and split into chunks (blocks and chunks end inside
+    strings, keys and numbers)."""
     from polytopo.evaluator.inputs import coco_index as module
 
     if scan_bytes is not None:
@@ -117,7 +119,7 @@ def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fix
         pred_data["info"]["note"] = "a { [ ] } text"
     for data, records in ((gt, gt["annotations"]), (pred_data, pred)):
         path = _write(tmp_path / "file.json", data, indent)
-        index = coco_index(path)
+        index = coco_index(path, n_chunks)
         assert index is not None and len(index) == len(records)
         assert json.loads(record_bytes(path, index.start, index.end)) == records
         assert np.asarray(index.image_ids).tolist() == [record["image_id"] for record in records]
@@ -125,23 +127,54 @@ def test_the_index_places_every_record_as_the_json_parser_reads_it(tmp_path, fix
         assert index.skeleton == skeleton
 
 
+_SMALL_GROUND_TRUTH = """{"info": {"note": "x[{annotations: [ ]}", "annotations": [1, {"a": [2]}]},
+ "images": [{"id": 1, "image_id": 9}, {"id": "t-2"}],
+ "annotations" : [ {"image_id": 1, "segmentation": [[0, 0, 4, 0, 4, 4]], "c": "]}{ image_id"},
+  {"segmentation": [[1, 1, 2, 2, 3, 1]], "image_id" :"t-2", "m": {"image_id": 5}} ],
+ "categories": [{"id": 1, "name": "annotations: ["}]}
+"""
+"""A ground truth with brackets, keys and the annotations key inside strings, nested objects and other lists."""
+
+
+def test_the_index_is_the_same_wherever_the_chunks_end(tmp_path):
+    """The small ground truth split at every byte: each chunk count gives the index of one chunk (the counts of round
+    1 and the marks of round 2 join up across any boundary)."""
+    data = json.loads(_SMALL_GROUND_TRUTH)
+    path = tmp_path / "gt.json"
+    path.write_text(_SMALL_GROUND_TRUTH)
+    one = coco_index(path)
+    assert one is not None and one.image_ids == [1, "t-2"]
+    assert json.loads(record_bytes(path, one.start, one.end)) == data["annotations"]
+    assert one.skeleton == {**data, "annotations": []}
+    for n_chunks in range(2, len(_SMALL_GROUND_TRUTH) + 1):
+        index = coco_index(path, n_chunks)
+        assert index is not None, n_chunks
+        assert (index.start.tolist(), index.end.tolist(), index.image_ids, index.skeleton) == (
+            one.start.tolist(), one.end.tolist(), one.image_ids, one.skeleton), n_chunks
+
+
 def test_the_index_survives_a_view_of_the_mapped_file_that_outlives_it(tmp_path, fixture_json, monkeypatch):
     """A Dask worker's sampling profiler can hold the indexing frame, and its array over the mapped bytes, past its
     return: the index is still made (the mapping goes with the last view) instead of failing with BufferError."""
     from polytopo.evaluator.inputs import coco_index as module
 
-    views, indexed = [], module._indexed
+    views, specials, joined = [], module._specials, module._joined
 
-    def holding_a_view(path, data):
+    def holding_a_view(data, *args):
         views.append(np.frombuffer(data, np.uint8))
-        return indexed(path, data)
+        return specials(data, *args)
 
-    monkeypatch.setattr(module, "_indexed", holding_a_view)
+    def joining_with_a_view(path, data, marks):
+        views.append(np.frombuffer(data, np.uint8))
+        return joined(path, data, marks)
+
+    monkeypatch.setattr(module, "_specials", holding_a_view)
+    monkeypatch.setattr(module, "_joined", joining_with_a_view)
     gt, _ = fixture_json
     path = _write(tmp_path / "gt.json", gt, None)
-    index = coco_index(path)
+    index = coco_index(path, 2)
     assert index is not None and len(index) == len(gt["annotations"])
-    assert bytes(views[0][:1]) == b"{"  # the view still reads the file
+    assert len(views) == 5 and all(bytes(view[:1]) == b"{" for view in views)  # the views still read the file
 
 
 def test_the_index_reads_text_and_mixed_image_ids(tmp_path, fixture_json):
@@ -170,15 +203,19 @@ def _pred_text(fixture_json):
     ("two commas between records", lambda text: text.replace("}, {", "}, , {", 1)),
     ("a number between records", lambda text: text.replace("}, {", "}, 7, {", 1)),
     ("something after the list", lambda text: text + " []"),
+    ("the list closed twice", lambda text: text + "]"),
+    ("a string left open after the list", lambda text: text + ' "'),
+    ("a list left open", lambda text: "[" + text),
     ("no record at all", lambda text: "[]"),
     ("a bare number", lambda text: "7"),
 ])
-def test_the_index_gives_up_on_what_it_cannot_place_with_certainty(tmp_path, fixture_json, change):
+@pytest.mark.parametrize("n_chunks", [1, 5])
+def test_the_index_gives_up_on_what_it_cannot_place_with_certainty(tmp_path, fixture_json, change, n_chunks):
     text = change[1](_pred_text(fixture_json))
     assert text != _pred_text(fixture_json) or change[0] == "no record at all"
     path = tmp_path / "pred.json"
     path.write_text(text)
-    assert coco_index(path) is None, change[0]
+    assert coco_index(path, n_chunks) is None, change[0]
 
 
 def test_the_index_gives_up_on_a_ground_truth_without_one_annotations_list(tmp_path, fixture_json):
@@ -309,13 +346,31 @@ def test_the_command_line_on_a_cluster_never_reads_the_records_itself(tmp_path, 
 
 
 def _workers_cannot_read(monkeypatched):
-    """Run on each worker: its index of any file gives None (as where the files are not at the client's paths)."""
+    """Run on each worker: its counts of any chunk give None (as where the files are not at the client's paths)."""
     from polytopo.evaluator.inputs import coco_index as module
 
     if monkeypatched:
-        module.real_coco_index, module.coco_index = module.coco_index, lambda path: None
+        module.real_chunk_counts, module.chunk_counts = module.chunk_counts, lambda path, lo, hi: None
     else:
-        module.coco_index = module.real_coco_index
+        module.chunk_counts = module.real_chunk_counts
+
+
+def test_workers_index_chunks_of_the_files_as_one_process_indexes_them(client, tmp_path, fixture_json, monkeypatch):
+    """Files of more than a chunk's bytes are split into a chunk per worker thread; their marks go from worker to
+    worker and are joined there: the indexes are those of one chunk in this process."""
+    from polytopo.evaluator.inputs import coco_index as module
+    from polytopo.evaluator.run import read_on_workers
+
+    gt_path = _write(tmp_path / "gt.json", fixture_json[0], indent=1)
+    pred_path = _write(tmp_path / "pred.json", {"annotations": fixture_json[1]})
+    monkeypatch.setattr(module, "INDEX_CHUNK_BYTES", 1000)
+    assert read_on_workers.task_slots(client) >= 2 and min(p.stat().st_size for p in (gt_path, pred_path)) > 2000
+    split = read_on_workers.indexed_inputs(gt_path, pred_path, client)
+    for index, path in zip(split, (gt_path, pred_path), strict=True):
+        one = coco_index(path)
+        assert index.start.tolist() == one.start.tolist() and index.end.tolist() == one.end.tolist()
+        assert np.asarray(index.image_ids).tolist() == np.asarray(one.image_ids).tolist()
+        assert index.skeleton == one.skeleton and len(index) == len(one) > 0
 
 
 def test_workers_that_cannot_read_the_files_send_the_run_back_to_the_client(client, tmp_path, fixture_json):
