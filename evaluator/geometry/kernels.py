@@ -370,16 +370,23 @@ def nearest_segments(points, point_owner, a, b, target_owner, n_groups, *, close
             nearest_xy[which, 1] = segments.ay[segment] + t * segments.dy[segment]
         _report(done, total)
 
-    # Points of groups with as many segments side by side: little padding in each batch.
-    exhaustive = exhaustive[np.argsort(t_count[point_owner[exhaustive]], kind="stable")]
+    # Points of groups with as many segments side by side, a batch's groups within a factor of two
+    # of each other (each point is compared with as many segments as the batch's largest group has):
+    # little padding, also where a small call searches every group exhaustively.
+    counts = t_count[point_owner[exhaustive]]
+    order = np.argsort(counts, kind="stable")
+    exhaustive, counts = exhaustive[order], counts[order]
+    size_class = np.frexp(np.maximum(counts - 1, 0))[1]  # k for 2^(k-1) < count <= 2^k
+    ends = [*(np.flatnonzero(np.diff(size_class)) + 1).tolist(), exhaustive.size] if exhaustive.size else []
     rows = max(1, CHUNK // max(small_group, 1))
-    for start in range(0, exhaustive.size, rows):
-        which = exhaustive[start:start + rows]
-        owner = point_owner[which]
-        segment = t_start[owner, None] + np.arange(t_count[owner[-1]])  # the largest group of the batch
-        valid = segment < (t_start + t_count)[owner, None]
-        store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
-              start + len(which))
+    for first, end in zip([0, *ends[:-1]], ends):
+        for start in range(first, end, rows):
+            which = exhaustive[start:min(start + rows, end)]
+            owner = point_owner[which]
+            segment = t_start[owner, None] + np.arange(t_count[owner[-1]])  # the largest group of the batch
+            valid = segment < (t_start + t_count)[owner, None]
+            store(which, *segments.best_of(points[which], np.minimum(segment, len(a) - 1), valid),
+                  start + len(which))
     if queried.size:
         large = np.flatnonzero(~small & (np.bincount(point_owner[queried], minlength=n_groups) > 0))
         tree = _CapsuleTree(segments, t_start[large], t_count[large])

@@ -260,6 +260,29 @@ def test_groups_of_every_size_around_the_leaf_and_exhaustive_limits():
                                 small_call=0)
 
 
+def test_a_small_call_compares_each_point_with_at_most_twice_its_groups_segments(monkeypatch):
+    """A call small enough to search every group exhaustively, with many points in groups of 3 segments and a few in
+    one of 150: the small groups are not padded to the large one's width (the results stay the brute force's)."""
+    rng = np.random.default_rng(37)
+    sizes = [3] * 40 + [150]
+    a = np.concatenate([_circle(m, 20.0, rng.uniform(-500, 500, 2)) for m in sizes])
+    b = np.roll(a, -1, axis=0)
+    target_owner = np.repeat(np.arange(len(sizes)), sizes)
+    point_owner = np.concatenate([np.repeat(np.arange(40), 10), np.full(20, 40)])
+    points = rng.uniform(-500, 500, (len(point_owner), 2))
+    assert sum(sizes[g] for g in point_owner) <= SMALL_CALL  # every group searched exhaustively
+    compared, best_of = [], kernels._Segments.best_of
+
+    def counting(self, points, segment, valid):
+        compared.append((valid.size, int(valid.sum())))
+        return best_of(self, points, segment, valid)
+
+    monkeypatch.setattr(kernels._Segments, "best_of", counting)
+    _both_match_brute_force(points, point_owner, a, b, target_owner, len(sizes))
+    padded, real = map(sum, zip(*compared))
+    assert real == 400 * 3 + 20 * 150 and padded <= 2 * real  # one batch of all: 420 x 150 = 63,000
+
+
 @pytest.mark.parametrize("center", [(1.0e7, -3.0e7), (1.0e9, -1.0e9)])
 def test_far_from_the_origin_with_tiny_features(center):
     """Coordinates near 10^7 and near the largest accepted (2^30 px) with vertices 1.6e-3 px
