@@ -33,7 +33,7 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    takes ``T1 = L + R + (W - reads) + B(1)``; ``N`` workers take
 
        T(N) = S + I(N) + B(N) + H(N)
-       B(N) = ceil(chunks(N) / N) * (f + r(N) g) + k * chunks(N), r(N) = min(64, ceil(R / N))
+       B(N) = ceil(chunks(N) / N) * (f + r(N) g) + k * chunks(N), r(N) = min(64, max(16, ceil(R / N)))
        max(P(N), W / N, 4N max(c, s)) <= H(N) <= W / N + (1 - 1 / N) * P(N) + 4N (c + s)
        P(N) = p * 8 / (4N)
 
@@ -197,11 +197,12 @@ def _bootstrap_costs(params, outcome):
 def bootstrap_s(costs, workers, overhead_s=0.0):
     """Seconds of the bootstrap on ``workers`` one-thread workers (1: one process, one chunk after another).
 
-    As the evaluator chunks it (:func:`polytopo.evaluator.run.distributed.resample_chunk`): one
-    chunk per worker of at most 64 resamples, ``ceil(chunks / workers)`` rounds of the largest
+    As the evaluator chunks it (:func:`polytopo.evaluator.run.distributed.resample_rows`): one
+    chunk per worker of 16 to 64 resamples, ``ceil(chunks / workers)`` rounds of the largest
     chunk, and the scheduler's ``overhead_s`` for each chunk (not in one process).
     """
     from polytopo.evaluator.metrics.analysis import RESAMPLE_CHUNK
+    from polytopo.evaluator.run.distributed import resample_rows
 
     resamples = costs["bootstrap_resamples"]
     if not resamples:
@@ -209,7 +210,7 @@ def bootstrap_s(costs, workers, overhead_s=0.0):
     if workers == 1:
         chunks = math.ceil(resamples / RESAMPLE_CHUNK)
         return chunks * costs["bootstrap_fixed_s"] + resamples * costs["bootstrap_row_s"]
-    rows = max(1, min(RESAMPLE_CHUNK, math.ceil(resamples / workers)))
+    rows = resample_rows(resamples, workers)
     chunks = math.ceil(resamples / rows)
     return (math.ceil(chunks / workers) * (costs["bootstrap_fixed_s"] + rows * costs["bootstrap_row_s"])
             + overhead_s * chunks)

@@ -67,14 +67,15 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
 
 
 def test_the_bootstrap_is_projected_in_one_chunk_per_worker(bench):
-    """One process: chunks of 64 one after another; N workers: one round of chunks of ceil(R / N) (at most 64),
-    each chunk also costing the scheduler a task."""
+    """One process: chunks of 64 one after another; N workers: one round of chunks of ceil(R / N) (16 to 64), each
+    chunk also costing the scheduler a task."""
     from bench_evaluator_scale_out import bootstrap_s
 
     costs = {"bootstrap_resamples": 500, "bootstrap_fixed_s": 0.01, "bootstrap_row_s": 0.001}
     assert bootstrap_s(costs, 1) == pytest.approx(8 * 0.01 + 500 * 0.001)
     assert bootstrap_s(costs, 2, 0.002) == pytest.approx(4 * (0.01 + 64 * 0.001) + 8 * 0.002)
-    assert bootstrap_s(costs, 64, 0.002) == pytest.approx(0.01 + 8 * 0.001 + 63 * 0.002)  # 62 chunks of 8, one of 4
+    # at least 16 resamples a task: 31 chunks of 16 and one of 4 in one round on 64 workers
+    assert bootstrap_s(costs, 64, 0.002) == pytest.approx(0.01 + 16 * 0.001 + 32 * 0.002)
     assert bootstrap_s({**costs, "bootstrap_resamples": 0}, 64, 0.002) == 0.0
 
 
