@@ -62,17 +62,20 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / (S + I(64))``
    bounds it for any N up to 64 (Amdahl);
 5. simulates the schedule at 16 and 64 workers (:func:`simulate`): the ``4N`` partitions
-   of the plan a run on ``N`` workers makes are measured one by one in this process
-   (:func:`part_costs` with ``4N``), and ``T(N) = S + B(N) + H`` with ``H`` the list
+   of the plan a run on ``N`` workers makes are measured one by one in this process,
+   region by region alongside the 8 partitions of a 2-worker run
+   (:func:`interleaved_partitions`: the machine's speed drifts by 10 % and more over the
+   minutes a plan takes, and the wide plans are compared with the one process, whose
+   ``T1`` here takes the 8 partitions measured alongside them), and
+   ``T(N) = S + I(N) + B(N) + H`` with ``H`` the list
    schedule of exactly those partitions (:func:`scheduled_s`): each worker takes the next
    partition when it is free, one scheduler hands them out one at a time at ``s`` each,
    one client takes the results in one at a time at ``c`` each, as they finish. Under the
    same assumptions as the bounds, it replaces their two worst cases (the largest
    partition last; no overlap of the client's and the scheduler's work with the workers')
    by what the measured partitions and costs give: a point between the bounds. Its
-   speed-up is printed against ``T1`` and against the one-process command line of part 1:
-   the parts are measured minutes apart, and a change in the machine's speed between them
-   moves the first ratio (the second counts the interpreter's start and the loading too).
+   speed-up is printed against that ``T1`` and against the one-process command line of
+   part 1 (measured minutes earlier; it counts the interpreter's start and the loading too).
 
 With ``--figure PNG`` it also draws the speed-up against the number of workers: the
 projection's bounds from 2 to 64 workers, the simulated schedule at 16 and 64, the measured
@@ -102,7 +105,7 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["PARTITION_TASKS", "draw_speedups", "index_costs", "index_s", "main", "project", "part_costs",
+__all__ = ["PARTITION_TASKS", "draw_speedups", "index_costs", "index_s", "interleaved_partitions", "main", "project", "part_costs",
            "per_partition_cpu_s", "run_with_worker_peaks", "scheduled_s", "serial_s", "simulate", "single_process_s", "taper_study",
            "task_overhead_s"]
 
@@ -263,6 +266,47 @@ def _worker_read_costs(gt_path, pred_path, params, n_parts):
         serial["write CSVs"] = single["write CSVs"]
         return {"serial": serial, "single": single, "partitions": partitions, "reads": reads, "index": index,
                 **_bootstrap_costs(params, outcome), "partition_mib": [], "result_mib": []}
+
+
+def interleaved_partitions(gt_path, pred_path, profile, counts):
+    """Seconds of each partition of the plans of ``counts`` partitions, measured region by region, in plan order.
+
+    The plans a run whose workers read their partitions makes (``plan_file_parts``) with
+    each of ``counts`` groups; each partition runs as a worker runs it (reading its
+    records, filters, per-image work, its per-feature CSV records), one after the other in
+    this process, with the cyclic garbage collector held off. The partitions of the
+    first plan cut the images into regions; each region runs that plan's partition, then
+    the partitions of the other plans that start in it, in the order of ``counts``
+    (reversed in every other region), so that a change in the machine's speed over the
+    minutes it takes falls on every plan alike and the plans' sums compare. One partition
+    runs first to warm up (imports) and is not counted. Returns ``{count: [s, ...]}``.
+    """
+    from polytopo.core.gc_pause import paused_gc
+    from polytopo.core.huge_pages import no_huge_page_advice
+    from polytopo.evaluator.inputs.io_coco import listed_images
+    from polytopo.evaluator.outputs.record_parts import parts_request
+    from polytopo.evaluator.run.read_on_workers import (_read_task, _rings_needed_for, indexed_inputs,
+                                                        plan_file_parts)
+    from polytopo.evaluator.tables.params import params_for
+
+    params = params_for(profile)
+    options = {"categories": None, "default_score": None, "drop_degenerate": False}
+    gt_index, pred_index = indexed_inputs(gt_path, pred_path)
+    listed, sizes = listed_images(gt_path, gt_index.skeleton)
+    plans = {n: plan_file_parts(gt_path, pred_path, gt_index, pred_index, listed, sizes, n) for n in counts}
+    first = plans[counts[0]]
+    rings = _rings_needed_for(params, [image for part in first for image in part.image_ids])
+    region_of = {image: k for k, part in enumerate(first) for image in part.image_ids}
+    request = parts_request(None, False)
+    seconds = {n: [None] * len(plans[n]) for n in counts}
+    with no_huge_page_advice(), paused_gc():
+        _read_task((plans[counts[-1]][-1], options, params, request, rings))
+        for k in range(len(first)):
+            for n in counts if k % 2 == 0 else counts[::-1]:
+                for i, part in enumerate(plans[n]):
+                    if region_of[part.image_ids[0]] == k:
+                        seconds[n][i] = _timed(_read_task, (part, options, params, request, rings))[1]
+    return seconds
 
 
 def index_costs(gt_path, pred_path, workers=None):
@@ -549,6 +593,8 @@ def taper_study(tapers=(0.0, 0.3, 0.5, 0.7, 0.9), workers=PROJECTED_WORKERS, per
 
 FIGURE_WORKERS = (2, 4, 8, 16, 32, 64)
 """Worker counts the figure's projection is drawn at."""
+FIGURE_TOP = 128
+"""Highest speed-up on the figure's axis; a serial client's limit above it is given in the legend."""
 
 
 def draw_speedups(path, report):
@@ -569,14 +615,19 @@ def draw_speedups(path, report):
               label="measured: 2 workers, command line")
     simulated = sorted((int(n), seconds) for n, seconds in report.get("simulated_s", {}).items())
     if simulated:
-        axes.plot([n for n, _ in simulated], [single / seconds for _, seconds in simulated], "s", color="tab:blue",
+        alongside = report.get("single_process_alongside_s", single)
+        axes.plot([n for n, _ in simulated], [alongside / seconds for _, seconds in simulated], "s", color="tab:blue",
                   label="projected: schedule simulated")
-    axes.axhline(single / serial_s(costs, report["task_overhead_s"]), color="tab:red", linewidth=1,
-                 label="limit of the serial client (Amdahl)")
+    limit = single / serial_s(costs, report["task_overhead_s"])
+    if limit <= FIGURE_TOP:
+        axes.axhline(limit, color="tab:red", linewidth=1, label="limit of the serial client (Amdahl)")
+    else:
+        axes.plot([], [], color="tab:red", linewidth=1, label=f"limit of the serial client (Amdahl): {limit:.0f}x")
+    axes.set_ylim(0.8, FIGURE_TOP)
     axes.set(xscale="log", yscale="log", xlabel="workers", ylabel="speed-up over one process",
              title=f"{report['scale']}x set, {report['profile']} profile, every per-feature CSV")
     axes.set_xticks([1, *FIGURE_WORKERS], [str(n) for n in (1, *FIGURE_WORKERS)])
-    axes.set_yticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
+    axes.set_yticks([1, 2, 4, 8, 16, 32, 64, 128], ["1", "2", "4", "8", "16", "32", "64", "128"])
     axes.legend(fontsize=8, loc="lower right")
     axes.grid(True, which="major", alpha=0.3)
     figure.tight_layout()
@@ -734,15 +785,22 @@ def main(argv=None):
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
     print("\nthe schedule simulated (S + B(N) + the list schedule of the 4N partitions as measured, one scheduler "
           "handing them out, one client taking the results in):")
-    report["simulated_s"], report["wide_partitions"] = {}, {}
+    counts = (4 * 2, *(4 * n for n in PROJECTED_WORKERS))
+    measured = interleaved_partitions(files.gt_path, files.pred_path, args.profile, counts)
+    # the one process's partitions as measured alongside the wider plans (the machine's speed drifts over minutes)
+    alongside = {**costs, "partitions": measured[counts[0]]}
+    single_alongside = single_process_s(alongside)
+    print(f"  (partitions of the plans of {', '.join(map(str, counts))} measured region by region, load average "
+          f"{_load():.1f} after: {', '.join(f'{sum(measured[n]):.2f} s' for n in counts)} in all; one process "
+          f"{single_alongside:.2f} s with the first)")
+    report["interleaved_partitions"], report["single_process_alongside_s"] = measured, single_alongside
+    report["simulated_s"] = {}
     for n in PROJECTED_WORKERS:
-        wide = part_costs(files.gt_path, files.pred_path, args.profile, 4 * n)["partitions"]
-        report["wide_partitions"][n] = wide
-        seconds = report["simulated_s"][n] = simulate(costs, wide, overhead, n, per_partition)
-        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {single / seconds:5.2f}x, against this run's one-process "
-              f"command line {runs[0].wall_s / seconds:5.2f}x   ({len(wide)} partitions "
-              f"measured: {sum(wide):.2f} s in all, largest {max(wide):.3f} s, mean {sum(wide) / len(wide):.3f} s; "
-              f"load average {_load():.1f})")
+        wide = measured[4 * n]
+        seconds = report["simulated_s"][n] = simulate(alongside, wide, overhead, n, per_partition)
+        print(f"  {n:>3} workers: {seconds:8.2f} s   speed-up {single_alongside / seconds:5.2f}x, against this run's "
+              f"one-process command line {runs[0].wall_s / seconds:5.2f}x   ({len(wide)} partitions: {sum(wide):.2f} s "
+              f"in all, largest {max(wide):.3f} s, mean {sum(wide) / len(wide):.3f} s)")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     if args.figure:

@@ -143,6 +143,17 @@ def test_the_part_costs_follow_the_cluster_path_and_the_figure_is_drawn(bench, f
     assert (tmp_path / "speedup.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_plans_partitions_are_measured_region_by_region(bench, fixtures_dir):
+    """Every partition of each plan is measured once, in plan order; the plans hold the same images."""
+    from bench_evaluator_scale_out import interleaved_partitions
+
+    folder = fixtures_dir / "ptb_small"
+    measured = interleaved_partitions(str(folder / "gt.json"), str(folder / "pred.json"), "paper", (2, 4, 8))
+    assert set(measured) == {2, 4, 8}
+    assert [len(measured[n]) for n in (2, 4)] == [2, 4] and 4 < len(measured[8]) <= 8
+    assert all(seconds is not None and seconds > 0 for times in measured.values() for seconds in times)
+
+
 def test_the_simulated_schedule_is_list_scheduling_with_a_serial_scheduler_and_client(bench):
     """Equal partitions and free hand-outs: the work spread evenly; the scheduler's hand-outs delay the starts one
     after another, the client takes the results in one after another; a late large partition is the tail."""
