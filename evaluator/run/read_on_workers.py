@@ -3,12 +3,12 @@
 In a cluster run of :mod:`.distributed` the client reads both files, builds every
 instance and sends each partition's instances to its worker. Here the workers find where
 each record lies (:func:`.coco_index.coco_indexes`: byte ranges and image ids, from a few
-array passes over chunks of the files side by side) and the files' other parts; the client reads only the ground
-truth's ``images[]`` and splits the images into groups of about equal bytes of records,
-and each worker parses the records of its group from the files, with the code that reads
-a whole file (:func:`.io_coco.read_coco_records`), then scores them and encodes their
-per-feature records as :mod:`.distributed` does. It sends back what the client's merge
-and summary read: the instances' fields without their rings, as columns
+array passes over chunks of the files, side by side) and the files' other parts; the
+client reads only the ground truth's ``images[]`` and splits the images into groups of
+about equal bytes of records, and each worker parses the records of its group from the
+files, with the code that reads a whole file (:func:`.io_coco.read_coco_records`), then
+scores them and encodes their per-feature records as :mod:`.distributed` does. It sends
+back what the client's merge and summary read: the instances' fields without their rings, as columns
 (:class:`.instances.FieldRows`), where each lies in the files, the skip counts, and the
 few values the input checks take from the rings (:data:`.instances.LEARNABLE`: the
 longest ring, the bounds, the invalid references).
@@ -99,8 +99,9 @@ def indexed_inputs(gt_path, pred_path, client=None):
     The ground truth is an object with an ``annotations`` list (not GeoJSON); the
     predictions a list, or an object with an ``annotations`` list. With ``client`` the two
     files are indexed on its workers, at their absolute paths, each split into a chunk per
-    worker thread of at least :data:`.coco_index.INDEX_CHUNK_BYTES` (:func:`.coco_index.chunks_for`; None too when the
-    workers cannot read them there: the files are then read here). Inside
+    worker thread of at least :data:`.coco_index.INDEX_CHUNK_BYTES`
+    (:func:`.coco_index.chunks_for`; None too when the workers cannot read them there: the
+    files are then read here). Inside
     :func:`ground_truth_indexed_once` a ground truth indexed before is not indexed again.
     """
     from pathlib import Path
