@@ -773,8 +773,8 @@ def main(argv=None):
     serial = serial_s(costs, overhead)
     print(f"  serial client time S + I(64) {serial:.2f} s against {single:.2f} s in one process (so no N up to 64 "
           f"gives more than {single / serial:.1f}x)")
-    print("\nprojection on a running cluster: S + B(N) + max(P, W/N, 4N max(c, s)) <= T(N) "
-          "<= S + B(N) + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
+    print("\nprojection on a running cluster: S + I(N) + B(N) + max(P, W/N, 4N max(c, s)) <= T(N) "
+          "<= S + I(N) + B(N) + W/N + (1 - 1/N) P + 4N (c + s), every worker on its own core:")
     report["costs"], report["task_overhead_s"], report["startup_s"] = costs, overhead, startup
     report["per_partition"] = per_partition
     report["single_process_s"], report["projection_s"] = single, {}
@@ -783,7 +783,7 @@ def main(argv=None):
         low, high = project(costs, overhead, n, per_partition)
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
-    print("\nthe schedule simulated (S + B(N) + the list schedule of the 4N partitions as measured, one scheduler "
+    print("\nthe schedule simulated (S + I(N) + B(N) + the list schedule of the 4N partitions as measured, one scheduler "
           "handing them out, one client taking the results in):")
     counts = (4 * 2, *(4 * n for n in PROJECTED_WORKERS))
     measured = interleaved_partitions(files.gt_path, files.pred_path, args.profile, counts)
