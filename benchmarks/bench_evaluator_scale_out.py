@@ -56,11 +56,11 @@ On the ``--scale`` x version (default 4; 16 for the memory goal) of the set of
    task. I(N) is the files' index, split as on N workers: its two rounds of chunk tasks
    and the files' joins, each round the list schedule of its measured tasks plus k per
    task (:func:`index_s`). S is measured for 8 partitions and taken as independent of N
-   (it is linear in the instances; what grows with the partitions is in ``c``). It assumes every worker
-   on a core of its own, the client and the scheduler on one more each, the scheduler's
+   (it is linear in the instances; what grows with the partitions is in ``c``). It
+   assumes every worker on a core of its own, the client and the scheduler on one more each, the scheduler's
    cost per partition with 64 worker processes as with 2 of 32 threads, and network,
-   file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)`` for both bounds; ``T1 / (S + I(64))``
-   bounds it for any N up to 64 (Amdahl);
+   file system and memory bandwidth not limiting. The speed-up printed is ``T1 / T(N)``
+   for both bounds; ``T1 / (S + I(64))`` bounds it for any N up to 64 (Amdahl);
 5. simulates the schedule at 16 and 64 workers (:func:`simulate`): the ``4N`` partitions
    of the plan a run on ``N`` workers makes are measured one by one in this process,
    region by region alongside the 8 partitions of a 2-worker run
@@ -105,9 +105,9 @@ import osm_benchmark_set
 from bench_evaluator import EVALUATOR_MODULE, run_measured
 from peak_memory import preload_environment, read_worker_peaks
 
-__all__ = ["PARTITION_TASKS", "draw_speedups", "index_costs", "index_s", "interleaved_partitions", "main", "project", "part_costs",
-           "per_partition_cpu_s", "run_with_worker_peaks", "scheduled_s", "serial_s", "simulate", "single_process_s", "taper_study",
-           "task_overhead_s"]
+__all__ = ["PARTITION_TASKS", "draw_speedups", "index_costs", "index_s", "interleaved_partitions", "main", "project",
+           "part_costs", "per_partition_cpu_s", "run_with_worker_peaks", "scheduled_s", "serial_s", "simulate",
+           "single_process_s", "taper_study", "task_overhead_s"]
 
 PROJECTED_WORKERS = (16, 64)
 
@@ -162,7 +162,8 @@ def part_costs(gt_path, pred_path, profile, n_parts, workers_read=True):
         records: one process reads them in ``single["load"]``), ``partition_mib`` /
         ``result_mib`` (pickled size of each partition sent out and its result sent back,
         where measured), the bootstrap's costs (:func:`_bootstrap_costs`), and where the
-        workers read their partitions ``index`` (:func:`index_costs`: each index task, by workers).
+        workers read their partitions ``index`` (:func:`index_costs`: each task of the
+        index, by worker count).
     """
     from polytopo.core.huge_pages import no_huge_page_advice
     from polytopo.evaluator.tables.params import params_for
@@ -313,11 +314,12 @@ def index_costs(gt_path, pred_path, workers=None):
     """Seconds of each task of the files' index on a cluster of each worker count, measured in this process.
 
     The evaluator splits each file into ``min(N, ceil(bytes / INDEX_CHUNK_BYTES))`` chunks
-    on ``N`` one-thread workers (``coco_index.chunks_for``) (:func:`polytopo.evaluator.run.read_on_workers.indexed_inputs`);
-    each chunking is measured once: the counts of each chunk (round 1), the client's
-    entries, the marks of each chunk (round 2) and each file's join. Returns
-    ``{str(N): {"gt": {...}, "pred": {...}}}`` for each of ``workers`` (default: 2 and the
-    figure's counts), each side ``{"counts": [s, ...], "entries": s, "marks": [s, ...], "join": s}``.
+    on ``N`` one-thread workers (``coco_index.chunks_for``, called by
+    :func:`polytopo.evaluator.run.read_on_workers.indexed_inputs`); each chunking is
+    measured once: the counts of each chunk (round 1), the client's entries, the marks of
+    each chunk (round 2) and each file's join. Returns ``{str(N): {"gt": {...}, "pred":
+    {...}}}`` for each of ``workers`` (default: the figure's counts), each side
+    ``{"counts": [s, ...], "entries": s, "marks": [s, ...], "join": s}``.
     """
     from polytopo.evaluator.inputs import coco_index as index
 
@@ -500,7 +502,7 @@ def serial_s(costs, overhead_s):
 
 
 def _fixed_s(costs, workers, overhead_s, startup_s=0.0):
-    """``S + I(N) + B(N)``: the serial parts, the start-up the client's loading does not cover, the index, the bootstrap."""
+    """``S + I(N) + B(N)``: the serial parts, the start-up the loading does not cover, the index, the bootstrap."""
     return (sum(costs["serial"].values()) + max(0.0, startup_s - costs["serial"].get("load", 0.0))
             + index_s(costs, workers, overhead_s) + bootstrap_s(costs, workers, overhead_s))
 
@@ -783,8 +785,8 @@ def main(argv=None):
         low, high = project(costs, overhead, n, per_partition)
         report["projection_s"][n] = [low, high]
         print(f"  {n:>3} workers: {low:8.2f} .. {high:6.2f} s   speed-up {single / high:5.2f}x .. {single / low:5.2f}x")
-    print("\nthe schedule simulated (S + I(N) + B(N) + the list schedule of the 4N partitions as measured, one scheduler "
-          "handing them out, one client taking the results in):")
+    print("\nthe schedule simulated (S + I(N) + B(N) + the list schedule of the 4N partitions as measured, one "
+          "scheduler handing them out, one client taking the results in):")
     counts = (4 * 2, *(4 * n for n in PROJECTED_WORKERS))
     measured = interleaved_partitions(files.gt_path, files.pred_path, args.profile, counts)
     # the one process's partitions as measured alongside the wider plans (the machine's speed drifts over minutes)

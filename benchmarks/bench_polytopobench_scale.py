@@ -64,8 +64,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import osm_benchmark_set
-from bench_evaluator_scale_out import (PROJECTED_WORKERS, bootstrap_s, index_s, part_costs, per_partition_cpu_s, project,
-                                       run_with_worker_peaks, serial_s, single_process_s, task_overhead_s)
+from bench_evaluator_scale_out import (PROJECTED_WORKERS, bootstrap_s, index_s, part_costs, per_partition_cpu_s,
+                                       project, run_with_worker_peaks, serial_s, single_process_s, task_overhead_s)
 
 __all__ = ["GOAL_MB", "METHODS", "MIN_REFERENCES", "PER_PARTITION_SCALE", "SCALED_FIELDS", "main", "method_simulation",
            "project_compare", "scale_for"]
@@ -318,7 +318,8 @@ def _projection(args, sets, report):
         print(f"  parts of {name} (measured one after the other in this process in {time.perf_counter() - started:.0f}"
               f" s, load average {_load():.1f} after): serial client S {sum(costs['serial'].values()):.2f} s ("
               + ", ".join(f"{k} {v:.2f}" for k, v in costs["serial"].items())
-              + f"; the index on 2 workers {index_s(costs, 2):.2f}); 8 partitions {sum(costs['partitions']):.2f} s (largest {max(costs['partitions']):.2f} s, "
+              + f"; the index on 2 workers {index_s(costs, 2):.2f}); 8 partitions {sum(costs['partitions']):.2f} s "
+              f"(largest {max(costs['partitions']):.2f} s, "
               f"reading its records {max(costs['reads']):.2f} s); bootstrap {bootstrap_s(costs, 1):.3f} s in one "
               "process", flush=True)
     overhead, startup = task_overhead_s()
