@@ -273,19 +273,24 @@ def _special_positions(data, lo, hi):
 
 
 def _specials(data, lo, hi):
-    """The special bytes of ``data[lo:hi]``: their positions, codes and which are quotes."""
+    """The special bytes of ``data[lo:hi]``: their positions, codes, which are quotes, which follow an even number.
+
+    The last: each byte's quotes before it in the chunk, counted, is even (with no
+    escapes, the byte is outside a string where the chunk starts outside one).
+    """
     found = _special_positions(data, lo, hi)
     codes = _CODES[np.frombuffer(data, np.uint8)[found]]
-    return found, codes, codes == _QUOTE
+    quote = codes == _QUOTE
+    return found, codes, quote, (np.cumsum(quote) - quote) % 2 == 0
 
 
-def _brackets(found, codes, quote, in_string):
+def _brackets(found, codes, quote, even, in_string):
     """The brackets outside strings of a chunk starting inside a string or not (:func:`_specials` of it).
 
     Returns their positions, their steps (+1 opens, -1 closes) and the positions of the
     quotes that open a string (with no escapes, every other quote does).
     """
-    outside = (np.cumsum(quote) - quote + in_string) % 2 == 0
+    outside = ~even if in_string else even
     bracket = outside & ~quote
     return found[bracket], codes[bracket].astype(np.int64), found[quote & outside]
 
