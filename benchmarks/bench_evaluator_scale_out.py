@@ -316,29 +316,30 @@ def index_costs(gt_path, pred_path, workers=None):
     The evaluator splits each file into ``min(N, ceil(bytes / INDEX_CHUNK_BYTES))`` chunks
     on ``N`` one-thread workers (``coco_index.chunks_for``, called by
     :func:`polytopo.evaluator.run.read_on_workers.indexed_inputs`); each chunking is
-    measured once: the counts of each chunk (round 1), the client's entries, the marks of
-    each chunk (round 2) and each file's join. Returns ``{str(N): {"gt": {...}, "pred":
-    {...}}}`` for each of ``workers`` (default: the figure's counts), each side
-    ``{"counts": [s, ...], "entries": s, "marks": [s, ...], "join": s}``.
+    measured once, by ``coco_indexes`` itself with a ``submit`` that times each task: the
+    counts of each chunk (round 1), the marks of each chunk (round 2) and the file's join.
+    Returns ``{str(N): {"gt": {...}, "pred": {...}}}`` for each of ``workers`` (default: the
+    figure's counts), each side ``{"counts": [s, ...], "marks": [s, ...], "join": s}``.
     """
     from polytopo.evaluator.inputs import coco_index as index
 
+    rounds = {index.chunk_counts: "counts", index.chunk_marks: "marks", index.joined_index: "join"}
     measured, by_chunking = {}, {}
     for n in workers or FIGURE_WORKERS:
         sides = {}
         for side, path in (("gt", Path(gt_path)), ("pred", Path(pred_path))):
             chunks = index.chunks_for(path.stat().st_size, n)
             if (side, chunks) not in by_chunking:
-                record_depth, plan = index.chunk_plan(path, functools.partial(index.chunks_for, slots=n))
-                counts = [_timed(index.chunk_counts, path, lo, hi) for lo, hi in plan]
-                entries, entries_s = _timed(index.chunk_entries, [count for count, _ in counts])
-                marks = [_timed(index.chunk_marks, path, lo, hi, *entry, record_depth)
-                         for (lo, hi), entry in zip(plan, entries)]
-                joined, join_s = _timed(index.joined_index, path, [mark for mark, _ in marks])
-                if joined is None:
+                timed = {name: [] for name in rounds.values()}
+
+                def submit(func, *args, timed=timed):
+                    value, seconds = _timed(func, *args)
+                    timed[rounds[func]].append(seconds)
+                    return value
+
+                if index.coco_indexes([path], functools.partial(index.chunks_for, slots=n), submit)[0] is None:
                     raise RuntimeError(f"the index cannot place the records of {path}")
-                by_chunking[side, chunks] = {"counts": [s for _, s in counts], "entries": entries_s,
-                                             "marks": [s for _, s in marks], "join": join_s}
+                by_chunking[side, chunks] = {**timed, "join": timed["join"][0]}
             sides[side] = by_chunking[side, chunks]
         measured[str(n)] = sides
     return measured
@@ -347,18 +348,18 @@ def index_costs(gt_path, pred_path, workers=None):
 def index_s(costs, workers, overhead_s=0.0):
     """Seconds of the files' index on ``workers`` one-thread workers (0 where the client reads the files).
 
-    Round 1 (the chunks' counts of every file indexed), the client's entries, round 2 (the
-    chunks' marks), the joins: each round the list schedule of its tasks
-    (:func:`scheduled_s`) plus the scheduler's ``overhead_s`` per task, one after the
-    other. ``costs["index"]`` holds the sides indexed (:func:`index_costs`).
+    Round 1 (the chunks' counts of every file indexed), round 2 (the chunks' marks), the
+    joins: each round the list schedule of its tasks (:func:`scheduled_s`) plus the
+    scheduler's ``overhead_s`` per task, one after the other (the client's placing of the
+    chunks between the rounds takes microseconds). ``costs["index"]`` holds the sides
+    indexed (:func:`index_costs`).
     """
     if "index" not in costs:
         return 0.0
     sides = costs["index"][str(workers)].values()
     rounds = ([t for side in sides for t in side["counts"]], [t for side in sides for t in side["marks"]],
               [side["join"] for side in sides])
-    return (sum(side["entries"] for side in sides)
-            + sum(scheduled_s(tasks, workers, 0.0, 0.0) + overhead_s * len(tasks) for tasks in rounds))
+    return sum(scheduled_s(tasks, workers, 0.0, 0.0) + overhead_s * len(tasks) for tasks in rounds)
 
 
 def _client_read_costs(gt_path, pred_path, params, n_parts):

@@ -58,8 +58,8 @@ def test_the_comparison_is_the_sum_of_its_evaluations_with_one_cluster_start(ben
     assert low == pytest.approx(first[0] + later[0]) and high == pytest.approx(first[1] + later[1])
     assert first[0] - later[0] == pytest.approx(2.0)  # start-up 3 s less the 1 s of loading it overlaps
     # where the workers read the files: the ground truth is indexed with the first method only
-    sides = {"gt": {"counts": [0.3], "entries": 0.0, "marks": [0.3], "join": 0.1},
-             "pred": {"counts": [0.1], "entries": 0.0, "marks": [0.05], "join": 0.05}}
+    sides = {"gt": {"counts": [0.3], "marks": [0.3], "join": 0.1},
+             "pred": {"counts": [0.1], "marks": [0.05], "join": 0.05}}
     indexed = {**costs, "index": {"2": sides}}
     low_indexed, _ = bench.project_compare([indexed, indexed], 0.001, 3.0, 2, per_partition)
     # first: both files side by side on the 2 workers, 3 tasks a round; second: the predictions alone
