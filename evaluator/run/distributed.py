@@ -705,7 +705,7 @@ def resample_rows(resamples, slots):
     >>> resample_rows(500, 2), resample_rows(500, 16), resample_rows(500, 64)
     (64, 32, 16)
     """
-    return max(1, min(RESAMPLE_CHUNK, max(RESAMPLE_CHUNK_MIN, math.ceil(resamples / max(1, slots)))))
+    return min(RESAMPLE_CHUNK, max(RESAMPLE_CHUNK_MIN, math.ceil(resamples / max(1, slots))))
 
 
 def resample_chunk(client, resamples):
