@@ -159,7 +159,9 @@ class FieldRows(Sequence):
     """
 
     def __init__(self, columns):
-        self.columns = {name: list(columns[name]) for name in FIELD_NAMES}
+        # a list is taken as it is, not copied: the callers hand over lists made for it
+        self.columns = {name: columns[name] if type(columns[name]) is list else list(columns[name])
+                        for name in FIELD_NAMES}
 
     def __len__(self):
         return len(self.columns["image_id"])
@@ -345,8 +347,9 @@ class PackedInstances:
 
     Attributes
     ----------
-    fields : list of tuple
-        ``(image_id, source_id, score, category_id, part)`` of each instance.
+    fields : tuple of list
+        One list per field of :data:`FIELD_NAMES` but ``hole_count`` (``image_id``,
+        ``source_id``, ``score``, ``category_id``, ``part``), each with a value per instance.
     hole_counts : numpy.ndarray
         int64, holes of each instance.
     ring_sizes : numpy.ndarray
@@ -357,7 +360,7 @@ class PackedInstances:
         Whether the rings were packed (:meth:`pack` with ``rings=False`` sends the fields alone).
     """
 
-    fields: list
+    fields: tuple
     hole_counts: np.ndarray
     ring_sizes: np.ndarray
     coords: np.ndarray
@@ -366,8 +369,8 @@ class PackedInstances:
     @classmethod
     def pack(cls, instances, rings=True):
         """The packed form of a sequence of :class:`Instance`; without their rings unless ``rings``."""
-        fields = [(i.image_id, i.source_id, i.score, i.category_id, i.part) for i in instances]
-        hole_counts = np.fromiter((i.hole_count for i in instances), np.int64, len(instances))
+        fields = tuple(field_values(instances, name) for name in FIELD_NAMES[:-1])
+        hole_counts = np.fromiter(field_values(instances, "hole_count"), np.int64, len(instances))
         if not rings:
             return cls(fields, hole_counts, np.zeros(0, np.int64), np.zeros((0, 2)), False)
         flat = [ring for instance in instances for ring in instance.rings]
@@ -380,15 +383,14 @@ class PackedInstances:
         Packed without rings: :class:`FieldRows`.
         """
         if not self.with_rings:
-            columns = list(zip(*self.fields)) if self.fields else [()] * (len(FIELD_NAMES) - 1)
-            return FieldRows(dict(zip(FIELD_NAMES, [*columns, self.hole_counts.tolist()], strict=True)))
+            return FieldRows(dict(zip(FIELD_NAMES, [*self.fields, self.hole_counts.tolist()], strict=True)))
         coords = self.coords.view()
         coords.flags.writeable = False
         ends = np.cumsum(self.ring_sizes).tolist()
         rings = iter([coords[lo:hi] for lo, hi in zip([0] + ends[:-1], ends)])
         return [Instance(image_id, source_id, next(rings), tuple(next(rings) for _ in range(holes)), score,
                          category_id, part)
-                for (image_id, source_id, score, category_id, part), holes in zip(self.fields, self.hole_counts.tolist())]
+                for image_id, source_id, score, category_id, part, holes in zip(*self.fields, self.hole_counts.tolist())]
 
 
 def _unpacked_set(packed, image_ids, skipped, source, image_sizes):
