@@ -475,11 +475,10 @@ def _filtered(whole, matches, side):
     flat = None if columnar else [instance for instances in local for instance in instances]
     image_of = list(chain.from_iterable(field_values(instances, "image_id") for instances in local))
     images = list(dict.fromkeys(image_of))
-    # each image's sort key once: the set's images and any an instance names besides them
-    keys = {image: image_sort_key(image) for image in dict.fromkeys(chain(whole.image_ids, images))}
+    keys = {image: image_sort_key(image) for image in images}  # each image's once
     order = None  # the partitions one after another are in order already
-    if len({keys[image] for image in images}) == len(images):
-        rank_of = {image: rank for rank, image in enumerate(sorted(keys, key=keys.__getitem__))}
+    if len(set(keys.values())) == len(images):
+        rank_of = {image: rank for rank, image in enumerate(sorted(images, key=keys.__getitem__))}
         if not _in_image_order(local, rank_of):
             image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
             within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
@@ -495,7 +494,7 @@ def _filtered(whole, matches, side):
         rank = np.empty(len(image_of), dtype=np.int64)
         rank[order] = np.arange(len(image_of))
         instances = FieldRows.joined(local).taken(order) if columnar else tuple(flat[n] for n in order)
-    image_ids = tuple(sorted(whole.image_ids, key=keys.__getitem__))
+    image_ids = tuple(sorted(whole.image_ids, key=image_sort_key))
     merged = InstanceSet(instances, image_ids, whole.skipped, whole.source, whole.image_sizes)
     return merged, [rank[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 

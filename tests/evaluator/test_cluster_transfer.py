@@ -113,6 +113,23 @@ def test_merged_filtered_sets_follow_the_single_process_order(images):
         assert all(np.array_equal(a, b) for a, b in zip(field_positions, positions))
 
 
+@pytest.mark.parametrize("listed, named", [((True, "True", 3), ("True", 3)), ((3, "b"), (3, "b", "a", 1))])
+def test_merged_filtered_sets_where_the_listed_images_and_the_instances_images_differ(listed, named):
+    """Listed images that share a sort key but hold no instance, or instances of images not listed: the same order."""
+    instances = [Instance(image, n, _square(n, 0, 2), score=0.1 * n) for n, image in enumerate(named * 2)]
+    whole = InstanceSet(tuple(instances), listed)
+    groups = [[i for i in instances if type(i.image_id) is type(image) and i.image_id == image] for image in named]
+    matches = [types.SimpleNamespace(pred=canonical_order(InstanceSet(tuple(g), ()), by_score=True).instances)
+               for g in groups[::-1]]  # the partitions out of image order
+    merged, positions = _filtered(whole, matches, "pred")
+    expected = canonical_order(whole, by_score=True)
+    assert [(i.image_id, i.source_id) for i in merged.instances] == [(i.image_id, i.source_id)
+                                                                      for i in expected.instances]
+    assert merged.image_ids == tuple(sorted(listed, key=image_sort_key))
+    assert all(merged.instances[p] is instance for match, ranks in zip(matches, positions)
+               for p, instance in zip(ranks, match.pred))
+
+
 def _mixed_instances():
     """Instances with and without holes, ids of several kinds, scores and parts."""
     hole = _square(3, 3, 2)[::-1]
