@@ -113,9 +113,11 @@ def test_merged_filtered_sets_follow_the_single_process_order(images):
         assert all(np.array_equal(a, b) for a, b in zip(field_positions, positions))
 
 
-@pytest.mark.parametrize("listed, named", [((True, "True", 3), ("True", 3)), ((3, "b"), (3, "b", "a", 1))])
+@pytest.mark.parametrize("listed, named", [((True, "True", 3), ("True", 3)), ((3, "b"), (3, "b", "a", 1)),
+                                           ((1, 2), (True, 2))])
 def test_merged_filtered_sets_where_the_listed_images_and_the_instances_images_differ(listed, named):
-    """Listed images that share a sort key but hold no instance, or instances of images not listed: the same order."""
+    """Listed images that share a sort key but hold no instance, instances of images not listed (``True`` where
+    ``1`` is listed: equal as dict keys, not as images): the order of one process."""
     instances = [Instance(image, n, _square(n, 0, 2), score=0.1 * n) for n, image in enumerate(named * 2)]
     whole = InstanceSet(tuple(instances), listed)
     groups = [[i for i in instances if type(i.image_id) is type(image) and i.image_id == image] for image in named]
