@@ -42,10 +42,14 @@ def image_sort_key(image_id):
     return (0, image_id, "") if number else (1, 0, str(image_id))
 
 
-def image_rank(ids):
-    """Position of each of ``ids`` in :func:`image_sort_key` order, as an int64 array."""
+def image_rank(ids, keys=None):
+    """Position of each of ``ids`` in :func:`image_sort_key` order, as an int64 array.
+
+    ``keys``: each id's :func:`image_sort_key`, where the caller has them already.
+    """
+    keys = [image_sort_key(image) for image in ids] if keys is None else keys
     rank = np.empty(len(ids), dtype=np.int64)
-    rank[sorted(range(len(ids)), key=lambda k: image_sort_key(ids[k]))] = np.arange(len(ids))
+    rank[sorted(range(len(ids)), key=keys.__getitem__)] = np.arange(len(ids))
     return rank
 
 

@@ -37,7 +37,7 @@ from ...core.cluster import map_partitions, task_slots
 from ...core.gc_pause import paused_gc
 from ..inputs.instances import FieldRows, InstanceSet, PackedInstances, field_values
 from ..metrics.matching import Candidates
-from ..inputs.ordering import image_sort_key, instance_sort_key
+from ..inputs.ordering import image_rank, image_sort_key, instance_sort_key
 from ..outputs.record_parts import RecordParts, record_part
 from ..metrics.detection import ImageMatches
 from ..profiles.paper import (PaperMatch, image_codes, image_detection, match_paper, pair_outcome, prepare_rings,
@@ -475,10 +475,10 @@ def _filtered(whole, matches, side):
     flat = None if columnar else [instance for instances in local for instance in instances]
     image_of = list(chain.from_iterable(field_values(instances, "image_id") for instances in local))
     images = list(dict.fromkeys(image_of))
-    keys = {image: image_sort_key(image) for image in images}  # each image's once
+    keys = [image_sort_key(image) for image in images]  # each image's once, for the check and the ranks
     order = None  # the partitions one after another are in order already
-    if len(set(keys.values())) == len(images):
-        rank_of = {image: rank for rank, image in enumerate(sorted(images, key=keys.__getitem__))}
+    if len(set(keys)) == len(images):
+        rank_of = dict(zip(images, image_rank(images, keys).tolist()))
         if not _in_image_order(local, rank_of):
             image = np.fromiter(map(rank_of.__getitem__, image_of), np.int64, len(image_of))
             within = np.concatenate([np.arange(len(instances)) for instances in local] or [np.zeros(0, np.int64)])
