@@ -8,7 +8,7 @@ models. Lengths in grid pixels (``_px``) are pixels of the model grid, at
 
 from dataclasses import dataclass, replace
 
-from .augment import BASIC, MULTISCALE, MULTISCALE_COLOUR, Augmentation
+from .augment import BASIC, MULTISCALE, MULTISCALE_COLOUR, MULTISCALE_LARGE, Augmentation
 from .encoder_variants import LITE_VARIANTS
 from .errors import TrainingError
 from .rendered import CITIES
@@ -518,6 +518,14 @@ LITE0_GAPS = replace(
 weigh 1): the weighted trial drew fewer buildings together with a neighbour, missed no fewer small ones and drew
 more roofs in pieces (issue 31)."""
 
+LITE0_LARGE_ROOFS = replace(
+    LITE0_BUILDINGS,
+    name="unet_buildings_rgb_large_roofs",
+    augmentation=MULTISCALE_LARGE,
+)
+"""A trial: the default model trained with buildings shown up to twice as large (scale 0.5-1.33 instead of
+0.75-1.33), for the large roofs that its training places lack (issue 31)."""
+
 LITE0_TWO_GRIDS = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_two_grids",
@@ -696,6 +704,7 @@ RECIPES = {
         LITE0_TWO_GRIDS,
         LITE0_WEIGHTED,
         LITE0_GAPS,
+        LITE0_LARGE_ROOFS,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",

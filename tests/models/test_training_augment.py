@@ -107,7 +107,7 @@ def test_basic_is_flips_and_gain_only():
     assert not BASIC.changes_colour and BASIC.scale == (1.0, 1.0) and not BASIC.rotate
     window = CropWindow.draw(np.random.default_rng(1), BASIC, (300, 260), 128)
     assert window.is_shift and float(window.origin[0]).is_integer() and float(window.origin[1]).is_integer()
-    assert set(AUGMENTATIONS) == {"basic", "strong", "multiscale", "multiscale-colour"}
+    assert set(AUGMENTATIONS) == {"basic", "strong", "multiscale", "multiscale-colour", "multiscale-large"}
     assert "rotation" in STRONG.describe() and "JPEG" in STRONG.describe() and "rotation" not in BASIC.describe()
 
 
@@ -153,6 +153,20 @@ def test_gamma_and_grey_change_colour_within_range_and_leave_the_other_strengths
                                                                   saturation=0.25, gamma=0.0, grey_probability=0.0),
                     image, (0.0, 255.0))
     assert np.array_equal(a, b)
+
+
+def test_the_large_roofs_strength_shows_buildings_up_to_twice_as_large():
+    from polytopo.training.augment import MULTISCALE, MULTISCALE_LARGE
+    from polytopo.training.recipes import recipe
+
+    rng = np.random.default_rng(12)
+    scales = np.array([CropWindow.draw(rng, MULTISCALE_LARGE, (900, 900), 256).scale for _ in range(2000)])
+    assert scales.min() >= 0.5 and scales.max() <= 1.33
+    # two fifths of the crops (log-uniform: 0.41) show buildings larger than the default's 1.33x allows
+    assert 0.36 < np.mean(scales < 0.75) < 0.46
+    assert dataclasses.replace(MULTISCALE_LARGE, name="multiscale", scale=MULTISCALE.scale) == MULTISCALE
+    assert recipe("unet_buildings_rgb_large_roofs").augmentation is MULTISCALE_LARGE
+    assert "scale 0.5–1.33" in MULTISCALE_LARGE.describe()
 
 
 def test_every_recipe_names_a_declared_augmentation():
