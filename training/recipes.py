@@ -526,6 +526,15 @@ LITE0_LARGE_ROOFS = replace(
 """A trial: the default model trained with buildings shown up to twice as large (scale 0.5-1.33 instead of
 0.75-1.33), for the large roofs that its training places lack (issue 31)."""
 
+LITE2_GAPS = replace(
+    LITE2_BUILDINGS,
+    name="unet_buildings_rgb_lite2_gaps",
+    gap_weight=3.0,
+    gap_reach_px=3,
+)
+"""A trial: the EfficientNet-Lite2 model with the gaps trial's weight on the ground within 3 px of two buildings
+(Lite2 gained on the held-out place, the gap weight on the held-out Kampala ground) (issue 31)."""
+
 LITE0_TWO_GRIDS = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_two_grids",
@@ -705,6 +714,7 @@ RECIPES = {
         LITE0_WEIGHTED,
         LITE0_GAPS,
         LITE0_LARGE_ROOFS,
+        LITE2_GAPS,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",

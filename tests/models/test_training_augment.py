@@ -254,6 +254,9 @@ def test_the_card_states_the_loss_weights_it_was_trained_with():
     assert weighted == {"gap_weight": 3.0, "gap_reach_px": 3, "small_building_m2": 40.0, "small_building_max_weight": 3.0}
     gaps = card_entries(recipe("unet_buildings_rgb_gaps"), info)["polytopo.training"]["loss_weights"]
     assert gaps == {"gap_weight": 3.0, "gap_reach_px": 3}
+    lite2_gaps = recipe("unet_buildings_rgb_lite2_gaps")
+    assert lite2_gaps.encoder == "efficientnet-lite2" and lite2_gaps.augmentation is recipe("unet_buildings_rgb").augmentation
+    assert card_entries(lite2_gaps, info)["polytopo.training"]["loss_weights"] == gaps
     walls = card_entries(recipe("unet_holes_rgb_walls"), info)["polytopo.training"]["loss_weights"]
     assert walls == {"gap_weight": 3.0, "gap_reach_px": 3, "wall_weight": 3.0}
     assert "loss_weights" not in card_entries(recipe("unet_buildings_rgb"), info)["polytopo.training"]
