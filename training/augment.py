@@ -11,7 +11,7 @@ gain and shift); :data:`STRONG` adds scale, rotation, colour, blur, JPEG and noi
 """
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import shapely
@@ -128,10 +128,7 @@ MULTISCALE_COLOUR = Augmentation(
 )
 """:data:`MULTISCALE` with wider colour changes, for imagery of other sensors and light: per-channel gain ±0.25 and
 shift ±0.1 (colour casts), saturation ±0.5, a gamma of 0.77-1.3 and a tenth of the crops grey."""
-MULTISCALE_LARGE = Augmentation(
-    "multiscale-large", scale=(0.5, 1.33), rotate=True, saturation=0.25, blur_probability=0.2, blur_sigma_px=(0.4, 1.0),
-    jpeg_probability=0.2, jpeg_quality=(40, 90), noise=0.01, coarsen_probability=0.35, coarsen_factor=(1.3, 2.0),
-)
+MULTISCALE_LARGE = replace(MULTISCALE, name="multiscale-large", scale=(0.5, 1.33))
 """:data:`MULTISCALE` with buildings up to twice as large (0.75-2x instead of 0.75-1.33x): the training places are
 mostly small houses, and cities at 0.3 m hold apartment blocks, halls and palace wings whose roofs the default
 returns in pieces."""
