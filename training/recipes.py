@@ -529,8 +529,8 @@ LITE0_LARGE_ROOFS = replace(
 LITE2_GAPS = replace(
     LITE2_BUILDINGS,
     name="unet_buildings_rgb_lite2_gaps",
-    gap_weight=3.0,
-    gap_reach_px=3,
+    gap_weight=LITE0_GAPS.gap_weight,
+    gap_reach_px=LITE0_GAPS.gap_reach_px,
 )
 """A trial: the EfficientNet-Lite2 model with the gaps trial's weight on the ground within 3 px of two buildings
 (Lite2 gained on the held-out place, the gap weight on the held-out Kampala ground) (issue 31)."""
