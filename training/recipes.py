@@ -535,6 +535,14 @@ LITE2_GAPS = replace(
 """A trial: the EfficientNet-Lite2 model with the gaps trial's weight on the ground within 3 px of two buildings
 (Lite2 gained on the held-out place, the gap weight on the held-out Kampala ground) (issue 31)."""
 
+LITE2_GAPS_SEED = replace(LITE2_GAPS, name="unet_buildings_rgb_lite2_gaps_seed", seed=20261213)
+"""A trial: the Lite2-gaps recipe again with another seed; it, the first run and the shorter run below compete
+on validation alone, and only the winner meets the adoption rule (issue 31)."""
+
+LITE2_GAPS_SHORT = replace(LITE2_GAPS, name="unet_buildings_rgb_lite2_gaps_short", steps=650)
+"""A trial: the Lite2-gaps recipe on a schedule of 650 steps instead of 1,800 (the longer Lite2 run carried less to
+new ground than the shorter one); it competes with the two full runs on validation alone (issue 31)."""
+
 LITE0_TWO_GRIDS = replace(
     LITE0_BUILDINGS,
     name="unet_buildings_rgb_two_grids",
@@ -715,6 +723,8 @@ RECIPES = {
         LITE0_GAPS,
         LITE0_LARGE_ROOFS,
         LITE2_GAPS,
+        LITE2_GAPS_SEED,
+        LITE2_GAPS_SHORT,
         Recipe(
             name="unet_buildings_rgb_scratch",
             family="semantic",

@@ -257,6 +257,12 @@ def test_the_card_states_the_loss_weights_it_was_trained_with():
     lite2_gaps = recipe("unet_buildings_rgb_lite2_gaps")
     assert lite2_gaps.encoder == "efficientnet-lite2" and lite2_gaps.augmentation is recipe("unet_buildings_rgb").augmentation
     assert card_entries(lite2_gaps, info)["polytopo.training"]["loss_weights"] == gaps
+    # the second seed and the shorter schedule differ from the first Lite2-gaps run in that alone
+    for name, changed in (("unet_buildings_rgb_lite2_gaps_seed", {"seed": 20261213}),
+                          ("unet_buildings_rgb_lite2_gaps_short", {"steps": 650})):
+        rerun = recipe(name)
+        assert dataclasses.replace(lite2_gaps, name=name, **changed) == rerun
+        assert all(getattr(rerun, field) != getattr(lite2_gaps, field) for field in changed)
     walls = card_entries(recipe("unet_holes_rgb_walls"), info)["polytopo.training"]["loss_weights"]
     assert walls == {"gap_weight": 3.0, "gap_reach_px": 3, "wall_weight": 3.0}
     assert "loss_weights" not in card_entries(recipe("unet_buildings_rgb"), info)["polytopo.training"]
