@@ -537,7 +537,7 @@ LITE2_GAPS = replace(
 
 LITE2_GAPS_SEED = replace(LITE2_GAPS, name="unet_buildings_rgb_lite2_gaps_seed", seed=20261213)
 """A trial: the Lite2-gaps recipe again with another seed; it, the first run and the shorter run below compete
-on validation alone, and only the winner meets the adoption rule (issue 31)."""
+on validation alone, and only the winner is judged by the adoption rule (issue 31)."""
 
 LITE2_GAPS_SHORT = replace(LITE2_GAPS, name="unet_buildings_rgb_lite2_gaps_short", steps=650)
 """A trial: the Lite2-gaps recipe on a schedule of 650 steps instead of 1,800 (the longer Lite2 run carried less to
