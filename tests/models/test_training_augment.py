@@ -7,7 +7,8 @@ import pytest
 import shapely
 from scipy import ndimage
 
-from polytopo.training.augment import AUGMENTATIONS, BASIC, STRONG, CropWindow, photometric, warp, window_polygons
+from polytopo.training.augment import (AUGMENTATIONS, BASIC, MULTISCALE, MULTISCALE_LARGE, STRONG, CropWindow,
+                                       photometric, warp, window_polygons)
 from polytopo.training.data import GridSample
 from polytopo.training.recipes import recipe
 from polytopo.training.samples import CropSampler, WeightedSample
@@ -112,7 +113,7 @@ def test_basic_is_flips_and_gain_only():
 
 
 def test_coarsening_blurs_like_coarser_imagery_and_keeps_range():
-    from polytopo.training.augment import MULTISCALE, _coarsen
+    from polytopo.training.augment import _coarsen
 
     rng = np.random.default_rng(4)
     image = rng.uniform(0, 255, (3, 64, 64)).astype(np.float32)
@@ -127,7 +128,7 @@ def test_coarsening_blurs_like_coarser_imagery_and_keeps_range():
 
 
 def test_gamma_and_grey_change_colour_within_range_and_leave_the_other_strengths_as_they_were():
-    from polytopo.training.augment import MULTISCALE, MULTISCALE_COLOUR
+    from polytopo.training.augment import MULTISCALE_COLOUR
 
     rng = np.random.default_rng(5)
     image = rng.uniform(0, 255, (3, 32, 32)).astype(np.float32)
@@ -156,9 +157,6 @@ def test_gamma_and_grey_change_colour_within_range_and_leave_the_other_strengths
 
 
 def test_the_large_roofs_strength_shows_buildings_up_to_twice_as_large():
-    from polytopo.training.augment import MULTISCALE, MULTISCALE_LARGE
-    from polytopo.training.recipes import recipe
-
     rng = np.random.default_rng(12)
     scales = np.array([CropWindow.draw(rng, MULTISCALE_LARGE, (900, 900), 256).scale for _ in range(2000)])
     assert scales.min() >= 0.5 and scales.max() <= 1.33
