@@ -63,6 +63,10 @@ _JOPLIN_DATA = (
     "its footprints were captured years after the imagery and miss many houses, so only pixels within "
     "{reach:g} m of a labelled building count in the loss there."
 )
+_NOISY_PLACES_DATA = (
+    " The labels of {places} miss visible buildings, so there too only pixels within {reach:g} m of a labelled "
+    "building count in the loss."
+)
 _JOPLIN_LICENCE = (
     " Joplin imagery and footprints from DIUx-xView/xView2-deploy: repository MIT (names the code); the licence "
     "of the imagery and footprints is not stated (the footprints look like Microsoft's US Building Footprints, "
@@ -88,6 +92,9 @@ def training_data(recipe):
         text += _VALIDATION_PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.validation_places))
     if recipe.joplin:
         text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
+    if recipe.noisy_places:
+        text += _NOISY_PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.noisy_places),
+                                          reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:
         text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=recipe.rendered_frames,
                                       resolution=recipe.resolution_cm,
@@ -278,6 +285,8 @@ def card_entries(recipe, checkpoint_info):
             "fine_tuned_from": recipe.fine_tune_from,
             "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
         })
+        if recipe.noisy_places:
+            entries["polytopo.training"]["noisy_places"] = list(recipe.noisy_places)
         if recipe.encoder_learning_rate_scale != 1.0:
             entries["polytopo.training"]["encoder_learning_rate_scale"] = recipe.encoder_learning_rate_scale
     if recipe.loss_weighted:

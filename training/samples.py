@@ -23,7 +23,7 @@ from .augment import CropWindow, photometric, warp, window_polygons
 from .rendered import rendered_samples
 from .targets import CourtyardParams, carve_courtyards, class_map, instance_weights, vertex_heatmap
 
-__all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "training_samples"]
+__all__ = ["Crop", "CropSampler", "WeightedSample", "channel_statistics", "label_reach_px", "training_samples"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,18 @@ def _by_area(samples, share, reach_px=0.0):
     return [WeightedSample(s, share * a / areas.sum(), reach_px) for s, a in zip(samples, areas)]
 
 
+def label_reach_px(recipe, source):
+    """How far from a label a pixel of one training source still counts in the loss, model-grid px.
+
+    ``source`` is ``"joplin"``, ``"kampala"`` or a place of ``recipe.train_places``. Joplin
+    and the recipe's ``noisy_places`` have labels that miss buildings: ``label_reach_m``
+    converted to pixels. Every other source: 0 (every pixel counts).
+    """
+    if source == "joplin" or source in recipe.noisy_places:
+        return 100.0 * recipe.label_reach_m / recipe.resolution_cm
+    return 0.0
+
+
 def training_samples(recipe, shared, work_dir):
     """Read the training rasters of ``recipe``.
 
@@ -113,10 +125,10 @@ def training_samples(recipe, shared, work_dir):
         weighted = [WeightedSample(s, real_share * shares["kampala"] / total / len(kampala)) for s in kampala]
         for place in recipe.train_places:
             weighted += _by_area(_place_samples(recipe, place, shared.kampala_chips.parent, work_dir),
-                                 real_share * shares[place] / total)
+                                 real_share * shares[place] / total, label_reach_px(recipe, place))
         if recipe.joplin:
-            reach_px = 100.0 * recipe.label_reach_m / recipe.resolution_cm
-            weighted += _by_area(_joplin_samples(recipe, shared.root), real_share * shares["joplin"] / total, reach_px)
+            weighted += _by_area(_joplin_samples(recipe, shared.root), real_share * shares["joplin"] / total,
+                                 label_reach_px(recipe, "joplin"))
     else:
         weighted = [WeightedSample(s, real_share / len(kampala)) for s in kampala]
     if recipe.rendered_share > 0:

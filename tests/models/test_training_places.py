@@ -16,7 +16,7 @@ from polytopo.training.augment import BASIC
 from polytopo.training.data import GridSample, XYZTile, xyz_patches
 from polytopo.training.errors import TrainingError
 from polytopo.training.recipes import RECIPES, Recipe, recipe
-from polytopo.training.samples import CropSampler, WeightedSample, channel_statistics
+from polytopo.training.samples import CropSampler, WeightedSample, channel_statistics, label_reach_px
 from polytopo.training.targets import class_map
 
 
@@ -80,6 +80,27 @@ def test_noisy_labels_mask_the_loss_far_from_labelled_buildings_only():
         assert (crop.image[0][~crop.valid] > 1.0).all()
     clean = CropSampler([WeightedSample(_joplin_like(), 1.0)], r, np.random.default_rng(0)).draw()
     assert clean.valid.all()
+
+
+def test_noisy_places_mask_their_loss_like_joplin_and_nowhere_else():
+    from polytopo.training.cards import card_entries, training_data
+
+    default, trial = recipe("unet_buildings_rgb"), recipe("unet_buildings_rgb_lite2_gaps_reach")
+    four_m = 100.0 * 4.0 / 30.0  # 4 m on the 30 cm grid
+    assert label_reach_px(default, "joplin") == pytest.approx(four_m)
+    assert [label_reach_px(default, place) for place in ("kampala", *default.train_places)] == [0.0] * 4
+    assert [label_reach_px(trial, place) for place in trial.train_places] == [pytest.approx(four_m)] * 3
+    assert label_reach_px(trial, "kampala") == 0.0  # labelled in full
+    # the trial is the Lite2-gaps recipe with the noisy places alone changed
+    gaps = recipe("unet_buildings_rgb_lite2_gaps")
+    assert dataclasses.replace(gaps, name=trial.name, noisy_places=("zanzibar", "nepal", "philippines")) == trial
+    info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
+    assert card_entries(trial, info)["polytopo.training"]["noisy_places"] == ["zanzibar", "nepal", "philippines"]
+    assert "noisy_places" not in card_entries(default, info)["polytopo.training"]
+    assert "The labels of Zanzibar, Nepal, Philippines miss visible buildings" in training_data(trial)
+    assert "miss visible buildings" not in training_data(default)
+    with pytest.raises(TrainingError, match=r"noisy_places among train_places .* but got \['nairobi'\]"):
+        dataclasses.replace(default, noisy_places=("nairobi",))
 
 
 def test_rendered_share_and_frames_are_checked_and_recorded():
