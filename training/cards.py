@@ -283,7 +283,7 @@ def card_entries(recipe, checkpoint_info):
                        f"{variant.package} 0.1.0 (Apache-2.0), fine-tuned",
             "crop_shares": dict(recipe.place_shares),
             "fine_tuned_from": recipe.fine_tune_from,
-            "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin else None,
+            "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin or recipe.noisy_places else None,
         })
         if recipe.noisy_places:
             entries["polytopo.training"]["noisy_places"] = list(recipe.noisy_places)

@@ -97,6 +97,11 @@ def test_noisy_places_mask_their_loss_like_joplin_and_nowhere_else():
     info = {"mean": [0.5] * 3, "std": [0.5] * 3, "train_seconds": 1.0, "final_loss": 0.1, "torch_version": "2"}
     assert card_entries(trial, info)["polytopo.training"]["noisy_places"] == ["zanzibar", "nepal", "philippines"]
     assert "noisy_places" not in card_entries(default, info)["polytopo.training"]
+    # the card states the reach wherever some source is masked, Joplin or not
+    places_only = dataclasses.replace(trial, joplin=False, place_shares=tuple(
+        (source, share) for source, share in trial.place_shares if source != "joplin"))
+    assert card_entries(places_only, info)["polytopo.training"]["noisy_label_reach_m"] == 4.0
+    assert label_reach_px(places_only, "nepal") == pytest.approx(four_m)
     assert "The labels of Zanzibar, Nepal, Philippines miss visible buildings" in training_data(trial)
     assert "miss visible buildings" not in training_data(default)
     with pytest.raises(TrainingError, match=r"noisy_places among train_places .* but got \['nairobi'\]"):
