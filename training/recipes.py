@@ -310,6 +310,11 @@ class Recipe:
             raise TrainingError(f"Expected encoder None or one of {sorted(LITE_VARIANTS)} but got {self.encoder!r}.")
 
     @property
+    def noisy_sources(self):
+        """Training sources whose labels miss buildings (:attr:`noisy_places`, and ``"joplin"`` when trained on)."""
+        return (*self.noisy_places, "joplin") if self.joplin else tuple(self.noisy_places)
+
+    @property
     def loss_weighted(self):
         """Whether the crops carry per-pixel loss weights (small buildings, gap or wall weight set)."""
         return self.small_building_m2 > 0 or self.gap_weight != 1.0 or self.wall_weight != 1.0

@@ -79,11 +79,11 @@ def _by_area(samples, share, reach_px=0.0):
 def label_reach_px(recipe, source):
     """How far from a label a pixel of one training source still counts in the loss, model-grid px.
 
-    ``source`` is ``"joplin"``, ``"kampala"`` or a place of ``recipe.train_places``. Joplin
-    and the recipe's ``noisy_places`` have labels that miss buildings: ``label_reach_m``
-    converted to pixels. Every other source: 0 (every pixel counts).
+    ``source`` is ``"joplin"``, ``"kampala"`` or a place of ``recipe.train_places``. The
+    recipe's ``noisy_sources`` have labels that miss buildings: ``label_reach_m`` converted
+    to pixels. Every other source: 0 (every pixel counts).
     """
-    if source == "joplin" or source in recipe.noisy_places:
+    if source in recipe.noisy_sources:
         return 100.0 * recipe.label_reach_m / recipe.resolution_cm
     return 0.0
 
